@@ -1,0 +1,100 @@
+"""The ``lagscope`` command line: ``probe``, ``lab …`` (more subcommands join as they are built)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
+from lagscope.collectors.export import snapshot_to_dict
+from lagscope.collectors.heartbeat import HeartbeatTable
+from lagscope.collectors.poller import InstancePoller
+from lagscope.errors import CollectorError, LagscopeError
+
+
+@click.group()
+@click.version_option(package_name="lagscope")
+def main() -> None:
+    """Lagscope: why a MySQL/MariaDB replica is behind, and which tuning change fixed it."""
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=3306, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--user", default="lagscope", show_default=True)
+@click.option(
+    "--password",
+    envvar="MYSQL_PWD",
+    default="",
+    help="Password (or set MYSQL_PWD, which keeps it out of the process list).",
+)
+@click.option("--socket", "unix_socket", default=None, help="Unix socket instead of TCP.")
+@click.option("--timeout", default=2.0, show_default=True, type=click.FloatRange(0.1, 60))
+@click.option(
+    "--heartbeat",
+    type=click.Choice(["none", "lagscope", "pt-heartbeat"]),
+    default="none",
+    show_default=True,
+)
+@click.option("--heartbeat-table", default=None, help="schema.table (pt-heartbeat: heartbeat.heartbeat)")
+@click.option("--param", "extra_params", multiple=True, help="Extra variable to read (repeatable).")
+def probe(
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    unix_socket: str | None,
+    timeout: float,
+    heartbeat: str,
+    heartbeat_table: str | None,
+    extra_params: tuple[str, ...],
+) -> None:
+    """Print one normalized snapshot of a server as JSON, or a clear error naming the cause."""
+    spec = ConnectionSpec(
+        host=host,
+        port=port,
+        user=user,
+        password=password,
+        unix_socket=unix_socket,
+        connect_timeout_s=timeout,
+        read_timeout_s=timeout,
+    )
+    try:
+        table = _heartbeat_table(heartbeat, heartbeat_table)
+        poller = InstancePoller(PyMySQLExecutor(spec), heartbeat=table, extra_params=extra_params)
+        try:
+            snapshot = poller.poll()
+        finally:
+            poller.close()
+    except LagscopeError as exc:
+        _fail(exc)
+    click.echo(json.dumps(snapshot_to_dict(snapshot), indent=2, sort_keys=False))
+
+
+def _heartbeat_table(kind: str, qualified: str | None) -> HeartbeatTable | None:
+    if kind == "none":
+        return None
+    default_schema = "lagscope" if kind == "lagscope" else "heartbeat"
+    schema, _, table = (qualified or f"{default_schema}.heartbeat").partition(".")
+    return HeartbeatTable(kind="lagscope" if kind == "lagscope" else "pt-heartbeat", schema=schema, table=table or "heartbeat")
+
+
+def _fail(exc: LagscopeError) -> None:
+    error: dict[str, object] = {"error": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, CollectorError):
+        error.update(server=exc.server, detail=exc.detail, code=exc.code)
+    click.echo(json.dumps(error), err=True)
+    sys.exit(2)
+
+
+def _mount_lab() -> None:
+    try:
+        from lagscope.lab.cli import lab
+    except ImportError:  # the lab package is optional at import time during development
+        return
+    main.add_command(lab)
+
+
+_mount_lab()

@@ -1,0 +1,119 @@
+"""Applier threads: what each worker is doing, and MySQL's per-transaction applier lag.
+
+SQL (by dialect):
+- MySQL 8.0+: ``performance_schema.replication_applier_status_by_worker`` with every timestamp
+  turned into epoch seconds in SQL by ``UNIX_TIMESTAMP()`` (the columns render in the session
+  time zone; REPLICATION.md §3.2); the zero date reads as 0 and means "unset".
+- MySQL 5.7: the same table, which has no timestamps (``LAST_SEEN_TRANSACTION`` only).
+- MariaDB: ``information_schema.PROCESSLIST`` rows of the replication threads (its P_S is OFF
+  by default and has no commit timestamps). Workers belong to one pool shared by all
+  connections, so they carry channel ``''``; with serial apply the SQL thread is worker 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from lagscope.collectors.dialect import Dialect
+from lagscope.collectors.executor import ResultSet
+from lagscope.collectors.snapshot import ApplierWorker
+from lagscope.collectors.values import as_float, as_int, as_text
+
+_MYSQL_80_SQL = (
+    "SELECT CHANNEL_NAME AS channel, WORKER_ID AS worker_id, THREAD_ID AS thread_id, "
+    "SERVICE_STATE AS service_state, LAST_APPLIED_TRANSACTION AS last_applied_trx, "
+    "UNIX_TIMESTAMP(LAST_APPLIED_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP) "
+    "AS last_applied_original_commit_ts, "
+    "UNIX_TIMESTAMP(LAST_APPLIED_TRANSACTION_END_APPLY_TIMESTAMP) AS last_applied_end_apply_ts, "
+    "APPLYING_TRANSACTION AS applying_trx, "
+    "UNIX_TIMESTAMP(APPLYING_TRANSACTION_ORIGINAL_COMMIT_TIMESTAMP) AS applying_original_commit_ts, "
+    "UNIX_TIMESTAMP(APPLYING_TRANSACTION_START_APPLY_TIMESTAMP) AS applying_start_apply_ts, "
+    "LAST_ERROR_NUMBER AS last_error_number, LAST_ERROR_MESSAGE AS last_error_message, "
+    "UNIX_TIMESTAMP(NOW(6)) AS now_ts "
+    "FROM performance_schema.replication_applier_status_by_worker"
+)
+_MYSQL_57_SQL = (
+    "SELECT CHANNEL_NAME AS channel, WORKER_ID AS worker_id, THREAD_ID AS thread_id, "
+    "SERVICE_STATE AS service_state, LAST_SEEN_TRANSACTION AS last_applied_trx, "
+    "LAST_ERROR_NUMBER AS last_error_number, LAST_ERROR_MESSAGE AS last_error_message "
+    "FROM performance_schema.replication_applier_status_by_worker"
+)
+_MARIADB_SQL = (
+    "SELECT ID AS id, USER AS user, COMMAND AS command, STATE AS state, TIME_MS AS time_ms, "
+    "INFO AS info FROM information_schema.PROCESSLIST "
+    "WHERE COMMAND IN ('Slave_worker', 'Slave_SQL') ORDER BY ID"
+)
+
+
+def statement(dialect: Dialect) -> str:
+    if dialect.workers == "processlist":
+        return _MARIADB_SQL
+    return _MYSQL_80_SQL if dialect.has_worker_timestamps else _MYSQL_57_SQL
+
+
+def parse(dialect: Dialect, result: ResultSet) -> tuple[ApplierWorker, ...]:
+    records = result.records()
+    if dialect.workers == "processlist":
+        return _mariadb_workers(records)
+    return tuple(_mysql_worker(r) for r in records)
+
+
+def _ts(value: Any) -> float | None:
+    seconds = as_float(value)
+    return seconds if seconds else None  # 0 = the zero date = unset
+
+
+def _mysql_worker(r: dict[str, Any]) -> ApplierWorker:
+    return ApplierWorker(
+        channel=as_text(r.get("channel")),
+        worker_id=as_int(r.get("worker_id")) or 0,
+        thread_id=as_int(r.get("thread_id")),
+        state=as_text(r.get("service_state")),
+        last_applied_trx=as_text(r.get("last_applied_trx")),
+        applying_trx=as_text(r.get("applying_trx")),
+        last_applied_original_commit_ts=_ts(r.get("last_applied_original_commit_ts")),
+        last_applied_end_apply_ts=_ts(r.get("last_applied_end_apply_ts")),
+        applying_original_commit_ts=_ts(r.get("applying_original_commit_ts")),
+        applying_start_apply_ts=_ts(r.get("applying_start_apply_ts")),
+        last_error_number=as_int(r.get("last_error_number")) or 0,
+        last_error_message=as_text(r.get("last_error_message")),
+    )
+
+
+def _mariadb_workers(records: list[dict[str, Any]]) -> tuple[ApplierWorker, ...]:
+    workers = [r for r in records if as_text(r.get("command")) == "Slave_worker"]
+    # Serial apply: the SQL thread does the work itself and stands in as worker 0.
+    rows = workers or [r for r in records if as_text(r.get("command")) == "Slave_SQL"]
+    first_id = 1 if workers else 0
+    return tuple(
+        ApplierWorker(
+            channel="",
+            worker_id=first_id + i,
+            thread_id=as_int(r.get("id")),
+            state=as_text(r.get("state")),
+            state_time_s=(as_float(r.get("time_ms")) or 0.0) / 1000,
+        )
+        for i, r in enumerate(rows)
+    )
+
+
+def applier_lag(dialect: Dialect, result: ResultSet) -> Mapping[str, float]:
+    """Per channel: the oldest in-flight transaction's age, 0 when every worker is idle.
+
+    REPLICATION.md §3.3 rule 1: never ``now − last applied commit`` (it grows while idle).
+    The figure mixes the source's commit clock with the replica's NOW: skew is included, and
+    corrected upstream with the measured clock offsets.
+    """
+    if not dialect.has_worker_timestamps:
+        return MappingProxyType({})
+    lag: dict[str, float] = {}
+    for r in result.records():
+        channel = as_text(r.get("channel"))
+        lag.setdefault(channel, 0.0)
+        committed = _ts(r.get("applying_original_commit_ts"))
+        now = as_float(r.get("now_ts"))
+        if as_text(r.get("applying_trx")) and committed is not None and now is not None:
+            lag[channel] = max(lag[channel], now - committed)
+    return MappingProxyType(lag)

@@ -1,0 +1,69 @@
+"""The one error tree of Lagscope.
+
+Driver exceptions (``pymysql.*``) are translated at the collector boundary with
+``raise … from exc``; nothing above the collectors ever catches a driver error::
+
+    LagscopeError
+    ├── NotFound                    a stored object does not exist
+    ├── Conflict                    a write clashes with stored state
+    ├── InvalidInput                a value from a user or a config is not acceptable
+    └── CollectorError              anything that went wrong talking to a monitored server
+        ├── ServerUnreachable       connect refused / timed out, connection lost, read timeout
+        ├── AccessDenied            wrong credentials, or a privilege the monitoring user lacks
+        ├── ReplicationNotConfigured  a replica-only reading on a server with no channel
+        ├── UnsupportedServer       not MySQL ≥ 5.7 or MariaDB ≥ 10.5
+        └── QueryFailed             the server refused a statement for another reason
+
+Every ``CollectorError`` names the server (``host:port``) so a message on its own says where.
+"""
+
+from __future__ import annotations
+
+
+class LagscopeError(Exception):
+    """Base of every error Lagscope raises on purpose."""
+
+
+class NotFound(LagscopeError):
+    """A stored object (cluster, instance, channel …) does not exist."""
+
+
+class Conflict(LagscopeError):
+    """A write clashes with stored state (duplicate name, stale version …)."""
+
+
+class InvalidInput(LagscopeError):
+    """A value given by a user or a config file is not acceptable."""
+
+
+class CollectorError(LagscopeError):
+    """Talking to a monitored server failed.
+
+    ``server`` is ``host:port``; ``code`` the server or client error number when there is one.
+    """
+
+    def __init__(self, server: str, detail: str, code: int | None = None) -> None:
+        self.server = server
+        self.detail = detail
+        self.code = code
+        super().__init__(f"{server}: {detail}" + (f" (error {code})" if code else ""))
+
+
+class ServerUnreachable(CollectorError):
+    """Connection refused, connect or read timeout, or the connection was lost."""
+
+
+class AccessDenied(CollectorError):
+    """Wrong user/password, or the monitoring user lacks a privilege a reading needs."""
+
+
+class ReplicationNotConfigured(CollectorError):
+    """A replica-only reading was asked of a server that has no replication channel."""
+
+
+class UnsupportedServer(CollectorError):
+    """The server is neither MySQL ≥ 5.7 nor MariaDB ≥ 10.5, or says something we cannot parse."""
+
+
+class QueryFailed(CollectorError):
+    """The server refused a statement for a reason that is neither access nor reachability."""

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the Debian packages Lagscope's tests and demo need, only where something is missing.
+# Idempotent; safe on a machine that already has them. Needs root or sudo for apt-get.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
+
+have mariadbd || need+=(mariadb-server)
+have mariadb-install-db || need+=(mariadb-server)
+have mariadb || need+=(mariadb-client)
+have redis-server || need+=(redis-server)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+
+# Deduplicate.
+mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+echo "ensure-system-deps: installing ${need[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
