@@ -38,7 +38,9 @@ def main() -> None:
     default="none",
     show_default=True,
 )
-@click.option("--heartbeat-table", default=None, help="schema.table (pt-heartbeat: heartbeat.heartbeat)")
+@click.option(
+    "--heartbeat-table", default=None, help="schema.table (pt-heartbeat: heartbeat.heartbeat)"
+)
 @click.option("--param", "extra_params", multiple=True, help="Extra variable to read (repeatable).")
 def probe(
     host: str,
@@ -78,7 +80,11 @@ def _heartbeat_table(kind: str, qualified: str | None) -> HeartbeatTable | None:
         return None
     default_schema = "lagscope" if kind == "lagscope" else "heartbeat"
     schema, _, table = (qualified or f"{default_schema}.heartbeat").partition(".")
-    return HeartbeatTable(kind="lagscope" if kind == "lagscope" else "pt-heartbeat", schema=schema, table=table or "heartbeat")
+    return HeartbeatTable(
+        kind="lagscope" if kind == "lagscope" else "pt-heartbeat",
+        schema=schema,
+        table=table or "heartbeat",
+    )
 
 
 def _fail(exc: LagscopeError) -> None:

@@ -84,13 +84,15 @@ class Dialect:
     product: Literal["mysql", "mariadb"]
     replica_status_sql: str
     source_status_sql: str
-    # Where the server lists its variables and status counters by name (VARIABLE_NAME, VARIABLE_VALUE).
+    # Where the server lists variables / status counters as (VARIABLE_NAME, VARIABLE_VALUE).
     variables_table: str
     status_table: str
     workers: WorkerSource
     gtid_kind: Literal["mysql", "mariadb"]
     # Capability flags.
-    sbm_null_unless_io_yes: bool  # MariaDB: SBM is NULL as soon as IO is not 'Yes' (REPLICATION.md §1.3)
+    sbm_null_unless_io_yes: (
+        bool  # MariaDB: SBM is NULL as soon as IO is not 'Yes' (REPLICATION.md §1.3)
+    )
     has_worker_timestamps: bool
     columns: Mapping[str, str] = field(default_factory=lambda: REPLICA_COLUMNS)
 

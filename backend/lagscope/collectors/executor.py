@@ -10,6 +10,7 @@ exception into the :mod:`lagscope.errors` tree.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -157,10 +158,9 @@ class PyMySQLExecutor:
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            # Closing a broken socket may fail; it is gone either way.
+            with contextlib.suppress(Exception):
                 conn.close()
-            except Exception:  # noqa: S110 - closing a broken socket may fail; it is gone either way
-                pass
 
 
 def _result(cursor: pymysql.cursors.Cursor) -> ResultSet:
@@ -186,12 +186,10 @@ def translate_error(server: str, exc: BaseException) -> CollectorError:
 
 
 def _code_and_message(exc: BaseException) -> tuple[int | None, str]:
-    args = getattr(exc, "args", ())
-    if isinstance(exc, pymysql.err.MySQLError) and len(args) >= 2 and isinstance(args[0], int):
-        code: int | None = args[0] or None
-        return code, _clean(str(args[1]))
+    args: tuple[object, ...] = tuple(getattr(exc, "args", ()))
     if isinstance(exc, pymysql.err.MySQLError) and args and isinstance(args[0], int):
-        return args[0] or None, type(exc).__name__
+        message = _clean(str(args[1])) if len(args) >= 2 else type(exc).__name__
+        return args[0] or None, message
     return None, _clean(str(exc)) or type(exc).__name__
 
 

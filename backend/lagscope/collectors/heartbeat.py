@@ -46,10 +46,8 @@ class HeartbeatTable:
 
     def statement(self) -> str:
         if self.kind == "lagscope":
-            return (
-                "SELECT server_id, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ts) "
-                f"FROM {self.qualified}"  # noqa: S608 - validated identifier
-            )
+            epoch_us = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ts)"
+            return f"SELECT server_id, {epoch_us} FROM {self.qualified}"  # noqa: S608 - validated
         return f"SELECT server_id, ts FROM {self.qualified}"  # noqa: S608 - validated identifier
 
     def parse(self, result: ResultSet, server_now: float) -> HeartbeatReading:

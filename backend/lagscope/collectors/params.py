@@ -70,7 +70,9 @@ TRACKED_PARAMS: tuple[TrackedParam, ...] = (
     _both("innodb_flush_log_at_timeout"),
     _both("sync_relay_log"),
     _both("sync_relay_log_info"),
-    TrackedParam("sync_source_info", ("sync_source_info", "sync_master_info"), ("sync_master_info",)),
+    TrackedParam(
+        "sync_source_info", ("sync_source_info", "sync_master_info"), ("sync_master_info",)
+    ),
     TrackedParam("master_info_repository", ("master_info_repository",)),
     TrackedParam("relay_log_info_repository", ("relay_log_info_repository",)),
     _both("innodb_doublewrite"),

@@ -123,7 +123,9 @@ class InstancePoller:
         ]
         return [(n, sql) for n, sql in wanted if sql and n not in session.disabled]
 
-    def _run_batch(self, session: _Session, readings: list[tuple[str, str]]) -> dict[str, ResultSet]:
+    def _run_batch(
+        self, session: _Session, readings: list[tuple[str, str]]
+    ) -> dict[str, ResultSet]:
         results: dict[str, ResultSet] = {}
         pending = readings
         while pending:

@@ -69,9 +69,11 @@ def parse(dialect: Dialect, result: ResultSet) -> tuple[ChannelStatus, ...]:
 
 
 def _channel(named: dict[str, Any]) -> ChannelStatus:
-    ints = {f: as_int(named.get(f)) for f in _INT_FIELDS}
-    texts = {f: as_text(named.get(f)) for f in _TEXT_FIELDS}
-    optional = {f: (as_text(named[f]) if named.get(f) is not None else None) for f in _OPTIONAL_TEXT_FIELDS}
+    ints: dict[str, Any] = {f: as_int(named.get(f)) for f in _INT_FIELDS}
+    texts: dict[str, Any] = {f: as_text(named.get(f)) for f in _TEXT_FIELDS}
+    optional: dict[str, Any] = {
+        f: (as_text(named[f]) if named.get(f) is not None else None) for f in _OPTIONAL_TEXT_FIELDS
+    }
     return ChannelStatus(
         channel=as_text(named.get("channel")),
         io_state=_IO_STATES.get(as_text(named.get("io_running")).strip().lower(), IoState.NO),
@@ -82,9 +84,9 @@ def _channel(named: dict[str, Any]) -> ChannelStatus:
         retrieved_gtids=no_space(named.get("retrieved_gtids")),
         executed_gtids=no_space(named.get("executed_gtids")),
         using_gtid=_using_gtid(named),
-        **ints,  # type: ignore[arg-type]
+        **ints,
         **texts,
-        **optional,  # type: ignore[arg-type]
+        **optional,
     )
 
 

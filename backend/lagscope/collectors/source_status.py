@@ -26,5 +26,7 @@ def parse(dialect: Dialect, result: ResultSet) -> SourceStatus | None:
     return SourceStatus(
         binlog_file=as_text(row.get("file")),
         binlog_position=as_int(row.get("position")) or 0,
-        gtid_executed=no_space(gtids) if dialect.gtid_kind == "mysql" and gtids is not None else None,
+        gtid_executed=no_space(gtids)
+        if dialect.gtid_kind == "mysql" and gtids is not None
+        else None,
     )
