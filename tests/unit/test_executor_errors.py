@@ -49,7 +49,7 @@ from lagscope.errors import AccessDenied, QueryFailed, ServerUnreachable
         ),
         (pymysql.err.InterfaceError(0, ""), ServerUnreachable, None),
         (TimeoutError("timed out"), ServerUnreachable, None),
-        (socket.timeout("timed out"), ServerUnreachable, None),
+        (OSError(113, "No route to host"), ServerUnreachable, None),
         (ConnectionResetError(104, "Connection reset by peer"), ServerUnreachable, None),
     ],
 )

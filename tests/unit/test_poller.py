@@ -167,7 +167,7 @@ def test_unreachable_resets_what_was_learned_on_the_connection():
 
 def test_unsupported_and_unparseable_servers():
     old = FakeExecutor({FLAVOR_SQL: rs(("v", "c"), ("10.4.32-MariaDB", ""))})
-    with pytest.raises(UnsupportedServer, match="older than 10.5"):
+    with pytest.raises(UnsupportedServer, match=r"older than 10\.5"):
         InstancePoller(old).poll()
     odd = FakeExecutor({FLAVOR_SQL: rs(("v", "c"), ("weird", ""))})
     with pytest.raises(UnsupportedServer, match="cannot parse"):

@@ -51,8 +51,8 @@ def replay(fixture: dict[str, Any]) -> tuple[FakeExecutor, InstancePoller]:
     assert flavor is not None
     dialect = dialect_for(flavor)
     if dialect.gtid_kind == "mysql":
-        state = rs(("now_ts", "server_id", "server_uuid", "read_only", "gtid_executed", "gtid_mode"),
-                   ("1700000000.0", 9, "u", 1, "", "ON"))  # fmt: skip
+        columns = ("now_ts", "server_id", "server_uuid", "read_only", "gtid_executed", "gtid_mode")
+        state = rs(columns, ("1700000000.0", 9, "u", 1, "", "ON"))
     else:
         state = rs(("now_ts", "server_id", "read_only", "gtid_binlog_pos", "gtid_slave_pos",
                     "gtid_current_pos", "gtid_strict_mode", "gtid_domain_id"),

@@ -1,0 +1,51 @@
+"""Settings: every knob is an environment variable ``LAGSCOPE_*`` (pydantic-settings).
+
+Unsafe defaults are refused outside demo mode: a placeholder secret key would make the
+at-rest encryption of stored credentials worthless.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRET = "change-me"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LAGSCOPE_", extra="ignore")
+
+    database_url: str = "sqlite:///./lagscope.db"
+    secret_key: str = PLACEHOLDER_SECRET
+    demo: bool = False
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    # Collector timeouts (seconds): see ConnectionSpec for why they are short.
+    connect_timeout_s: float = 2.0
+    read_timeout_s: float = 2.0
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_url(cls, value: str) -> str:
+        value = value.strip()
+        # Accept the common shorthands and pin the drivers we ship.
+        if value.startswith("postgres://"):
+            value = "postgresql+psycopg://" + value[len("postgres://") :]
+        if value.startswith("mysql://"):
+            value = "mysql+pymysql://" + value[len("mysql://") :]
+        return value
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secret(self) -> Settings:
+        if not self.demo and self.secret_key == PLACEHOLDER_SECRET:
+            raise ValueError(
+                "LAGSCOPE_SECRET_KEY must be set (it encrypts stored credentials); "
+                "only LAGSCOPE_DEMO=1 may run with the placeholder"
+            )
+        return self
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,47 @@
+"""Alembic environment: URL from ``-x url=…`` or LAGSCOPE_DATABASE_URL; metadata from the models."""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import pool
+
+from lagscope.db import make_engine
+from lagscope.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    return context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
+        "LAGSCOPE_DATABASE_URL", "sqlite:///./lagscope.db"
+    )
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    engine = make_engine(_url(), poolclass=pool.NullPool)
+    with engine.connect() as connection:
+        # SQLite cannot ALTER most things in place: batch mode rebuilds tables instead.
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()
