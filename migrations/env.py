@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from alembic import context
 from sqlalchemy import pool
+from sqlalchemy.types import TypeDecorator
 
 from lagscope.db import make_engine
 from lagscope.models import Base
@@ -18,6 +20,15 @@ def _url() -> str:
     return context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
         "LAGSCOPE_DATABASE_URL", "sqlite:///./lagscope.db"
     )
+
+
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+    """Render our TypeDecorators as their plain column types: a migration must not depend on
+    application code that may change after it was written."""
+    if type_ == "type" and isinstance(obj, TypeDecorator):
+        impl = obj.impl if not isinstance(obj.impl, type) else obj.impl()
+        return f"sa.{impl!r}"
+    return False
 
 
 def run_migrations_offline() -> None:
@@ -35,6 +46,7 @@ def run_migrations_online() -> None:
             target_metadata=target_metadata,
             render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
+            render_item=render_item,
         )
         with context.begin_transaction():
             context.run_migrations()

@@ -46,3 +46,7 @@ def test_alembic_upgrade_and_check_on_sqlite(tmp_path):
     check = alembic("check", url=url)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "No new upgrade operations detected" in check.stdout + check.stderr
+    down = alembic("downgrade", "base", url=url)
+    assert down.returncode == 0, down.stderr
+    again = alembic("upgrade", "head", url=url)
+    assert again.returncode == 0, again.stderr

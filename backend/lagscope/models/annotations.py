@@ -1,0 +1,29 @@
+"""Human notes on the timeline (the API comes in a later issue)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from lagscope.models.base import Base
+from lagscope.models.types import EpochMicros
+
+
+class Annotation(Base):
+    __tablename__ = "annotations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = mapped_column(
+        ForeignKey("clusters.id", ondelete="CASCADE"), index=True
+    )
+    # Scope: the whole cluster, one instance, or one channel.
+    instance_id: Mapped[int | None] = mapped_column(ForeignKey("instances.id", ondelete="CASCADE"))
+    channel_id: Mapped[int | None] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    starts_at: Mapped[datetime] = mapped_column(EpochMicros, index=True)
+    ends_at: Mapped[datetime | None] = mapped_column(EpochMicros)
+    text: Mapped[str] = mapped_column(Text)
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list)
+    author: Mapped[str] = mapped_column(String(128), default="")
+    created_at: Mapped[datetime] = mapped_column(EpochMicros)

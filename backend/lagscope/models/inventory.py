@@ -1,0 +1,95 @@
+"""What is monitored: clusters, their instances, and the replication channels found on them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from lagscope.models.base import Base
+from lagscope.models.types import EpochMicros
+
+
+class Cluster(Base):
+    """One replication topology, polled as a unit."""
+
+    __tablename__ = "clusters"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    poll_interval_s: Mapped[float] = mapped_column(Float, default=1.0)
+    # Variables to track on top of the built-in list (server names, e.g. "max_connections").
+    extra_params: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Heartbeat: off | lagscope | pt-heartbeat. The writer uses its own narrowly granted login.
+    heartbeat_mode: Mapped[str] = mapped_column(String(16), default="off")
+    heartbeat_schema: Mapped[str] = mapped_column(String(64), default="lagscope")
+    heartbeat_table: Mapped[str] = mapped_column(String(64), default="heartbeat")
+    heartbeat_interval_s: Mapped[float] = mapped_column(Float, default=0.25)
+    heartbeat_user: Mapped[str | None] = mapped_column(String(128), default=None)
+    heartbeat_password_enc: Mapped[str | None] = mapped_column(Text, default=None)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(EpochMicros)
+
+    instances: Mapped[list[Instance]] = relationship(
+        back_populates="cluster", cascade="all, delete-orphan", order_by="Instance.id"
+    )
+
+
+class Instance(Base):
+    """One monitored server. The password is stored encrypted and never leaves the services."""
+
+    __tablename__ = "instances"
+    __table_args__ = (UniqueConstraint("cluster_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    host: Mapped[str] = mapped_column(String(255))
+    port: Mapped[int] = mapped_column(Integer, default=3306)
+    user: Mapped[str] = mapped_column(String(128))
+    password_enc: Mapped[str] = mapped_column(Text, default="")
+    region: Mapped[str] = mapped_column(String(64), default="")
+    role: Mapped[str] = mapped_column(String(16), default="replica")  # source | replica
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Learned from the server.
+    flavor: Mapped[str | None] = mapped_column(String(16), default=None)
+    version: Mapped[str | None] = mapped_column(String(64), default=None)
+    server_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    server_uuid: Mapped[str | None] = mapped_column(String(64), default=None)
+    # Poll state kept in the store (not in a worker's memory) so any worker can take over.
+    last_polled_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    last_ok_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    clock_offset_s: Mapped[float | None] = mapped_column(Float, default=None)
+    clock_resolution_s: Mapped[float | None] = mapped_column(Float, default=None)
+    gtid_executed: Mapped[str | None] = mapped_column(Text, default=None)
+    gtid_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    last_counters: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+
+    cluster: Mapped[Cluster] = relationship(back_populates="instances")
+    channels: Mapped[list[Channel]] = relationship(
+        back_populates="instance", cascade="all, delete-orphan", order_by="Channel.name"
+    )
+
+
+class Channel(Base):
+    """One replication stream on a replica; the latest GTID sets live here, not per sample."""
+
+    __tablename__ = "channels"
+    __table_args__ = (UniqueConstraint("instance_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    instance_id: Mapped[int] = mapped_column(
+        ForeignKey("instances.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(64), default="")
+    retrieved_gtids: Mapped[str | None] = mapped_column(Text, default=None)
+    executed_gtids: Mapped[str | None] = mapped_column(Text, default=None)
+    applied_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    last_sample_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    first_seen_at: Mapped[datetime] = mapped_column(EpochMicros)
+    gone_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+
+    instance: Mapped[Instance] = relationship(back_populates="channels")
