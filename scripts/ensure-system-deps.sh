@@ -10,6 +10,8 @@ have mariadbd || need+=(mariadb-server)
 have mariadb-install-db || need+=(mariadb-server)
 have mariadb || need+=(mariadb-client)
 have redis-server || need+=(redis-server)
+# PostgreSQL server binaries: the migration tests start their own cluster with initdb.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 
 if [ ${#need[@]} -eq 0 ]; then
