@@ -88,6 +88,10 @@ class Channel(Base):
     retrieved_gtids: Mapped[str | None] = mapped_column(Text, default=None)
     executed_gtids: Mapped[str | None] = mapped_column(Text, default=None)
     applied_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # The per-poll classes of the last few polls (oldest first, comma-separated codes) and the
+    # verdict they gave: the verdict is made over a window, and any worker may poll next.
+    recent_classes: Mapped[str] = mapped_column(String(32), default="")
+    verdict: Mapped[int | None] = mapped_column(Integer, default=None)
     last_sample_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     first_seen_at: Mapped[datetime] = mapped_column(EpochMicros)
     gone_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)

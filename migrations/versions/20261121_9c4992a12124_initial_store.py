@@ -1,8 +1,8 @@
 """initial store
 
-Revision ID: 33ff0c28b067
+Revision ID: 9c4992a12124
 Revises:
-Create Date: 2026-11-21 22:06:40.688761
+Create Date: 2026-11-21 22:07:43.909329
 """
 
 from collections.abc import Sequence
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "33ff0c28b067"
+revision: str = "9c4992a12124"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
@@ -79,6 +79,8 @@ def upgrade() -> None:
         sa.Column("retrieved_gtids", sa.Text(), nullable=True),
         sa.Column("executed_gtids", sa.Text(), nullable=True),
         sa.Column("applied_progress", sa.BigInteger(), nullable=True),
+        sa.Column("recent_classes", sa.String(length=32), nullable=False),
+        sa.Column("verdict", sa.Integer(), nullable=True),
         sa.Column("last_sample_at", sa.BigInteger(), nullable=True),
         sa.Column("first_seen_at", sa.BigInteger(), nullable=False),
         sa.Column("gone_at", sa.BigInteger(), nullable=True),
