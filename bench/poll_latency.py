@@ -59,7 +59,8 @@ def main() -> None:
             label = f"{name}{' +heartbeat' if heartbeat else ''}"
             print(
                 f"{label:22s} polls={args.polls} first={setup * 1e3:.2f} ms "
-                f"wall p50={statistics.median(walls) * 1e3:.3f} ms p99={percentile(walls, 0.99) * 1e3:.3f} ms "
+                f"wall p50={statistics.median(walls) * 1e3:.3f} ms "
+                f"p99={percentile(walls, 0.99) * 1e3:.3f} ms "
                 f"cpu p50={statistics.median(cpus) * 1e3:.3f} ms "
                 f"=> {1 / statistics.mean(walls):.0f} polls/s serial"
             )

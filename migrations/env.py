@@ -17,8 +17,11 @@ target_metadata = Base.metadata
 
 
 def _url() -> str:
-    return context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
-        "LAGSCOPE_DATABASE_URL", "sqlite:///./lagscope.db"
+    url: str | None = context.get_x_argument(as_dictionary=True).get("url")
+    return (
+        url
+        or config.attributes.get("url")
+        or os.environ.get("LAGSCOPE_DATABASE_URL", "sqlite:///./lagscope.db")
     )
 
 

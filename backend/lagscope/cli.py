@@ -95,6 +95,60 @@ def _fail(exc: LagscopeError) -> None:
     sys.exit(2)
 
 
+@main.command()
+@click.option("--url", default=None, help="Database URL (default: LAGSCOPE_DATABASE_URL).")
+def migrate(url: str | None) -> None:
+    """Upgrade the store schema to the newest migration."""
+    from lagscope.store_setup import upgrade
+
+    upgrade(url)
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option("--concurrency", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.pass_context
+def worker(ctx: click.Context, concurrency: int) -> None:
+    """Run a Celery worker that polls clusters (extra arguments go to Celery)."""
+    from lagscope.tasks.app import app
+
+    app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}", *ctx.args])
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def beat(ctx: click.Context) -> None:
+    """Run Celery beat: the poll dispatcher, rollups and retention (run exactly one)."""
+    from lagscope.tasks.app import app
+
+    app.start(["beat", "--loglevel=INFO", *ctx.args])
+
+
+@main.command()
+@click.option(
+    "--refresh", default=10.0, show_default=True, help="Seconds between re-reading clusters."
+)
+def heartbeat(refresh: float) -> None:
+    """Write heartbeats on the source of every cluster with heartbeat mode 'lagscope'."""
+    import signal
+    import threading
+
+    from lagscope.config import get_settings
+    from lagscope.db import make_engine, make_session_factory
+    from lagscope.services.heartbeat import HeartbeatService
+    from lagscope.services.secrets import SecretBox
+
+    settings = get_settings()
+    service = HeartbeatService(
+        make_session_factory(make_engine(settings.database_url)),
+        SecretBox(settings.secret_key),
+        refresh_s=refresh,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    service.run(stop)
+
+
 def _mount_lab() -> None:
     try:
         from lagscope.lab.cli import lab

@@ -6,12 +6,20 @@ at-rest encryption of stored credentials worthless.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from pydantic import field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRET = "change-me"
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    raw_days: float
+    minute_days: float
+    hour_days: float
 
 
 class Settings(BaseSettings):
@@ -24,6 +32,13 @@ class Settings(BaseSettings):
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0
+    # Retention per table (DESIGN.md §5).
+    retention_raw_days: float = 3.0
+    retention_1m_days: float = 60.0
+    retention_1h_days: float = 730.0
+
+    def retention(self) -> Retention:
+        return Retention(self.retention_raw_days, self.retention_1m_days, self.retention_1h_days)
 
     @field_validator("database_url")
     @classmethod

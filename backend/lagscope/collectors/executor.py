@@ -155,6 +155,19 @@ class PyMySQLExecutor:
             cursor.close()
         return results
 
+    def write(self, sql: str, args: Sequence[object] = ()) -> int:
+        """One parameterised write (the heartbeat writer's only use); rows affected."""
+        self.connect()
+        assert self._conn is not None
+        try:
+            with self._conn.cursor() as cursor:
+                return int(cursor.execute(sql, tuple(args)))
+        except Exception as exc:
+            error = translate_error(self.server, exc)
+            if isinstance(error, ServerUnreachable):
+                self.close()
+            raise error from exc
+
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:

@@ -20,7 +20,7 @@ class Sample(Base):
     """One channel at one poll. Seconds as milliseconds, rates as milli-trx/s (see types)."""
 
     __tablename__ = "samples"
-    __table_args__ = {"sqlite_with_rowid": False}
+    __table_args__ = {"sqlite_with_rowid": False}  # noqa: RUF012 - SQLAlchemy reads it
 
     channel_id: Mapped[int] = mapped_column(
         ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True
@@ -81,7 +81,7 @@ class InstanceSample(Base):
     """One instance at one poll: reachability, clock, and counter rates (per second)."""
 
     __tablename__ = "instance_samples"
-    __table_args__ = {"sqlite_with_rowid": False}
+    __table_args__ = {"sqlite_with_rowid": False}  # noqa: RUF012 - SQLAlchemy reads it
 
     instance_id: Mapped[int] = mapped_column(
         ForeignKey("instances.id", ondelete="CASCADE"), primary_key=True

@@ -1,0 +1,5 @@
+"""``python -m lagscope`` = the ``lagscope`` command."""
+
+from lagscope.cli import main
+
+main()

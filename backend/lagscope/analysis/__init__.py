@@ -1,0 +1,6 @@
+"""Pure analysis for the polling pipeline: codes, progress, rates, lag, verdicts, ETA, rollups.
+
+Nothing here does I/O, touches a database or reads a clock: every function takes the readings
+and the times they were taken, so a test, a shell or a replay of recorded polls gets the same
+answer. Metric definitions follow DESIGN.md §4.
+"""

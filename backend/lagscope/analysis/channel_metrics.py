@@ -1,0 +1,189 @@
+"""One channel's derived metrics for one poll (DESIGN.md §4), from the snapshot and stored state.
+
+Pure: the caller passes what the store remembers (:class:`ChannelState`) and what the source
+looked like in the same tick (:class:`SourceView`); the result is the sample to store and the
+state to remember for the next poll, whichever worker runs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lagscope.analysis.codes import LagSource, Verdict, io_state_code
+from lagscope.analysis.eta import Eta, eta
+from lagscope.analysis.lag import best_lag, disagreement, heartbeat_lag, heartbeat_resolution
+from lagscope.analysis.progress import gtid_progress
+from lagscope.analysis.rates import rate
+from lagscope.analysis.verdict import Observation, classify, verdict
+from lagscope.collectors.gtid import GtidCounts, gtid_counts
+from lagscope.collectors.snapshot import ChannelStatus, ClockReading, InstanceSnapshot
+
+# Polls the verdict looks at (DESIGN §4: a window, never one sample); 3 shows a STOP in 2 polls.
+VERDICT_WINDOW = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelState:
+    """What the store remembers about a channel between polls."""
+
+    applied_progress: int | None = None
+    last_sample_at: float | None = None  # epoch seconds
+    recent_classes: tuple[Verdict, ...] = ()
+    verdict: Verdict | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceView:
+    """The cluster's source as seen in the same tick (or last known, when it is unreachable)."""
+
+    executed: str
+    server_id: int | None
+    source_rate: float | None
+    clock_offset_s: float | None
+    clock: ClockReading | None = None
+    strict_mode: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelMetrics:
+    verdict: Verdict
+    lag_s: float | None = None
+    lag_source: LagSource | None = None
+    seconds_behind_source: int | None = None
+    heartbeat_lag_s: float | None = None
+    heartbeat_resolution_s: float | None = None
+    applier_lag_s: float | None = None
+    trx_behind: int | None = None
+    not_received: int | None = None
+    received_not_applied: int | None = None
+    errant: int | None = None
+    apply_rate: float | None = None
+    source_rate: float | None = None
+    io_state: int | None = None
+    sql_running: bool | None = None
+    relay_log_space: int | None = None
+    disagreement: bool = False
+    eta: Eta | None = None
+    state: ChannelState = ChannelState()
+
+
+def channel_metrics(
+    status: ChannelStatus,
+    replica: InstanceSnapshot,
+    source: SourceView | None,
+    state: ChannelState,
+    heartbeat_interval_s: float | None = None,
+) -> ChannelMetrics:
+    read_at = replica.taken_at.timestamp()
+    product = replica.flavor.product
+    counts = _counts(product, status, source)
+    progress = _progress(product, status.executed_gtids)
+    apply_rate = rate(state.applied_progress, state.last_sample_at, progress, read_at)
+    hb_lag, hb_resolution = _heartbeat(replica, source, heartbeat_interval_s)
+    applier = _applier_lag(status.channel, replica, source)
+    best = best_lag(hb_lag, applier, status.seconds_behind_source)
+    observation = Observation(
+        reachable=True,
+        io_state=status.io_state,
+        sql_running=status.sql_running,
+        last_io_errno=status.last_io_errno,
+        last_sql_errno=status.last_sql_errno,
+        sql_delay=status.sql_delay,
+        sql_remaining_delay=status.sql_remaining_delay,
+        sql_thread_state=status.sql_thread_state,
+        lag_s=best.lag_s,
+        seconds_behind_source=status.seconds_behind_source,
+        trx_behind=counts.trx_behind if counts else None,
+        not_received=counts.not_received if counts else None,
+        received_not_applied=counts.received_not_applied if counts else None,
+    )
+    new_state, judged = _judge(state, classify(observation), read_at, progress)
+    source_rate = source.source_rate if source else None
+    return ChannelMetrics(
+        verdict=judged,
+        lag_s=best.lag_s,
+        lag_source=best.source,
+        seconds_behind_source=status.seconds_behind_source,
+        heartbeat_lag_s=hb_lag,
+        heartbeat_resolution_s=hb_resolution,
+        applier_lag_s=applier,
+        trx_behind=observation.trx_behind,
+        not_received=observation.not_received,
+        received_not_applied=observation.received_not_applied,
+        errant=counts.errant if counts else None,
+        apply_rate=apply_rate,
+        source_rate=source_rate,
+        io_state=io_state_code(status.io_state),
+        sql_running=status.sql_running,
+        relay_log_space=status.relay_log_space,
+        disagreement=disagreement(
+            status.seconds_behind_source, hb_lag, applier, resolution_s=hb_resolution or 0.0
+        ),
+        eta=eta(observation.trx_behind, apply_rate, source_rate),
+        state=new_state,
+    )
+
+
+def unreachable_metrics(state: ChannelState, read_at: float) -> ChannelMetrics:
+    """A channel on a server that did not answer: only the verdict is known."""
+    new_state, judged = _judge(state, Verdict.UNREACHABLE, read_at, state.applied_progress)
+    # Keep the last progress and its time: the next good poll computes a rate across the gap.
+    new_state = ChannelState(
+        state.applied_progress, state.last_sample_at, new_state.recent_classes, judged
+    )
+    return ChannelMetrics(verdict=judged, state=new_state)
+
+
+def _judge(
+    state: ChannelState, latest: Verdict, read_at: float, progress: int | None
+) -> tuple[ChannelState, Verdict]:
+    window = (*state.recent_classes, latest)[-VERDICT_WINDOW:]
+    judged = verdict(window, state.verdict)
+    return ChannelState(progress, read_at, window, judged), judged
+
+
+def _counts(product: str, status: ChannelStatus, source: SourceView | None) -> GtidCounts | None:
+    if source is None or not (status.retrieved_gtids or status.executed_gtids):
+        return None
+    try:
+        return gtid_counts(
+            "mariadb" if product == "mariadb" else "mysql",
+            source.executed,
+            status.retrieved_gtids,
+            status.executed_gtids,
+            strict_mode=source.strict_mode,
+        )
+    except ValueError:
+        return None  # a set we cannot parse: report no count rather than a wrong one
+
+
+def _progress(product: str, executed: str) -> int | None:
+    try:
+        return gtid_progress("mariadb" if product == "mariadb" else "mysql", executed)
+    except ValueError:
+        return None
+
+
+def _heartbeat(
+    replica: InstanceSnapshot, source: SourceView | None, interval_s: float | None
+) -> tuple[float | None, float | None]:
+    if replica.heartbeat is None or source is None or source.clock_offset_s is None:
+        return None, None
+    row = replica.heartbeat.newest(source.server_id)
+    if row is None:
+        return None, None
+    lag = heartbeat_lag(row.ts, replica.taken_at.timestamp(), source.clock_offset_s)
+    resolution = heartbeat_resolution(interval_s or 0.0, source.clock, replica.round_trip_s)
+    return lag, resolution
+
+
+def _applier_lag(
+    channel: str, replica: InstanceSnapshot, source: SourceView | None
+) -> float | None:
+    raw = replica.applier_lag_s.get(channel)
+    if raw is None:
+        return None
+    if source is None or source.clock_offset_s is None or raw == 0.0:
+        return raw
+    # raw = replica clock now − source clock commit time: remove the clocks' difference.
+    return max(0.0, raw - (replica.clock.offset_s - source.clock_offset_s))

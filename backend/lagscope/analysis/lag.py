@@ -1,0 +1,98 @@
+"""Replication lag: heartbeat lag with its resolution, the best available lag, disagreement.
+
+DESIGN.md §4: ``lag`` is the first available of heartbeat lag, applier lag and the server's
+own Seconds_Behind_Source, with ``lag_source`` saying which; ``disagreement`` flags sources
+that differ beyond their resolutions (SBM reading 0 while the replica is far behind).
+All times are epoch seconds; clock offsets are *server clock − poller clock*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from lagscope.analysis.codes import LagSource
+from lagscope.collectors.snapshot import ClockReading
+
+# Seconds_Behind_Source is whole seconds, truncated by the server: comparing it with a precise
+# figure must allow up to one second of difference on top of the other source's resolution.
+_SBM_GRANULARITY_S = 1.0
+
+
+def heartbeat_lag(
+    heartbeat_ts: float, replica_read_at: float, source_clock_offset_s: float
+) -> float:
+    """Age of the newest heartbeat visible on the replica, on the source's clock.
+
+    ``heartbeat_ts`` is on the source clock (the source wrote it); ``replica_read_at`` is on the
+    poller clock, so it is moved onto the source clock by adding the source's offset. Clamped at
+    0 because clock-offset error can make a fresh heartbeat look slightly from the future.
+    """
+    return max(0.0, replica_read_at + source_clock_offset_s - heartbeat_ts)
+
+
+def heartbeat_resolution(
+    interval_s: float, source_clock: ClockReading | None, replica_round_trip_s: float
+) -> float:
+    """How far :func:`heartbeat_lag` can be from the truth, in seconds (the sum of three terms).
+
+    - ``interval_s``: a row is written only every interval, so an up-to-date replica can still
+      see a row up to one interval old.
+    - the source clock offset's own uncertainty (half the round trip of the read that measured
+      it), which enters the lag one-for-one. With no reading this poll the term is 0: the
+      caller then has no offset to apply and trusts the clocks (NTP); we cannot bound that.
+    - half the replica round trip: the heartbeat was read at some instant between sending the
+      query and receiving the answer, and ``replica_read_at`` stands for that instant.
+    """
+    offset_uncertainty_s = 0.0 if source_clock is None else source_clock.resolution_s
+    return interval_s + offset_uncertainty_s + replica_round_trip_s / 2
+
+
+@dataclass(frozen=True, slots=True)
+class BestLag:
+    """The lag to show and which source it came from; both None when no source was available."""
+
+    lag_s: float | None
+    source: LagSource | None
+
+
+def best_lag(
+    heartbeat_lag_s: float | None,
+    applier_lag_s: float | None,
+    seconds_behind_source: int | None,
+) -> BestLag:
+    """First available of heartbeat, applier and SBM, in that order (DESIGN.md §4)."""
+    if heartbeat_lag_s is not None:
+        return BestLag(heartbeat_lag_s, LagSource.HEARTBEAT)
+    if applier_lag_s is not None:
+        return BestLag(applier_lag_s, LagSource.APPLIER)
+    if seconds_behind_source is not None:
+        return BestLag(float(seconds_behind_source), LagSource.SBM)
+    return BestLag(None, None)
+
+
+def disagreement(
+    seconds_behind_source: int | None,
+    heartbeat_lag_s: float | None,
+    applier_lag_s: float | None,
+    resolution_s: float = 0.0,
+    threshold_s: float = 5.0,
+) -> bool:
+    """True when two available lag sources differ by more than their combined tolerance.
+
+    Every available pair is compared. The tolerance is ``max(threshold_s, resolution_s)``, plus
+    the one-second SBM granularity on pairs involving SBM. A NULL SBM is not a reading (the
+    server does not know) and never counts as disagreeing; neither does any missing source.
+    """
+    readings: list[tuple[float, float]] = []  # (value, extra tolerance for that source)
+    if seconds_behind_source is not None:
+        readings.append((float(seconds_behind_source), _SBM_GRANULARITY_S))
+    if heartbeat_lag_s is not None:
+        readings.append((heartbeat_lag_s, 0.0))
+    if applier_lag_s is not None:
+        readings.append((applier_lag_s, 0.0))
+    for (left, left_extra), (right, right_extra) in combinations(readings, 2):
+        tolerance = max(threshold_s, resolution_s + left_extra + right_extra)
+        if abs(left - right) > tolerance:
+            return True
+    return False

@@ -1,0 +1,22 @@
+"""A transaction counter from GTID text, so apply and source rates are differences over time.
+
+MySQL: the number of transactions in the GTID set. MariaDB: the sum of ``seq_no`` over the
+position's domains; ``seq_no`` grows by one per transaction within a domain (whichever server
+wrote it), so the sum grows by one per transaction across all domains. Both are only compared
+with an earlier value of the same kind on the same server (REPLICATION.md §2.2–2.3).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from lagscope.collectors.gtid import GtidPos, GtidSet
+
+
+def gtid_progress(product: Literal["mysql", "mariadb"], text: str) -> int:
+    """Transactions executed so far per ``text``; invalid text raises :class:`ValueError`."""
+    if product == "mysql":
+        return GtidSet.parse(text).count()
+    if product == "mariadb":
+        return sum(gtid.seq_no for gtid in GtidPos.parse(text).gtids)
+    raise ValueError(f"unknown product {product!r}: want 'mysql' or 'mariadb'")

@@ -1,0 +1,121 @@
+"""A channel's verdict: one class per poll (:func:`classify`), then a vote over a short window.
+
+DESIGN.md §4: ``verdict`` is computed over a short window, never from one sample, so a single
+odd poll (a slow read, a replica briefly reconnecting) does not flip what the UI and alerts say.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lagscope.analysis.codes import Verdict
+from lagscope.collectors.snapshot import IoState
+
+# A delayed replica's lag hovers just above SQL_Delay (the wait is counted from the source's
+# commit, plus the apply itself and the poll's own timing): 2 s of slack keeps it "by design".
+_DELAY_SLACK_S = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One poll of one channel, reduced to what the verdict needs. None = not known this poll."""
+
+    reachable: bool
+    io_state: IoState | None = None
+    sql_running: bool | None = None
+    last_io_errno: int = 0
+    last_sql_errno: int = 0
+    sql_delay: int = 0
+    sql_remaining_delay: int | None = None
+    sql_thread_state: str = ""
+    lag_s: float | None = None  # the best lag (see lag.best_lag)
+    seconds_behind_source: int | None = None
+    trx_behind: int | None = None
+    not_received: int | None = None
+    received_not_applied: int | None = None
+
+
+def _broken(obs: Observation) -> bool:
+    """A thread stopped by an error, as opposed to by an operator's STOP (ChannelStatus.broken).
+
+    An IO thread that is CONNECTING with an error set is retrying a failed connection: that is
+    broken, not "behind", until it reconnects.
+    """
+    sql_failed = obs.sql_running is False and obs.last_sql_errno != 0
+    io_failed = (
+        obs.io_state is not None and obs.io_state is not IoState.YES and obs.last_io_errno != 0
+    )
+    return sql_failed or io_failed
+
+
+def _stopped(obs: Observation) -> bool:
+    # CONNECTING / PREPARING with no error is a thread that is running and about to receive
+    # (start-up, a reconnect after the source restarted), not a STOP: it falls through to the
+    # lag and backlog checks, which say caught up or receive-bound as the figures show.
+    return obs.sql_running is False or obs.io_state is IoState.NO
+
+
+def _delayed_by_design(obs: Observation) -> bool:
+    """SQL_Delay is set and the replica is waiting out the delay, not struggling."""
+    if obs.sql_delay <= 0:
+        return False
+    return (
+        obs.sql_remaining_delay is not None
+        or obs.sql_thread_state.startswith("Waiting until")
+        or (obs.lag_s is not None and obs.lag_s <= obs.sql_delay + _DELAY_SLACK_S)
+    )
+
+
+def _caught_up(obs: Observation, caught_up_s: float) -> bool:
+    if obs.lag_s is not None:
+        return obs.lag_s < caught_up_s
+    return obs.trx_behind == 0
+
+
+def _backlog_side(obs: Observation) -> Verdict:
+    """Behind: is the backlog on the network/receive side or the apply side?"""
+    if obs.not_received is not None and obs.received_not_applied is not None:
+        if obs.not_received > obs.received_not_applied:
+            return Verdict.RECEIVE_BOUND
+        return Verdict.APPLY_BOUND
+    # No GTID counts. SBM well below the lag means the SQL thread keeps catching up with a relay
+    # log that the IO thread fills too slowly (DESIGN.md §4, disagreement); a NULL SBM while
+    # running means the IO thread has not read from the source yet. Both point at receiving.
+    sbm = obs.seconds_behind_source
+    if sbm is None or (obs.lag_s is not None and sbm < obs.lag_s / 2):
+        return Verdict.RECEIVE_BOUND
+    return Verdict.APPLY_BOUND
+
+
+def classify(obs: Observation, caught_up_s: float = 1.0) -> Verdict:
+    """The class of one sample; the first rule that matches wins (the order is the priority)."""
+    if not obs.reachable:
+        return Verdict.UNREACHABLE
+    if _broken(obs):
+        return Verdict.BROKEN
+    if _stopped(obs):
+        return Verdict.STOPPED
+    if _delayed_by_design(obs):
+        return Verdict.DELAYED_BY_DESIGN
+    if _caught_up(obs, caught_up_s):
+        return Verdict.CAUGHT_UP
+    return _backlog_side(obs)
+
+
+def verdict(window: Sequence[Verdict], previous: Verdict | None = None) -> Verdict:
+    """The verdict over ``window`` (the last few polls' classes, oldest first).
+
+    A class held by a strict majority wins; with no majority the previous verdict stands (no
+    flapping), or the newest class when there is none. With a window of 3, a change shows once
+    two polls agree. An empty window keeps ``previous``; with neither it is a ValueError.
+    """
+    if not window:
+        if previous is None:
+            raise ValueError("verdict needs at least one class or a previous verdict")
+        return previous
+    leader, votes = Counter(window).most_common(1)[0]
+    if votes * 2 > len(window):
+        return leader
+    return previous if previous is not None else window[-1]

@@ -1,0 +1,70 @@
+"""Lagscope's heartbeat writer: the source stamps its own clock into ``lagscope.heartbeat``.
+
+SQL (source only, with the narrowly granted heartbeat login — INSERT, UPDATE on the table):
+``INSERT INTO `lagscope`.`heartbeat` (server_id, ts) VALUES (%s, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE ts = UTC_TIMESTAMP(6)``.
+
+The server_id is the source's ``@@server_id`` read once per connection and sent as a literal:
+``@@server_id`` inside the statement would be evaluated on each replica under statement-based
+replication (REPLICATION.md §6.1). ``UTC_TIMESTAMP(6)`` is the source's clock; replicas see the
+value the source wrote (row events copy it; statement events carry the source's timestamp).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
+from lagscope.collectors.heartbeat import HeartbeatTable
+from lagscope.collectors.values import as_int
+from lagscope.errors import CollectorError, InvalidInput
+
+
+class HeartbeatWriter:
+    def __init__(
+        self,
+        spec: ConnectionSpec,
+        table: HeartbeatTable | None = None,
+        executor_factory: Callable[[ConnectionSpec], PyMySQLExecutor] = PyMySQLExecutor,
+    ) -> None:
+        self.table = table or HeartbeatTable()
+        if self.table.kind != "lagscope":
+            raise InvalidInput("only the Lagscope heartbeat table is written by Lagscope")
+        self._executor = executor_factory(spec)
+        self._server_id: int | None = None
+        self.last_error: CollectorError | None = None
+
+    @property
+    def server(self) -> str:
+        return self._executor.server
+
+    def beat(self) -> None:
+        """Write one heartbeat; raises a CollectorError (and reconnects next time) on failure."""
+        if self._server_id is None or not self._executor.connected:
+            rows = self._executor.run(["SELECT @@server_id"])[0].rows
+            self._server_id = as_int(rows[0][0]) if rows else None
+        sql = (
+            f"INSERT INTO {self.table.qualified} (server_id, ts) "  # noqa: S608 - validated name
+            "VALUES (%s, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE ts = UTC_TIMESTAMP(6)"
+        )
+        self._executor.write(sql, (self._server_id,))
+
+    def run(self, interval_s: float, stop: threading.Event) -> None:
+        """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set."""
+        next_at = time.monotonic()
+        while not stop.is_set():
+            try:
+                self.beat()
+                self.last_error = None
+            except CollectorError as exc:
+                self.last_error = exc  # the gap in heartbeats is itself the signal on replicas
+            next_at += interval_s
+            delay = next_at - time.monotonic()
+            if delay < 0:  # fell behind (slow source): skip the missed beats, do not burst
+                next_at, delay = time.monotonic(), 0.0
+            stop.wait(delay)
+
+    def close(self) -> None:
+        self._executor.close()

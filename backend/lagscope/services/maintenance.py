@@ -1,0 +1,128 @@
+"""Rollups (1 minute from raw, 1 hour from 1 minute) and retention, as periodic jobs.
+
+Each run recomputes the last few complete buckets and replaces them (delete + insert), so a
+run that was skipped, repeated or raced by another worker converges on the same rows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from lagscope.analysis.rollup import Bucket, RawPoint, merge, rollup
+from lagscope.config import Retention
+from lagscope.models import InstanceSample, Sample, SampleRollup1h, SampleRollup1m
+from lagscope.models.types import from_micros, to_micros
+
+MINUTE, HOUR = 60, 3600
+# Raw samples can land a little after their timestamp (a tick's write ends within its interval).
+GRACE_S = 5
+MINUTES_REDONE, HOURS_REDONE = 3, 2
+
+
+def roll_up(session: Session, now_s: float) -> tuple[int, int]:
+    """Refresh the last few complete minute and hour buckets; returns rows written."""
+    minute_end = int((now_s - GRACE_S) // MINUTE) * MINUTE
+    minutes = _refresh_minutes(session, minute_end - MINUTES_REDONE * MINUTE, minute_end)
+    hour_end = int((now_s - GRACE_S) // HOUR) * HOUR
+    hours = _refresh_hours(session, hour_end - HOURS_REDONE * HOUR, hour_end)
+    return minutes, hours
+
+
+def _refresh_minutes(session: Session, start_s: int, end_s: int) -> int:
+    rows = session.execute(
+        select(
+            Sample.channel_id,
+            Sample.ts,
+            Sample.verdict,
+            Sample.lag_s,
+            Sample.trx_behind,
+            Sample.not_received,
+            Sample.received_not_applied,
+            Sample.apply_rate,
+            Sample.source_rate,
+        )
+        .where(Sample.ts >= _at(start_s), Sample.ts < _at(end_s))
+        .order_by(Sample.channel_id, Sample.ts)
+    )
+    points: dict[int, list[RawPoint]] = defaultdict(list)
+    for row in rows:
+        points[row.channel_id].append(
+            RawPoint(
+                ts_us=to_micros(row.ts),
+                verdict=row.verdict,
+                lag_s=row.lag_s,
+                trx_behind=row.trx_behind,
+                not_received=row.not_received,
+                received_not_applied=row.received_not_applied,
+                apply_rate=row.apply_rate,
+                source_rate=row.source_rate,
+            )
+        )
+    buckets = {cid: rollup(p, MINUTE) for cid, p in points.items()}
+    return _replace(session, SampleRollup1m, start_s, end_s, buckets)
+
+
+def _refresh_hours(session: Session, start_s: int, end_s: int) -> int:
+    minutes = session.scalars(
+        select(SampleRollup1m)
+        .where(SampleRollup1m.bucket >= _at(start_s), SampleRollup1m.bucket < _at(end_s))
+        .order_by(SampleRollup1m.channel_id, SampleRollup1m.bucket)
+    )
+    by_channel: dict[int, list[Bucket]] = defaultdict(list)
+    for row in minutes:
+        by_channel[row.channel_id].append(_bucket(row))
+    buckets = {cid: merge(b, HOUR) for cid, b in by_channel.items()}
+    return _replace(session, SampleRollup1h, start_s, end_s, buckets)
+
+
+def _replace(
+    session: Session,
+    table: type[SampleRollup1m] | type[SampleRollup1h],
+    start_s: int,
+    end_s: int,
+    buckets: dict[int, list[Bucket]],
+) -> int:
+    session.execute(delete(table).where(table.bucket >= _at(start_s), table.bucket < _at(end_s)))
+    rows = [_row(cid, b) for cid, bs in buckets.items() for b in bs]
+    if rows:
+        session.execute(insert(table), rows)
+    return len(rows)
+
+
+def _bucket(row: SampleRollup1m) -> Bucket:
+    values = {
+        name: getattr(row, name) for name in Bucket.__dataclass_fields__ if name != "bucket_us"
+    }
+    return Bucket(bucket_us=to_micros(row.bucket), **values)
+
+
+def _row(channel_id: int, bucket: Bucket) -> dict[str, Any]:
+    values = asdict(bucket)
+    return {"channel_id": channel_id, "bucket": from_micros(values.pop("bucket_us")), **values}
+
+
+def enforce_retention(session: Session, now_s: float, retention: Retention) -> dict[str, int]:
+    deleted = {}
+    for name, column, days in _retention_targets(retention):
+        cutoff = _at(now_s - days * 86_400)
+        result = session.execute(delete(column.class_).where(column < cutoff))
+        deleted[name] = int(getattr(result, "rowcount", 0) or 0)
+    return deleted
+
+
+def _retention_targets(retention: Retention) -> Iterable[tuple[str, Any, float]]:
+    yield "samples", Sample.ts, retention.raw_days
+    yield "instance_samples", InstanceSample.ts, retention.raw_days
+    yield "samples_1m", SampleRollup1m.bucket, retention.minute_days
+    yield "samples_1h", SampleRollup1h.bucket, retention.hour_days
+
+
+def _at(epoch_s: float) -> datetime:
+    return datetime.fromtimestamp(epoch_s, UTC)

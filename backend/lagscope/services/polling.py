@@ -1,0 +1,58 @@
+"""``poll_cluster``: read every instance of a cluster at once and record the tick."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from lagscope.models import Cluster, Instance
+from lagscope.services.inventory import connection_spec, heartbeat_table
+from lagscope.services.reading import ClusterReader, Target
+from lagscope.services.recording import TickSummary, record_tick
+from lagscope.services.secrets import SecretBox
+
+# Share of the poll interval the readers may take: the rest is for the write, so a tick ends
+# before the next one starts.
+DEADLINE_SHARE = 0.8
+
+
+def poll_cluster(
+    session: Session,
+    box: SecretBox,
+    reader: ClusterReader,
+    cluster_id: int,
+    connect_timeout_s: float = 2.0,
+    read_timeout_s: float = 2.0,
+) -> TickSummary | None:
+    """One tick. Returns None when the cluster is gone or disabled (a stale queued task)."""
+    cluster = session.scalar(
+        select(Cluster)
+        .where(Cluster.id == cluster_id)
+        .options(selectinload(Cluster.instances).selectinload(Instance.channels))
+    )
+    if cluster is None or not cluster.enabled:
+        return None
+    heartbeat = heartbeat_table(cluster)
+    extra = tuple(cluster.extra_params or ())
+    targets = [
+        Target(
+            instance.id,
+            connection_spec(box, instance, connect_timeout_s, read_timeout_s),
+            heartbeat,
+            extra,
+        )
+        for instance in cluster.instances
+        if instance.enabled
+    ]
+    deadline_s = min(cluster.poll_interval_s * DEADLINE_SHARE, connect_timeout_s + read_timeout_s)
+    readings = reader.read(targets, deadline_s)
+    return record_tick(session, cluster, readings)
+
+
+def due_clusters(session: Session, now_s: float) -> list[tuple[int, float]]:
+    """Clusters whose interval has a tick in the current second, with their interval."""
+    rows = session.execute(
+        select(Cluster.id, Cluster.poll_interval_s).where(Cluster.enabled.is_(True))
+    ).all()
+    second = int(now_s)
+    return [(cid, interval) for cid, interval in rows if second % max(1, round(interval)) == 0]

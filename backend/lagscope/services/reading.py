@@ -1,0 +1,130 @@
+"""Read every instance of a cluster at (almost) the same instant, without letting one wait.
+
+Per worker process: one cached :class:`InstancePoller` (one open connection) per instance and a
+thread pool. A tick submits every instance at once, so the source is read together with its
+replicas, and waits at most ``deadline_s``: an instance that has not answered by then is
+reported unreachable for this tick while its poll finishes in the background, and the next tick
+skips it until that poll returns. A dead or frozen server therefore costs the others nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from lagscope.collectors.executor import ConnectionSpec, Executor, PyMySQLExecutor
+from lagscope.collectors.heartbeat import HeartbeatTable
+from lagscope.collectors.poller import InstancePoller
+from lagscope.collectors.snapshot import InstanceSnapshot
+from lagscope.errors import CollectorError, LagscopeError
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What to read and how; compared between ticks to notice an edited instance."""
+
+    instance_id: int
+    spec: ConnectionSpec
+    heartbeat: HeartbeatTable | None = None
+    extra_params: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One instance at one tick: a snapshot, or why there is none. ``read_at`` is epoch s."""
+
+    instance_id: int
+    read_at: float
+    snapshot: InstanceSnapshot | None = None
+    error: str | None = None
+    error_kind: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.snapshot is not None
+
+
+@dataclass(slots=True)
+class _Entry:
+    target: Target
+    poller: InstancePoller
+    busy: threading.Lock = field(default_factory=threading.Lock)
+
+
+class ClusterReader:
+    """Cached pollers and a thread pool for one worker process (create it after the fork)."""
+
+    def __init__(
+        self,
+        max_threads: int = 32,
+        executor_factory: Callable[[ConnectionSpec], Executor] = PyMySQLExecutor,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._pid = os.getpid()
+        self._pool = ThreadPoolExecutor(max_threads, thread_name_prefix="lagscope-poll")
+        self._entries: dict[int, _Entry] = {}
+        self._lock = threading.Lock()
+        self._factory = executor_factory
+        self._clock = clock
+
+    def read(self, targets: Sequence[Target], deadline_s: float) -> list[Reading]:
+        if os.getpid() != self._pid:
+            raise RuntimeError("ClusterReader used across a fork: create one per process")
+        readings: list[Reading] = []
+        futures: dict[Future[Reading], Target] = {}
+        for target in targets:
+            entry = self._entry(target)
+            if not entry.busy.acquire(blocking=False):
+                readings.append(self._failed(target, "the previous poll has not returned yet"))
+                continue
+            futures[self._pool.submit(self._poll, entry)] = target
+        done, late = wait(futures, timeout=deadline_s)
+        readings.extend(f.result() for f in done)
+        readings.extend(
+            self._failed(futures[f], f"no answer within {deadline_s:.2f} s") for f in late
+        )
+        return sorted(readings, key=lambda r: r.instance_id)
+
+    def forget(self, keep: set[int]) -> None:
+        """Close the connections of instances no longer monitored."""
+        with self._lock:
+            for instance_id in [i for i in self._entries if i not in keep]:
+                self._entries.pop(instance_id).poller.close()
+
+    def close(self) -> None:
+        self.forget(set())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _entry(self, target: Target) -> _Entry:
+        with self._lock:
+            entry = self._entries.get(target.instance_id)
+            if entry is not None and entry.target != target:
+                entry.poller.close()  # edited instance: new credentials, heartbeat or params
+                entry = None
+            if entry is None:
+                poller = InstancePoller(
+                    self._factory(target.spec),
+                    heartbeat=target.heartbeat,
+                    extra_params=target.extra_params,
+                    clock=self._clock,
+                )
+                entry = self._entries[target.instance_id] = _Entry(target, poller)
+            return entry
+
+    def _poll(self, entry: _Entry) -> Reading:
+        try:
+            snapshot = entry.poller.poll()
+            return Reading(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
+        except CollectorError as exc:
+            return self._failed(entry.target, str(exc), type(exc).__name__)
+        except LagscopeError as exc:  # e.g. a heartbeat table name that is not an identifier
+            return self._failed(entry.target, str(exc), type(exc).__name__)
+        finally:
+            entry.busy.release()
+
+    def _failed(self, target: Target, error: str, kind: str = "ServerUnreachable") -> Reading:
+        return Reading(target.instance_id, self._clock(), None, error, kind)

@@ -1,0 +1,1 @@
+"""Celery: the app, the beat schedule, and thin tasks over services."""

@@ -1,0 +1,303 @@
+"""The polling pipeline end to end: the real lab, a real Redis, real Celery worker and beat
+processes, the heartbeat writer, and a SQLite store read back by the test.
+
+Each test leaves the lab replicating and caught up, even on failure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from lagscope.analysis.codes import LagSource, Verdict
+from lagscope.db import make_engine, make_session_factory
+from lagscope.demo.load import WriteLoad
+from lagscope.models import Channel, Instance, InstanceSample, ParamChange, Sample
+from lagscope.services import inventory
+from lagscope.services.secrets import SecretBox
+from lagscope.store_setup import upgrade
+
+from .stack import Process, RedisServer, lagscope, sleep_s, wait_for_log
+from .waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+SECRET = "pipeline-test-secret"
+
+
+@dataclass
+class Pipeline:
+    url: str
+    cluster_id: int
+    processes: list[Process]
+    sessions: object
+
+    def session(self) -> Session:
+        return self.sessions()  # type: ignore[operator]
+
+    def channel_id(self, instance: str, channel: str = "") -> int | None:
+        with self.session() as s:
+            return s.scalar(
+                select(Channel.id)
+                .join(Instance)
+                .where(Instance.name == instance, Channel.name == channel)
+            )
+
+    def samples(self, instance: str, since: datetime, channel: str = "") -> list[Sample]:
+        cid = self.channel_id(instance, channel)
+        if cid is None:  # not polled successfully yet
+            return []
+        with self.session() as s:
+            rows = s.scalars(
+                select(Sample)
+                .where(Sample.channel_id == cid, Sample.ts >= since)
+                .order_by(Sample.ts)
+            )
+            return list(rows)
+
+    def latest(self, instance: str, channel: str = "") -> Sample | None:
+        rows = self.samples(instance, datetime.fromtimestamp(time.time() - 5, UTC), channel)
+        return rows[-1] if rows else None
+
+    def verdict(self, instance: str) -> int | None:
+        row = self.latest(instance)
+        return row.verdict if row else None
+
+    def assert_alive(self) -> None:
+        for process in self.processes:
+            assert process.alive(), f"{process.name} died:\n{process.log_tail()}"
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+    workdir: Path = tmp_path_factory.mktemp("pipeline")
+    redis = RedisServer(workdir)
+    url = f"sqlite:///{workdir / 'store.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    sessions = make_session_factory(engine)
+    box = SecretBox(SECRET)
+    with sessions() as session, session.begin():
+        cluster = inventory.create_cluster(
+            session,
+            "lab",
+            poll_interval_s=1.0,
+            heartbeat_mode="lagscope",
+            heartbeat_interval_s=0.25,
+        )
+        user, password = lab.credentials.monitor
+        for name in ("source", "replica1", "replica2"):
+            server = lab.server(name)
+            role = "source" if name == "source" else "replica"
+            region = "far" if name == "replica2" else "near"
+            inventory.add_instance(
+                session, box, cluster, name, server.host, server.port, user, password, role, region
+            )
+        inventory.set_heartbeat_writer(session, box, cluster, *lab.credentials.heartbeat)
+        cluster_id = cluster.id
+    env = {
+        **os.environ,
+        "LAGSCOPE_DATABASE_URL": url,
+        "LAGSCOPE_BROKER_URL": redis.url,
+        "LAGSCOPE_SECRET_KEY": SECRET,
+        "PYTHONUNBUFFERED": "1",
+    }
+    processes: list[Process] = []
+    try:
+        worker = Process(
+            "worker",
+            lagscope("worker", "--concurrency", "2", "--without-gossip", "--without-mingle"),
+            workdir,
+            env,
+        )
+        processes.append(worker)
+        wait_for_log(worker, "ready.")
+        processes.append(
+            Process("beat", lagscope("beat", "-s", str(workdir / "beat-schedule")), workdir, env)
+        )
+        processes.append(
+            Process("heartbeat", lagscope("heartbeat", "--refresh", "1"), workdir, env)
+        )
+        pipe = Pipeline(url, cluster_id, processes, sessions)
+        wait_until(
+            lambda: pipe.latest("replica2") is not None, timeout_s=30, message="first samples"
+        )
+        yield pipe
+    finally:
+        for process in reversed(processes):
+            process.stop()
+        redis.stop()
+        engine.dispose()
+
+
+@pytest.fixture
+def load(lab) -> Iterator[WriteLoad]:
+    generator = WriteLoad(lambda: lab.connect("source"), threads=4, target_tps=150)
+    yield generator
+    generator.stop()
+    lab.wait_caught_up(timeout_s=60)
+
+
+def test_samples_arrive_every_second(pipeline: Pipeline):
+    started = now()
+    sleep_s(6)
+    pipeline.assert_alive()
+    for name in ("replica1", "replica2"):
+        rows = pipeline.samples(name, started)
+        assert len(rows) >= 5, f"{name}: {len(rows)} samples in 6 s"
+        gaps = [(b.ts - a.ts).total_seconds() for a, b in itertools.pairwise(rows)]
+        assert 0.8 <= statistics.median(gaps) <= 1.2, gaps
+        assert all(r.verdict == Verdict.CAUGHT_UP for r in rows[-3:]), [r.verdict for r in rows]
+        assert rows[-1].lag_source == LagSource.HEARTBEAT and rows[-1].heartbeat_lag_s is not None
+    with pipeline.session() as s:
+        instance_rows = s.scalars(select(InstanceSample).where(InstanceSample.ts >= started)).all()
+    assert instance_rows and all(r.reachable for r in instance_rows)
+
+
+def test_stopped_sql_thread_shows_within_two_polls(lab, pipeline: Pipeline, load: WriteLoad):
+    replica = lab.connect("replica1")
+    load.start()
+    try:
+        with replica.cursor() as cur:
+            cur.execute("STOP SLAVE SQL_THREAD")
+        stopped_at = now()
+        wait_until(
+            lambda: pipeline.verdict("replica1") == Verdict.STOPPED,
+            timeout_s=4,
+            message="verdict stopped",
+        )
+        sleep_s(3)
+        rows = [r for r in pipeline.samples("replica1", stopped_at) if r.sql_running is False]
+        assert len(rows) >= 3
+        first_stopped = next(
+            r for r in pipeline.samples("replica1", stopped_at) if r.verdict == Verdict.STOPPED
+        )
+        assert (first_stopped.ts - rows[0].ts).total_seconds() <= 2.5  # within two polls
+        backlog = [r.received_not_applied for r in rows]
+        assert all(b is not None for b in backlog) and backlog[-1] > backlog[0] > 0, backlog
+        assert all(r.seconds_behind_source is None for r in rows)  # NULL, not 0
+    finally:
+        with replica.cursor() as cur:
+            cur.execute("START SLAVE SQL_THREAD")
+        replica.close()
+
+
+def test_far_replica_receives_later_than_the_near_one(lab, pipeline: Pipeline, load: WriteLoad):
+    proxy = lab.proxy_for("replica2")
+    proxy.set_delay(0.4)
+    try:
+        load.start()
+        sleep_s(2)
+        started = now()
+        sleep_s(6)
+        near = [r.not_received for r in pipeline.samples("replica1", started)]
+        far = [r.not_received for r in pipeline.samples("replica2", started)]
+        assert len(near) >= 4 and len(far) >= 4
+        assert statistics.mean(x or 0 for x in far) > 2 * max(
+            1.0, statistics.mean(x or 0 for x in near)
+        )
+    finally:
+        proxy.set_delay(0.0)
+
+
+def test_parameter_changes_become_events(lab, pipeline: Pipeline):
+    before = now()
+    replica = lab.connect("replica1")
+    try:
+        with replica.cursor() as cur:
+            cur.execute("STOP SLAVE")
+            cur.execute("SET GLOBAL slave_parallel_threads = 4")
+            cur.execute("SET GLOBAL slave_parallel_mode = 'aggressive'")
+            cur.execute("START SLAVE")
+
+        def changes() -> list[ParamChange]:
+            with pipeline.session() as s:
+                return list(
+                    s.scalars(select(ParamChange).where(ParamChange.first_new_at >= before))
+                )
+
+        wait_until(lambda: len(changes()) >= 2, timeout_s=10, message="two change events")
+        found = {c.name: c for c in changes()}
+        assert (
+            found["slave_parallel_threads"].old_value,
+            found["slave_parallel_threads"].new_value,
+        ) == ("0", "4")
+        assert (found["slave_parallel_mode"].old_value, found["slave_parallel_mode"].new_value) == (
+            "optimistic",
+            "aggressive",
+        )
+        for change in found.values():
+            window = (change.first_new_at - change.last_old_at).total_seconds()
+            assert 0 < window <= 2.5
+            assert change.last_old_at >= before.replace(microsecond=0) or window <= 2.5
+    finally:
+        with replica.cursor() as cur:
+            cur.execute("STOP SLAVE")
+            cur.execute("SET GLOBAL slave_parallel_threads = 0")
+            cur.execute("SET GLOBAL slave_parallel_mode = 'optimistic'")
+            cur.execute("START SLAVE")
+        replica.close()
+
+
+def test_killed_replica_is_unreachable_and_others_keep_their_cadence(lab, pipeline: Pipeline):
+    lab.kill("replica1")
+    killed_at = now()
+    try:
+        sleep_s(5)
+        dead = pipeline.samples("replica1", killed_at)
+        alive = pipeline.samples("replica2", killed_at)
+        assert dead and all(r.verdict == Verdict.UNREACHABLE for r in dead[2:]), [
+            r.verdict for r in dead
+        ]
+        assert len(alive) >= 4
+        gaps = [(b.ts - a.ts).total_seconds() for a, b in itertools.pairwise(alive)]
+        assert max(gaps) < 1.6, gaps
+    finally:
+        lab.restart("replica1")
+    wait_until(
+        lambda: pipeline.verdict("replica1") == Verdict.CAUGHT_UP,
+        timeout_s=30,
+        message="replica1 back and caught up",
+    )
+
+
+def test_heartbeat_lag_matches_a_known_stop(lab, pipeline: Pipeline):
+    """Stop the applier for a measured time: heartbeat lag must follow the wall clock."""
+    replica = lab.connect("replica1")
+    wait_until(lambda: pipeline.verdict("replica1") == Verdict.CAUGHT_UP, timeout_s=30)
+    try:
+        with replica.cursor() as cur:
+            cur.execute("STOP SLAVE SQL_THREAD")
+        stopped = time.time()
+        sleep_s(5)
+    finally:
+        with replica.cursor() as cur:
+            cur.execute("START SLAVE SQL_THREAD")
+        restarted = time.time()
+        replica.close()
+    since = datetime.fromtimestamp(stopped + 1.5, UTC)
+    rows = [r for r in pipeline.samples("replica1", since) if r.ts.timestamp() < restarted - 0.1]
+    assert len(rows) >= 2
+    with pipeline.session() as s:
+        source = s.scalar(select(Instance).where(Instance.name == "source"))
+        assert source is not None and source.clock_resolution_s is not None
+    # Stated resolution: one heartbeat interval, plus the round trips, plus the poll's spread.
+    resolution = 0.25 + 0.05
+    for row in rows:
+        expected = row.ts.timestamp() - stopped
+        assert row.heartbeat_lag_s is not None
+        assert abs(row.heartbeat_lag_s - expected) <= resolution, (row.heartbeat_lag_s, expected)

@@ -1,0 +1,1 @@
+"""Unit tests for :mod:`lagscope.analysis` (pure functions, no server)."""

@@ -1,0 +1,97 @@
+"""Heartbeat lag and its resolution, the best lag, and disagreement between sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from lagscope.analysis.codes import LagSource
+from lagscope.analysis.lag import (
+    BestLag,
+    best_lag,
+    disagreement,
+    heartbeat_lag,
+    heartbeat_resolution,
+)
+from lagscope.collectors.snapshot import ClockReading
+
+
+def test_heartbeat_lag_moves_the_read_time_onto_the_source_clock() -> None:
+    # Source clock runs 2 s ahead of the poller: at poller time 1000 the source says 1002.
+    assert heartbeat_lag(997.5, 1000.0, 2.0) == pytest.approx(4.5)
+
+
+def test_heartbeat_lag_with_a_source_clock_behind() -> None:
+    assert heartbeat_lag(990.0, 1000.0, -3.0) == pytest.approx(7.0)
+
+
+def test_heartbeat_lag_is_clamped_at_zero() -> None:
+    assert heartbeat_lag(1000.4, 1000.0, 0.0) == 0.0
+
+
+def test_resolution_adds_interval_offset_uncertainty_and_half_round_trip() -> None:
+    clock = ClockReading(offset_s=12.0, resolution_s=0.004)
+    assert heartbeat_resolution(0.25, clock, 0.010) == pytest.approx(0.25 + 0.004 + 0.005)
+
+
+def test_resolution_without_a_source_clock_reading() -> None:
+    assert heartbeat_resolution(1.0, None, 0.2) == pytest.approx(1.1)
+
+
+@pytest.mark.parametrize(
+    ("heartbeat", "applier", "sbm", "expected"),
+    [
+        (0.3, 5.0, 7, BestLag(0.3, LagSource.HEARTBEAT)),
+        (None, 5.0, 7, BestLag(5.0, LagSource.APPLIER)),
+        (None, None, 7, BestLag(7.0, LagSource.SBM)),
+        (0.0, None, None, BestLag(0.0, LagSource.HEARTBEAT)),  # 0 is a reading, not "missing"
+        (None, None, None, BestLag(None, None)),
+    ],
+)
+def test_best_lag_prefers_heartbeat_then_applier_then_sbm(
+    heartbeat: float | None, applier: float | None, sbm: int | None, expected: BestLag
+) -> None:
+    assert best_lag(heartbeat, applier, sbm) == expected
+
+
+def test_best_lag_from_sbm_is_a_float() -> None:
+    assert isinstance(best_lag(None, None, 7).lag_s, float)
+
+
+def test_sbm_zero_while_heartbeat_forty_is_flagged() -> None:
+    assert disagreement(0, 40.0, None) is True
+
+
+def test_sbm_three_vs_heartbeat_three_point_four_agrees() -> None:
+    assert disagreement(3, 3.4, None) is False
+
+
+def test_null_sbm_never_disagrees() -> None:
+    assert disagreement(None, 40.0, None) is False
+    assert disagreement(None, 40.0, 39.0) is False
+
+
+def test_single_or_no_source_never_disagrees() -> None:
+    assert disagreement(12, None, None) is False
+    assert disagreement(None, None, None) is False
+
+
+def test_threshold_is_exclusive() -> None:
+    assert disagreement(10, 5.0, None) is False  # exactly 5 s apart
+    assert disagreement(10, 4.9, None) is True
+
+
+def test_large_resolution_widens_the_tolerance_by_a_second_for_sbm() -> None:
+    # Resolution 6 s: SBM pairs tolerate 7 s, precise pairs 6 s.
+    assert disagreement(0, 6.9, None, resolution_s=6.0) is False
+    assert disagreement(0, 7.1, None, resolution_s=6.0) is True
+    assert disagreement(None, 6.5, 0.0, resolution_s=6.0) is True
+
+
+def test_applier_vs_sbm_and_applier_vs_heartbeat() -> None:
+    assert disagreement(0, None, 30.0) is True
+    assert disagreement(None, 30.0, 0.0) is True
+    assert disagreement(2, 2.5, 1.8) is False
+
+
+def test_custom_threshold() -> None:
+    assert disagreement(0, 3.0, None, threshold_s=2.0) is True
