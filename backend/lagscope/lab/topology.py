@@ -377,7 +377,7 @@ class Lab:
         self.state_path.unlink(missing_ok=True)
 
     def _keep_crash_logs(self) -> None:
-        """Copy the error log of any server that died by itself (not by :meth:`kill`).
+        """Copy the error log of any server that died without :meth:`kill` or :meth:`stop`.
 
         A crashing mariadbd writes its backtrace there, and the lab directory is about to go.
         """
@@ -389,7 +389,9 @@ class Lab:
                 CRASH_DIR.mkdir(mode=0o700, exist_ok=True)
                 shutil.copyfile(server.error_log, kept)
                 _log.warning(
-                    "lab %s died by itself; its error log is kept at %s", server.name, kept
+                    "lab server %s had died (crashed or killed from outside); error log kept at %s",
+                    server.name,
+                    kept,
                 )
 
     # ---- internals ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    Float,
+    Double,
     ForeignKey,
     Integer,
     String,
@@ -29,14 +29,14 @@ class Cluster(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(128), unique=True)
-    poll_interval_s: Mapped[float] = mapped_column(Float, default=1.0)
+    poll_interval_s: Mapped[float] = mapped_column(Double, default=1.0)
     # Variables to track on top of the built-in list (server names, e.g. "max_connections").
     extra_params: Mapped[list[str]] = mapped_column(JSON, default=list)
     # Heartbeat: off | lagscope | pt-heartbeat. The writer uses its own narrowly granted login.
     heartbeat_mode: Mapped[str] = mapped_column(String(16), default="off")
     heartbeat_schema: Mapped[str] = mapped_column(String(64), default="lagscope")
     heartbeat_table: Mapped[str] = mapped_column(String(64), default="heartbeat")
-    heartbeat_interval_s: Mapped[float] = mapped_column(Float, default=0.25)
+    heartbeat_interval_s: Mapped[float] = mapped_column(Double, default=0.25)
     heartbeat_user: Mapped[str | None] = mapped_column(String(128), default=None)
     heartbeat_password_enc: Mapped[str | None] = mapped_column(Text, default=None)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -74,8 +74,8 @@ class Instance(Base):
     last_polled_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     last_ok_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
-    clock_offset_s: Mapped[float | None] = mapped_column(Float, default=None)
-    clock_resolution_s: Mapped[float | None] = mapped_column(Float, default=None)
+    clock_offset_s: Mapped[float | None] = mapped_column(Double, default=None)
+    clock_resolution_s: Mapped[float | None] = mapped_column(Double, default=None)
     gtid_executed: Mapped[str | None] = mapped_column(Text, default=None)
     gtid_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
     last_counters: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
