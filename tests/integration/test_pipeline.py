@@ -69,6 +69,10 @@ class Pipeline:
         rows = self.samples(instance, datetime.fromtimestamp(time.time() - 5, UTC), channel)
         return rows[-1] if rows else None
 
+    def lag(self, instance: str) -> float:
+        row = self.latest(instance)
+        return (row.lag_s or 0.0) if row else 0.0
+
     def verdict(self, instance: str) -> int | None:
         row = self.latest(instance)
         return row.verdict if row else None
@@ -290,7 +294,11 @@ def test_heartbeat_lag_matches_a_known_stop(lab, pipeline: Pipeline):
         restarted = time.time()
         replica.close()
     since = datetime.fromtimestamp(stopped + 1.5, UTC)
-    rows = [r for r in pipeline.samples("replica1", since) if r.ts.timestamp() < restarted - 0.1]
+    rows = [
+        r
+        for r in pipeline.samples("replica1", since)
+        if r.ts.timestamp() < restarted - 0.1 and r.verdict != Verdict.UNREACHABLE
+    ]
     assert len(rows) >= 2
     with pipeline.session() as s:
         source = s.scalar(select(Instance).where(Instance.name == "source"))
@@ -301,3 +309,99 @@ def test_heartbeat_lag_matches_a_known_stop(lab, pipeline: Pipeline):
         expected = row.ts.timestamp() - stopped
         assert row.heartbeat_lag_s is not None
         assert abs(row.heartbeat_lag_s - expected) <= resolution, (row.heartbeat_lag_s, expected)
+
+
+STRICT = (
+    "sync_relay_log=1",
+    "sync_master_info=1",
+    "innodb_flush_log_at_trx_commit=1",
+    "sync_binlog=1",
+)
+RELAXED = (
+    "sync_relay_log=10000",
+    "sync_master_info=10000",
+    "innodb_flush_log_at_trx_commit=2",
+    "sync_binlog=0",
+)
+DEFAULTS = (
+    "sync_relay_log=10000",
+    "sync_master_info=10000",
+    "innodb_flush_log_at_trx_commit=1",
+    "sync_binlog=0",
+)
+
+
+def set_globals(conn, assignments) -> None:
+    with conn.cursor() as cur:
+        for assignment in assignments:
+            name, value = assignment.split("=")
+            cur.execute(f"SET GLOBAL {name} = {int(value)}")
+
+
+def real_lag_s(lab) -> float:
+    """Independent of Lagscope: the newest load row applied on the replica carries the source's
+    commit clock (row events copy it); the lab shares one clock."""
+    with lab.connect("replica1") as conn, conn.cursor() as cur:
+        cur.execute("SELECT UNIX_TIMESTAMP(MAX(created_at)) FROM lagscope_load.events")
+        (newest,) = cur.fetchone()
+    return time.time() - float(newest)
+
+
+def test_strict_flush_replica_falls_behind_and_relaxing_recovers(lab, pipeline: Pipeline):
+    """sync_relay_log=1 + sync_master_info=1 make the IO thread fsync per event: under load the
+    replica falls tens of seconds behind on the receive side. Lagscope's lag must follow the real
+    lag, call it receive_bound, flag SBM when it reads 0, and show the relaxation as events in
+    the window where the lag starts to fall."""
+    replica = lab.connect("replica1")
+    # 2500 trx/s: above what the strict IO thread receives (~1000/s here), below what a relaxed
+    # serial applier sustains, so relaxing really drains the backlog.
+    load = WriteLoad(lambda: lab.connect("source"), threads=6, target_tps=2500)
+    try:
+        set_globals(replica, STRICT)
+        started = now()
+        load.start()
+        wait_until(
+            lambda: pipeline.lag("replica1") >= 20,
+            timeout_s=90,
+            interval_s=0.5,
+            message="replica1 falls 20 s behind",
+        )
+        measured, sample = real_lag_s(lab), pipeline.latest("replica1")
+        assert sample is not None and sample.lag_s is not None
+        assert abs(sample.lag_s - measured) <= 2.5, (sample.lag_s, measured)
+        strict_rows = [r for r in pipeline.samples("replica1", started) if (r.lag_s or 0) > 5]
+        assert [r.verdict for r in strict_rows[-3:]] == [Verdict.RECEIVE_BOUND] * 3
+        assert all((r.not_received or 0) > (r.received_not_applied or 0) for r in strict_rows[-3:])
+        sbm_zero = [r for r in strict_rows if r.seconds_behind_source == 0]
+        assert all(r.disagreement for r in sbm_zero)
+        print(f"strict: {len(strict_rows)} samples > 5 s behind, SBM read 0 in {len(sbm_zero)}")
+
+        relaxed_at = now()  # before the first SET: a poll may land between them
+        set_globals(replica, RELAXED)
+        peak = max(r.lag_s or 0 for r in pipeline.samples("replica1", started))
+        sleep_s(15)
+        after = pipeline.samples("replica1", relaxed_at)
+        assert after[-1].lag_s is not None and after[-1].lag_s < peak - 5, (peak, after[-1].lag_s)
+        # The network side empties at once (a few trx of the running load stay in flight) and
+        # what remains is apply work.
+        peak_not_received = max(r.not_received or 0 for r in strict_rows)
+        assert (after[-1].not_received or 0) < 0.01 * peak_not_received
+        assert after[-1].verdict in (Verdict.APPLY_BOUND, Verdict.CAUGHT_UP)
+        with pipeline.session() as s:
+            changes = s.scalars(
+                select(ParamChange).where(ParamChange.first_new_at >= relaxed_at)
+            ).all()
+        by_name = {c.name: c for c in changes}
+        assert set(by_name) >= {
+            "sync_relay_log",
+            "sync_master_info",
+            "innodb_flush_log_at_trx_commit",
+        }
+        for change in by_name.values():
+            assert change.last_old_at <= relaxed_at <= change.first_new_at
+            assert (change.first_new_at - relaxed_at).total_seconds() < 2.5
+    finally:
+        load.stop()
+        set_globals(replica, DEFAULTS)
+        replica.close()
+    lab.wait_caught_up(timeout_s=120)

@@ -66,6 +66,8 @@ def mariadb_answers(**overrides):
             ("id", "user", "command", "state", "time_ms", "info"),
             (5, "system user", "Slave_SQL", "Waiting for work from SQL thread", 1500, None),
             (6, "system user", "Slave_worker", "Waiting for work from SQL thread", 2500.5, None),
+            (7, "system user", "Killed", "Commit", 3, None),
+            (8, "system user", "Slave_IO", "Waiting for master to send event", 9, None),
         ),
         HEARTBEAT.statement(): rs(("server_id", "us"), (1, 1_700_000_000_000_000)),
     }
@@ -104,7 +106,8 @@ def test_snapshot_is_normalized():
     assert snap.source is not None and snap.source.binlog_position == 1234
     assert snap.params == {"slave_parallel_threads": "4", "sync_binlog": "0"}
     assert snap.counters == {"Binlog_commits": 7}
-    assert [w.worker_id for w in snap.workers] == [1]  # the SQL thread is not a parallel worker
+    # Neither the SQL nor the IO thread is a parallel worker; a worker being retried ('Killed') is.
+    assert [(w.worker_id, w.thread_id) for w in snap.workers] == [(1, 6), (2, 7)]
     assert snap.workers[0].state_time_s == pytest.approx(2.5005)
     assert snap.heartbeat is not None and snap.heartbeat.rows[0].ts == 1_700_000_000.0
     assert snap.round_trip_s == pytest.approx(0.002, abs=1e-6)

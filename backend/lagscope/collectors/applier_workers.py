@@ -44,7 +44,7 @@ _MYSQL_57_SQL = (
 _MARIADB_SQL = (
     "SELECT ID AS id, USER AS user, COMMAND AS command, STATE AS state, TIME_MS AS time_ms, "
     "INFO AS info FROM information_schema.PROCESSLIST "
-    "WHERE COMMAND IN ('Slave_worker', 'Slave_SQL') ORDER BY ID"
+    "WHERE USER = 'system user' ORDER BY ID"
 )
 
 
@@ -83,8 +83,14 @@ def _mysql_worker(r: dict[str, Any]) -> ApplierWorker:
     )
 
 
+# A parallel worker shows COMMAND 'Slave_worker', but also 'Killed' (optimistic mode retrying a
+# conflicting transaction) or 'Busy' for a moment; the IO thread shows 'Connect' while it
+# connects. So a worker is any replication thread that is neither the IO nor the SQL thread.
+_NOT_WORKERS = frozenset({"Slave_IO", "Slave_SQL", "Connect"})
+
+
 def _mariadb_workers(records: list[dict[str, Any]]) -> tuple[ApplierWorker, ...]:
-    workers = [r for r in records if as_text(r.get("command")) == "Slave_worker"]
+    workers = [r for r in records if as_text(r.get("command")) not in _NOT_WORKERS]
     # Serial apply: the SQL thread does the work itself and stands in as worker 0.
     rows = workers or [r for r in records if as_text(r.get("command")) == "Slave_SQL"]
     first_id = 1 if workers else 0
