@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0
+    # Parameters are read at most this often (they change rarely; a change shows within this).
+    params_every_s: float = 5.0
     # Retention per table (DESIGN.md §5).
     retention_raw_days: float = 3.0
     retention_1m_days: float = 60.0

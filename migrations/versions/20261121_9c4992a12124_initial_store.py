@@ -59,6 +59,8 @@ def upgrade() -> None:
         sa.Column("gtid_executed", sa.Text(), nullable=True),
         sa.Column("gtid_progress", sa.BigInteger(), nullable=True),
         sa.Column("last_counters", sa.JSON(), nullable=True),
+        sa.Column("params_digest", sa.String(length=64), nullable=True),
+        sa.Column("params_read_at", sa.BigInteger(), nullable=True),
         sa.ForeignKeyConstraint(
             ["cluster_id"],
             ["clusters.id"],

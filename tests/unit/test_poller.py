@@ -181,3 +181,16 @@ def test_missing_extra_params_are_reported():
     fake = FakeExecutor(mariadb_answers())
     snap = InstancePoller(fake, extra_params=["no_such_variable"]).poll()
     assert "no_such_variable" in snap.problems["params"]
+
+
+def test_parameters_and_mariadb_workers_are_read_at_the_slow_cadence():
+    fake = FakeExecutor(mariadb_answers())
+    times = iter([100.0, 100.001, 101.0, 101.001, 105.0, 105.001])
+    poller = InstancePoller(fake, clock=lambda: next(times), slow_every_s=5.0)
+    first, second, third = poller.poll(), poller.poll(), poller.poll()
+    params_sql = "SELECT @@global.slave_parallel_threads, @@global.sync_binlog"
+    workers_sql = applier_workers.statement(MARIADB)
+    assert first.params_read and params_sql in fake.batches[2] and workers_sql in fake.batches[2]
+    assert not second.params_read and second.params == {} and second.workers == ()
+    assert params_sql not in fake.batches[3] and workers_sql not in fake.batches[3]
+    assert third.params_read and third.params["slave_parallel_threads"] == "4"

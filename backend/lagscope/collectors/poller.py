@@ -5,6 +5,10 @@ variable catalog (which tracked parameters exist). Per poll, one multi-statement
 order: server state (clock first), replica status, source status, parameters, counters, applier
 workers, heartbeat.
 
+Parameters change rarely (DESIGN.md §11): with ``slow_every_s`` they are read at most that
+often (and on MariaDB the worker threads too, which only describe; MySQL's workers carry the
+applier lag and are read every poll). ``snapshot.params_read`` says whether this poll read them.
+
 Server state and replica status are required: if they fail, the poll fails with the translated
 error. The others are optional: a reading the server refuses (a missing privilege, a missing
 heartbeat table) is reported in ``snapshot.problems``, skipped for the rest of this connection,
@@ -55,6 +59,7 @@ class _Session:
     dialect: Dialect
     plan: params.ParamPlan
     disabled: dict[str, str] = field(default_factory=dict)
+    slow_read_at: float | None = None
 
 
 class InstancePoller:
@@ -66,10 +71,12 @@ class InstancePoller:
         heartbeat: HeartbeatTable | None = None,
         extra_params: Sequence[str] = (),
         clock: Callable[[], float] = time.time,
+        slow_every_s: float = 0.0,
     ) -> None:
         self.executor = executor
         self.heartbeat = heartbeat
         self.extra_params = tuple(extra_params)
+        self.slow_every_s = slow_every_s
         self._clock = clock
         self._session: _Session | None = None
 
@@ -104,14 +111,22 @@ class InstancePoller:
         return self._session
 
     def _poll(self, session: _Session) -> InstanceSnapshot:
-        readings = self._readings(session)
         sent_at = self._clock()
+        slow = session.slow_read_at is None or sent_at - session.slow_read_at >= self.slow_every_s
+        readings = self._readings(session, slow)
         results = self._run_batch(session, readings)
         received_at = self._clock()
+        if slow:
+            session.slow_read_at = sent_at
         return self._snapshot(session, results, sent_at, received_at)
 
-    def _readings(self, session: _Session) -> list[tuple[str, str]]:
+    def _readings(self, session: _Session, slow: bool) -> list[tuple[str, str]]:
         d = session.dialect
+        skip = set(session.disabled)
+        if not slow:
+            skip.add("params")
+            if not d.has_worker_timestamps:
+                skip.add("workers")
         wanted: list[tuple[str, str | None]] = [
             ("server_state", server_state.statement(d)),
             ("replica_status", replica_status.statement(d)),
@@ -121,7 +136,7 @@ class InstancePoller:
             ("workers", applier_workers.statement(d)),
             ("heartbeat", self.heartbeat.statement() if self.heartbeat else None),
         ]
-        return [(n, sql) for n, sql in wanted if sql and n not in session.disabled]
+        return [(n, sql) for n, sql in wanted if sql and n not in skip]
 
     def _run_batch(
         self, session: _Session, readings: list[tuple[str, str]]
@@ -182,6 +197,7 @@ class InstancePoller:
             channels=replica_status.parse(d, results["replica_status"]),
             source=_optional(results, "source_status", lambda rs: source_status.parse(d, rs)),
             params=_optional(results, "params", session.plan.parse) or MappingProxyType({}),
+            params_read="params" in results,
             counters=_optional(results, "counters", lambda rs: counters.parse(d, rs))
             or MappingProxyType({}),
             heartbeat=heartbeat,

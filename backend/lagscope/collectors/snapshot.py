@@ -181,6 +181,7 @@ class InstanceSnapshot:
     source: SourceStatus | None = None
     # Server variable name (as the server spells it) → value as text ('ON'/'OFF' for booleans).
     params: Mapping[str, str | None] = field(default_factory=_empty_params)
+    params_read: bool = False  # False when this poll skipped the (slow) parameter reading
     counters: Mapping[str, int] = field(default_factory=_empty_counters)
     heartbeat: HeartbeatReading | None = None
     workers: tuple[ApplierWorker, ...] = ()

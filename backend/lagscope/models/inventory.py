@@ -79,6 +79,11 @@ class Instance(Base):
     gtid_executed: Mapped[str | None] = mapped_column(Text, default=None)
     gtid_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
     last_counters: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # Digest of the parameter values last stored: a poll compares digests and reads the
+    # param_values rows only when something changed (parameters rarely change).
+    params_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    # The last poll that read the parameters: a change happened after it.
+    params_read_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
 
     cluster: Mapped[Cluster] = relationship(back_populates="instances")
     channels: Mapped[list[Channel]] = relationship(

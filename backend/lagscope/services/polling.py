@@ -23,6 +23,7 @@ def poll_cluster(
     cluster_id: int,
     connect_timeout_s: float = 2.0,
     read_timeout_s: float = 2.0,
+    params_every_s: float = 0.0,
 ) -> TickSummary | None:
     """One tick. Returns None when the cluster is gone or disabled (a stale queued task)."""
     cluster = session.scalar(
@@ -40,6 +41,7 @@ def poll_cluster(
             connection_spec(box, instance, connect_timeout_s, read_timeout_s),
             heartbeat,
             extra,
+            params_every_s,
         )
         for instance in cluster.instances
         if instance.enabled

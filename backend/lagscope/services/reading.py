@@ -31,6 +31,7 @@ class Target:
     spec: ConnectionSpec
     heartbeat: HeartbeatTable | None = None
     extra_params: tuple[str, ...] = ()
+    params_every_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,7 @@ class ClusterReader:
                     heartbeat=target.heartbeat,
                     extra_params=target.extra_params,
                     clock=self._clock,
+                    slow_every_s=target.params_every_s,
                 )
                 entry = self._entries[target.instance_id] = _Entry(target, poller)
             return entry

@@ -8,6 +8,7 @@ worker can poll the cluster next.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -50,7 +51,12 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
     by_id = {r.instance_id: r for r in readings}
     source = next((i for i in cluster.instances if i.role == "source"), None)
     source_view = _source_view(source, by_id.get(source.id) if source else None)
-    params = _current_params(session, [r.instance_id for r in readings if r.ok])
+    changed = [
+        i.id
+        for i in cluster.instances
+        if (r := by_id.get(i.id)) and r.snapshot and _params_changed(i, r.snapshot)
+    ]
+    params = _current_params(session, changed)
     summary = TickSummary()
     samples: list[dict[str, Any]] = []
     instance_samples: list[dict[str, Any]] = []
@@ -67,7 +73,8 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
             continue
         snap = reading.snapshot
         instance_samples.append(_instance_sample(instance, snap, at))
-        _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
+        if instance.id in changed:
+            _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
         samples.extend(_channel_samples(session, cluster, instance, snap, source_view, at))
         _update_instance(instance, snap, at)
     if instance_samples:
@@ -118,6 +125,8 @@ def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -
     instance.gtid_executed = snap.gtid.executed
     instance.gtid_progress = _progress(snap)
     instance.last_counters = {**snap.counters, "_at": snap.taken_at.timestamp()}
+    if snap.params_read:
+        instance.params_read_at = at
 
 
 def _instance_sample(instance: Instance, snap: InstanceSnapshot, at: datetime) -> dict[str, Any]:
@@ -144,6 +153,17 @@ def _instance_sample(instance: Instance, snap: InstanceSnapshot, at: datetime) -
     }
 
 
+def params_digest(values: Mapping[str, str | None]) -> str:
+    text = "\x1f".join(
+        f"{k}\x1e{'' if v is None else v}\x1e{v is None:d}" for k, v in sorted(values.items())
+    )
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _params_changed(instance: Instance, snap: InstanceSnapshot) -> bool:
+    return snap.params_read and params_digest(snap.params) != instance.params_digest
+
+
 def _current_params(session: Session, instance_ids: list[int]) -> dict[int, dict[str, ParamValue]]:
     current: dict[int, dict[str, ParamValue]] = {}
     if instance_ids:
@@ -161,9 +181,8 @@ def _record_params(
     at: datetime,
     summary: TickSummary,
 ) -> None:
-    """A value that differs from the stored one is a change in (previous good poll, this poll]."""
-    if not snap.params:
-        return
+    """A value that differs from the stored one changed in (the last poll that read parameters,
+    this poll]: failed polls in between only widen that window."""
     for name, value in snap.params.items():
         stored = known.get(name)
         if stored is None:
@@ -175,12 +194,13 @@ def _record_params(
                     name=name,
                     old_value=stored.value,
                     new_value=value,
-                    last_old_at=instance.last_ok_at or stored.since,
+                    last_old_at=instance.params_read_at or stored.since,
                     first_new_at=at,
                 )
             )
             summary.param_changes.append((instance.name, name, stored.value, value))
             stored.value, stored.since = value, at
+    instance.params_digest = params_digest(snap.params)
 
 
 def _channel_samples(

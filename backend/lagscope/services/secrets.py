@@ -18,6 +18,7 @@ class SecretBox:
     def __init__(self, secret_key: str) -> None:
         digest = hashlib.sha256(secret_key.encode()).digest()
         self._fernet = Fernet(base64.urlsafe_b64encode(digest))
+        self._plain: dict[str, str] = {}
 
     def encrypt(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()
@@ -25,9 +26,17 @@ class SecretBox:
     def decrypt(self, token: str) -> str:
         if not token:
             return ""
+        # Every poll tick turns the same stored tokens into connection specs: remember them.
+        cached = self._plain.get(token)
+        if cached is not None:
+            return cached
         try:
-            return self._fernet.decrypt(token.encode()).decode()
+            plain = self._fernet.decrypt(token.encode()).decode()
         except InvalidToken as exc:
             raise InvalidInput(
                 "a stored credential cannot be decrypted: was LAGSCOPE_SECRET_KEY changed?"
             ) from exc
+        if len(self._plain) > 10_000:
+            self._plain.clear()
+        self._plain[token] = plain
+        return plain

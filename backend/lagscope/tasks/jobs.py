@@ -35,6 +35,7 @@ def poll_cluster_task(cluster_id: int) -> None:
             cluster_id,
             ctx.settings.connect_timeout_s,
             ctx.settings.read_timeout_s,
+            ctx.settings.params_every_s,
         )
     if summary and (summary.unreachable or summary.param_changes):
         log.info(

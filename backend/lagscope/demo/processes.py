@@ -1,0 +1,118 @@
+"""Child processes the demo, the benchmarks and the tests start: Redis and Lagscope's own.
+
+Each runs in its own session with its log in a work directory; ``stop()`` sends SIGTERM to the
+whole process group and SIGKILL after a grace period, so nothing outlives its owner.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lagscope.errors import LagscopeError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def lagscope_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lagscope", *args]
+
+
+class ManagedProcess:
+    def __init__(self, name: str, argv: list[str], workdir: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.log_path = workdir / f"{name}.log"
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=workdir,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def wait_for_log(self, text: str, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while text not in self.log_text():
+            if not self.alive():
+                raise LagscopeError(f"{self.name} exited:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise LagscopeError(
+                    f"{self.name} did not log {text!r} in {timeout_s} s:\n{self.log_tail()}"
+                )
+            time.sleep(0.1)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=grace_s)
+        self._log.close()
+
+
+class RedisServer:
+    """A redis-server of our own on a free loopback port, keeping nothing on disk."""
+
+    def __init__(self, workdir: Path, timeout_s: float = 10.0) -> None:
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        self.port = free_port()
+        argv = [
+            binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]
+        self.process = ManagedProcess("redis", argv, workdir, dict(os.environ))
+        deadline = time.monotonic() + timeout_s
+        while not self.answers():
+            if time.monotonic() > deadline or not self.process.alive():
+                self.process.stop()
+                raise LagscopeError(f"redis-server did not answer:\n{self.process.log_tail()}")
+            time.sleep(0.05)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        self.process.stop()

@@ -1,0 +1,171 @@
+"""How many channel-polls per second one Celery worker sustains, end to end.
+
+A real lab (source + 2 replicas), a real Redis, one ``lagscope worker`` (prefork, concurrency
+2 = this box's cores) and ``lagscope beat``; ``--clusters`` logical clusters of one source and
+four replicas each, all pointed at the lab's servers (each logical instance has its own
+connection). For ``--seconds`` after a warm-up it counts the samples that reached the SQLite
+store, and prints:
+
+- channel-polls/s stored (and the share of the ideal 1 per channel per second),
+- tick duration p50/p99 (Celery's "succeeded in" for poll_cluster),
+- instance round trip p50/p99 (the poll batch, from instance_samples),
+- worker CPU per instance poll (all worker processes, from /proc),
+
+    .venv/bin/python bench/poll_throughput.py --clusters 100 --seconds 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from lagscope.db import make_engine, make_session_factory
+from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
+from lagscope.lab import Lab, LabConfig
+from lagscope.models import InstanceSample, Sample
+from lagscope.services import inventory
+from lagscope.services.secrets import SecretBox
+from lagscope.store_setup import upgrade
+
+REPLICAS_PER_CLUSTER = 4
+SECRET = "bench-secret"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def cpu_seconds(root_pid: int) -> float:
+    """utime+stime of a process and all its descendants (the prefork children)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in _tree(root_pid):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found
+
+
+def build_store(url: str, lab: Lab, clusters: int) -> None:
+    upgrade(url)
+    sessions = make_session_factory(make_engine(url))
+    box = SecretBox(SECRET)
+    user, password = lab.credentials.monitor
+    real = [lab.server("replica1"), lab.server("replica2")]
+    with sessions() as session, session.begin():
+        for n in range(clusters):
+            cluster = inventory.create_cluster(session, f"bench-{n}")
+            src = lab.server("source")
+            inventory.add_instance(session, box, cluster, "source", src.host, src.port, user, password, "source")
+            for r in range(REPLICAS_PER_CLUSTER):
+                server = real[r % 2]
+                inventory.add_instance(
+                    session, box, cluster, f"replica{r}", server.host, server.port, user, password
+                )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clusters", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--warmup", type=float, default=10)
+    parser.add_argument("--concurrency", type=int, default=2)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="lagscope-bench-"))
+    lab = Lab.start(LabConfig(replicas=2))
+    redis = RedisServer(workdir)
+    processes: list[ManagedProcess] = []
+    try:
+        instances = args.clusters * (1 + REPLICAS_PER_CLUSTER)
+        with lab.connect("source") as conn, conn.cursor() as cur:
+            # Every logical instance holds a connection per worker process.
+            cur.execute(f"SET GLOBAL max_connections = {instances * args.concurrency + 200}")
+        for name in ("replica1", "replica2"):
+            with lab.connect(name) as conn, conn.cursor() as cur:
+                cur.execute(f"SET GLOBAL max_connections = {instances * args.concurrency + 200}")
+        url = f"sqlite:///{workdir / 'store.db'}"
+        build_store(url, lab, args.clusters)
+        env = {**os.environ, "LAGSCOPE_DATABASE_URL": url, "LAGSCOPE_BROKER_URL": redis.url,
+               "LAGSCOPE_SECRET_KEY": SECRET}  # fmt: skip
+        worker = ManagedProcess(
+            "worker",
+            lagscope_command("worker", "--concurrency", str(args.concurrency), "--without-gossip", "--without-mingle"),
+            workdir,
+            env,
+        )
+        processes.append(worker)
+        worker.wait_for_log("ready.")
+        processes.append(ManagedProcess("beat", lagscope_command("beat", "-s", str(workdir / "beat")), workdir, env))
+        time.sleep(args.warmup)
+        log_offset = len(worker.log_text())
+        start, cpu0 = time.time(), cpu_seconds(worker.pid)
+        time.sleep(args.seconds)
+        end, cpu1 = time.time(), cpu_seconds(worker.pid)
+        report(url, worker.log_text()[log_offset:], args, start, end, cpu1 - cpu0)
+    finally:
+        for process in reversed(processes):
+            process.stop()
+        redis.stop()
+        lab.stop()
+
+
+def report(url: str, log: str, args: argparse.Namespace, start: float, end: float, cpu_s: float) -> None:
+    sessions = make_session_factory(make_engine(url))
+    window = (datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
+    with sessions() as s:
+        samples = s.scalar(select(func.count()).select_from(Sample).where(Sample.ts.between(*window))) or 0
+        polls = s.scalars(
+            select(InstanceSample.round_trip_s).where(InstanceSample.ts.between(*window), InstanceSample.reachable)
+        ).all()
+        unreachable = s.scalar(
+            select(func.count()).select_from(InstanceSample)
+            .where(InstanceSample.ts.between(*window), InstanceSample.reachable.is_(False))
+        )  # fmt: skip
+    seconds = end - start
+    ideal = args.clusters * REPLICAS_PER_CLUSTER * seconds
+    ticks = [float(x) for x in re.findall(r"poll_cluster\[[^\]]+\] succeeded in ([0-9.]+)s", log)]
+    instance_polls = len(polls) + (unreachable or 0)
+    print(f"clusters={args.clusters} instances={args.clusters * (1 + REPLICAS_PER_CLUSTER)} "
+          f"concurrency={args.concurrency} window={seconds:.0f} s")  # fmt: skip
+    print(f"channel-polls stored: {samples / seconds:.0f}/s ({samples / ideal:.1%} of ideal)")
+    print(f"instance polls: {instance_polls / seconds:.0f}/s, unreachable (deadline) {unreachable}")
+    if ticks:
+        print(f"tick duration p50={statistics.median(ticks) * 1e3:.1f} ms p99={percentile(ticks, 0.99) * 1e3:.1f} ms "
+              f"({len(ticks)} ticks)")  # fmt: skip
+    rtts = [p for p in polls if p is not None]
+    if rtts:
+        print(f"instance round trip p50={statistics.median(rtts) * 1e3:.2f} ms p99={percentile(rtts, 0.99) * 1e3:.2f} ms")
+    if instance_polls:
+        print(f"worker CPU: {cpu_s / seconds:.2f} cores, {cpu_s / instance_polls * 1e3:.3f} ms per instance poll")
+
+
+if __name__ == "__main__":
+    main()
