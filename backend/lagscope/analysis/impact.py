@@ -1,0 +1,384 @@
+"""Before/after impact of one tuning step on one replica channel (DESIGN.md §7).
+
+A step (a param change or an annotation) at T is judged on two windows of the channel's samples,
+``before`` = [T − W, T) and ``after`` = [T + settle, T + settle + W), clipped at the neighbouring
+steps (:func:`windows`). The verdict, in one paragraph:
+
+Either window with fewer than ``min_samples`` known lags is ``insufficient_data``. Otherwise three
+figures may each vote *better* or *worse*, and a vote counts only when the change is both real and
+large. Real: a two-sided Mann–Whitney rank test (normal approximation, p < 0.01) on the window cut
+into at most 10 consecutive blocks (block medians of the lag, block means of the rest), because
+polls a second apart are not independent and a test over 600 correlated polls would call any
+drift significant (a lag wandering over minutes can still fool it; the size rule is then the
+guard). Large: lag p50 or p95 moved by ≥ 20 % of the larger value and ≥ 0.5 s; time
+caught up by ≥ 25 points; apply rate by ≥ 20 % of the larger value. Lag and caught-up share always
+vote. The apply rate votes only where it is the replica's ceiling, i.e. the replica was behind
+(receive- or apply-bound) most of the time: it votes *better* when it rose and the replica was
+behind before the step, *worse* when it fell and the replica was behind after. If the source rate
+(the load) moved by more than ±20 %, lag and caught-up votes the load explains (better under a
+lighter load, worse under a heavier one) are set aside; votes against the load stand. The verdict
+is ``improved`` or ``worse`` when the standing votes agree, else ``no_clear_change``. An unknown
+load sets nothing aside (the reason says the load is unknown).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from lagscope.analysis.codes import Verdict
+
+# 10 blocks a side: a clean shift still reaches p ≈ 2e-4, and 1-minute blocks of 1 Hz polls are
+# close to independent; 20 blocks called a lag wandering over ~1 min a change 3× as often.
+_BLOCKS = 10
+_ALPHA = 0.01  # stricter than 0.05: blocking removes only part of the polls' autocorrelation
+_MIN_LAG_CHANGE_S = 0.5  # below this, a lag change is within a 1 s poll's own jitter
+_MIN_RELATIVE_CHANGE = 0.2  # 41 s → 38 s is "significant" over 600 polls but nobody's win
+_MIN_SHARE_CHANGE = 0.25  # points of time caught up (0.25 = 25 %)
+_LOAD_TOLERANCE = 0.2  # ±20 %: day-to-day wobble of a steady workload
+_BEHIND_SHARE = 0.5  # "mostly behind": the apply rate is then the ceiling, not the load's echo
+_BOUND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One sample of a channel: lag None when unknown (e.g. unreachable), verdict a Verdict code."""
+
+    ts: float  # epoch seconds
+    lag_s: float | None
+    verdict: int
+    apply_rate: float | None
+    source_rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The half-open interval [start, end); empty when start >= end."""
+
+    start: float
+    end: float
+
+    @property
+    def empty(self) -> bool:
+        return self.start >= self.end
+
+    def holds(self, ts: float) -> bool:
+        return self.start <= ts < self.end
+
+
+def windows(
+    step_at: float,
+    previous_step_at: float | None,
+    next_step_at: float | None,
+    width_s: float = 600,
+    settle_s: float = 30,
+) -> tuple[Window, Window]:
+    """``(before, after)`` for a step, clipped at its neighbours; a window may come out empty.
+
+    ``before`` starts no earlier than ``previous_step_at + settle_s``: the previous step's own
+    settling time is its transient, not this step's baseline. ``after`` ends at the next step.
+    """
+    if width_s <= 0 or settle_s < 0:
+        raise ValueError(f"need width_s > 0 and settle_s >= 0, got {width_s}, {settle_s}")
+    if previous_step_at is not None and previous_step_at > step_at:
+        raise ValueError("previous_step_at is after step_at")
+    if next_step_at is not None and next_step_at < step_at:
+        raise ValueError("next_step_at is before step_at")
+    before_start = step_at - width_s
+    if previous_step_at is not None:
+        before_start = max(before_start, previous_step_at + settle_s)
+    after_start = step_at + settle_s
+    after_end = after_start + width_s
+    if next_step_at is not None:
+        after_end = min(after_end, next_step_at)
+    return Window(before_start, step_at), Window(after_start, after_end)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowStats:
+    """A window's figures. ``samples`` counts known lags: the lag figures rest on them.
+
+    ``caught_up_share`` is over the reachable samples (unreachable ones say nothing either way);
+    the rates are means of the known values; every poll weighs the same, as polls are evenly
+    spaced. None = nothing to compute from.
+    """
+
+    samples: int
+    lag_p50: float | None
+    lag_p95: float | None
+    lag_max: float | None
+    caught_up_share: float | None
+    apply_rate: float | None
+    source_rate: float | None
+
+
+class ImpactVerdict(enum.StrEnum):
+    """What the step did to the channel; the values are what the API and the UI say."""
+
+    IMPROVED = "improved"
+    WORSE = "worse"
+    NO_CLEAR_CHANGE = "no_clear_change"
+    INSUFFICIENT_DATA = "insufficient_data"
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    """The step's effect: ``lag_change_p50`` = after − before, ``load_change`` = after ÷ before."""
+
+    before: WindowStats
+    after: WindowStats
+    verdict: ImpactVerdict
+    lag_change_p50: float | None
+    load_change: float | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """A window's series in time order, as the rank tests need them."""
+
+    lags: list[float]
+    caught_up: list[float]  # 1.0 / 0.0 per reachable sample
+    apply_rates: list[float]
+    source_rates: list[float]
+    behind_share: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Vote:
+    direction: int  # +1 better, −1 worse
+    phrase: str
+    load_sensitive: bool  # lag and caught-up share follow the load; the apply ceiling does not
+
+
+def _known(values: Iterable[float | None]) -> list[float]:
+    # NaN as well as None: one NaN would turn a whole window's mean or quantile into NaN.
+    return [v for v in values if v is not None and not math.isnan(v)]
+
+
+def _side(points: Sequence[Point], window: Window) -> _Side:
+    inside = sorted((p for p in points if window.holds(p.ts)), key=lambda p: p.ts)
+    reachable = [p for p in inside if p.verdict != Verdict.UNREACHABLE]
+    behind = [1.0 if p.verdict in _BOUND else 0.0 for p in reachable]
+    return _Side(
+        lags=_known(p.lag_s for p in inside),
+        caught_up=[1.0 if p.verdict == Verdict.CAUGHT_UP else 0.0 for p in reachable],
+        apply_rates=_known(p.apply_rate for p in inside),
+        source_rates=_known(p.source_rate for p in inside),
+        behind_share=_mean(behind),
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _p95(ordered: Sequence[float]) -> float:
+    # Linear interpolation between closest ranks (numpy's default), so 1 … 10 has p95 = 9.55.
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=20, method="inclusive")[-1]
+
+
+def _stats(side: _Side) -> WindowStats:
+    lags = sorted(side.lags)
+    return WindowStats(
+        samples=len(lags),
+        lag_p50=statistics.median(lags) if lags else None,
+        lag_p95=_p95(lags) if lags else None,
+        lag_max=lags[-1] if lags else None,
+        caught_up_share=_mean(side.caught_up),
+        apply_rate=_mean(side.apply_rates),
+        source_rate=_mean(side.source_rates),
+    )
+
+
+def window_stats(points: Sequence[Point], window: Window) -> WindowStats:
+    """Figures of the points inside ``window`` (points may come in any order)."""
+    return _stats(_side(points, window))
+
+
+def _rank_test(before: Sequence[float], after: Sequence[float]) -> tuple[float, int]:
+    """Two-sided Mann–Whitney p-value (normal approximation, tie-corrected) and direction.
+
+    The direction is +1 when ``after`` tends to be larger, −1 when smaller, 0 when balanced.
+    """
+    n1, n2 = len(before), len(after)
+    if n1 == 0 or n2 == 0:
+        return 1.0, 0
+    pooled = sorted([(v, 0) for v in before] + [(v, 1) for v in after])
+    n = n1 + n2
+    after_rank_sum = tie_term = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j < n and pooled[j][0] == pooled[i][0]:
+            j += 1
+        # Tied values share the mean of ranks i+1 … j.
+        after_rank_sum += (i + 1 + j) / 2 * sum(side for _, side in pooled[i:j])
+        tie_term += (j - i) ** 3 - (j - i)
+        i = j
+    u = after_rank_sum - n2 * (n2 + 1) / 2
+    mean = n1 * n2 / 2
+    variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)))
+    if variance <= 0:  # every value equal: nothing to tell apart
+        return 1.0, 0
+    z = max(abs(u - mean) - 0.5, 0.0) / math.sqrt(variance)  # − 0.5: continuity correction
+    return math.erfc(z / math.sqrt(2)), (u > mean) - (u < mean)
+
+
+def _real_change(
+    before: Sequence[float], after: Sequence[float], reduce: Callable[[Sequence[float]], float]
+) -> int:
+    """+1 / −1 if ``after`` is clearly above / below ``before`` by the block rank test, else 0."""
+
+    def blocks(values: Sequence[float]) -> list[float]:
+        n, k = len(values), min(len(values), _BLOCKS)
+        return [reduce(values[i * n // k : (i + 1) * n // k]) for i in range(k)]
+
+    p_value, direction = _rank_test(blocks(before), blocks(after))
+    return direction if p_value < _ALPHA else 0
+
+
+def _large(old: float, new: float, floor: float) -> bool:
+    # Relative to the larger value so that a → b and b → a are judged alike.
+    change = abs(new - old)
+    return change > 0 and change >= max(floor, _MIN_RELATIVE_CHANGE * max(abs(old), abs(new)))
+
+
+def _verb(direction: int) -> str:
+    return "rose" if direction > 0 else "fell"
+
+
+def _lag_vote(b: _Side, a: _Side, bs: WindowStats, as_: WindowStats) -> _Vote | None:
+    rose = _real_change(b.lags, a.lags, statistics.median)
+    if rose == 0:
+        return None
+    for name, old, new in (("p50", bs.lag_p50, as_.lag_p50), ("p95", bs.lag_p95, as_.lag_p95)):
+        if (
+            old is not None
+            and new is not None
+            and (new - old) * rose > 0
+            and _large(old, new, _MIN_LAG_CHANGE_S)
+        ):
+            return _Vote(-rose, f"lag {name} {_verb(rose)} from {old:.1f} s to {new:.1f} s", True)
+    return None
+
+
+def _caught_up_vote(b: _Side, a: _Side, bs: WindowStats, as_: WindowStats) -> _Vote | None:
+    rose = _real_change(b.caught_up, a.caught_up, statistics.fmean)
+    old, new = bs.caught_up_share, as_.caught_up_share
+    if rose == 0 or old is None or new is None or (new - old) * rose <= 0:
+        return None
+    if abs(new - old) < _MIN_SHARE_CHANGE:
+        return None
+    phrase = f"time caught up {_verb(rose)} from {old * 100:.0f} % to {new * 100:.0f} %"
+    return _Vote(rose, phrase, True)
+
+
+def _apply_vote(b: _Side, a: _Side, bs: WindowStats, as_: WindowStats) -> _Vote | None:
+    rose = _real_change(b.apply_rates, a.apply_rates, statistics.fmean)
+    old, new = bs.apply_rate, as_.apply_rate
+    if rose == 0 or old is None or new is None or (new - old) * rose <= 0:
+        return None
+    # A rise proves more capacity only if the old rate was a ceiling (behind before); a fall
+    # proves less only if the new rate is one (behind after). Otherwise it just followed the load.
+    ceiling = b if rose > 0 else a
+    if not _large(old, new, 0.0) or (ceiling.behind_share or 0.0) < _BEHIND_SHARE:
+        return None
+    when = "before" if rose > 0 else "after"
+    phrase = (
+        f"the apply rate {_verb(rose)} from {old:.0f} to {new:.0f} trx/s, behind {when} the step"
+    )
+    return _Vote(rose, phrase, False)
+
+
+def _load(before: float | None, after: float | None) -> tuple[int | None, float | None, str]:
+    """Load direction (+1 heavier, −1 lighter, 0 steady, None unknown), ratio, and its phrase."""
+    if before is None or after is None:
+        return None, None, "the load was unknown"
+    if before == 0:
+        # An idle source has no ratio; any load after it is heavier.
+        return (
+            (1, None, "the source was idle before")
+            if after > 0
+            else (0, 1.0, "the source was idle")
+        )
+    ratio = after / before
+    percent = abs(ratio - 1) * 100
+    if ratio > 1 + _LOAD_TOLERANCE:
+        return 1, ratio, f"the load rose by {percent:.0f} %"
+    if ratio < 1 - _LOAD_TOLERANCE:
+        return -1, ratio, f"the load fell by {percent:.0f} %"
+    return 0, ratio, f"the load was unchanged (±{percent:.0f} %)"
+
+
+def _judge(votes: list[_Vote], load: int | None) -> tuple[ImpactVerdict, list[_Vote], list[_Vote]]:
+    """The verdict, the votes that stand and those the load change explains away."""
+    explained = [v for v in votes if load and v.load_sensitive and v.direction == -load]
+    standing = [v for v in votes if v not in explained]
+    directions = {v.direction for v in standing}
+    verdict = ImpactVerdict.NO_CLEAR_CHANGE
+    if len(directions) == 1:  # no votes, or votes that disagree, make no clear change
+        verdict = ImpactVerdict.IMPROVED if directions == {1} else ImpactVerdict.WORSE
+    return verdict, standing, explained
+
+
+def _reason(
+    verdict: ImpactVerdict,
+    standing: list[_Vote],
+    explained: list[_Vote],
+    load: str,
+    stats: tuple[WindowStats, WindowStats],
+) -> str:
+    """One sentence: the votes that decided, or why nothing did."""
+    bs, as_ = stats
+    if verdict is not ImpactVerdict.NO_CLEAR_CHANGE:
+        return f"{' and '.join(v.phrase for v in standing)} while {load}"
+    if standing:
+        return f"mixed evidence: {' but '.join(v.phrase for v in standing)} while {load}"
+    if explained:
+        rates = "unknown"
+        if bs.apply_rate is not None and as_.apply_rate is not None:
+            rates = f"{bs.apply_rate:.0f} → {as_.apply_rate:.0f} trx/s"
+        capacity = "more" if explained[0].direction > 0 else "less"
+        return (
+            f"{' and '.join(v.phrase for v in explained)}, but {load}, which can explain it, "
+            f"and the apply rate ({rates}) shows no {capacity} capacity than before"
+        )
+    return (
+        f"lag p50 went from {bs.lag_p50:.1f} s to {as_.lag_p50:.1f} s, "
+        f"no clear change beyond the noise, while {load}"
+    )
+
+
+def impact(
+    points: Sequence[Point],
+    step_at: float,
+    previous_step_at: float | None = None,
+    next_step_at: float | None = None,
+    width_s: float = 600,
+    settle_s: float = 30,
+    min_samples: int = 10,
+) -> Impact:
+    """Compare a channel's ``before`` and ``after`` windows around a step (see the module doc)."""
+    if min_samples < 1:
+        raise ValueError(f"min_samples must be >= 1, got {min_samples}")
+    before, after = windows(step_at, previous_step_at, next_step_at, width_s, settle_s)
+    b, a = _side(points, before), _side(points, after)
+    bs, as_ = _stats(b), _stats(a)
+    load, ratio, load_phrase = _load(bs.source_rate, as_.source_rate)
+    change = None if bs.lag_p50 is None or as_.lag_p50 is None else as_.lag_p50 - bs.lag_p50
+    if bs.samples < min_samples or as_.samples < min_samples:
+        reason = (
+            f"too few lag samples to judge: {bs.samples} before and {as_.samples} after the step "
+            f"(at least {min_samples} needed on each side)"
+        )
+        return Impact(bs, as_, ImpactVerdict.INSUFFICIENT_DATA, change, ratio, reason)
+    votes = [vote(b, a, bs, as_) for vote in (_lag_vote, _caught_up_vote, _apply_vote)]
+    verdict, standing, explained = _judge([v for v in votes if v is not None], load)
+    reason = _reason(verdict, standing, explained, load_phrase, (bs, as_))
+    return Impact(bs, as_, verdict, change, ratio, reason)
