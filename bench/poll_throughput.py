@@ -84,7 +84,9 @@ def build_store(url: str, lab: Lab, clusters: int) -> None:
         for n in range(clusters):
             cluster = inventory.create_cluster(session, f"bench-{n}")
             src = lab.server("source")
-            inventory.add_instance(session, box, cluster, "source", src.host, src.port, user, password, "source")
+            inventory.add_instance(
+                session, box, cluster, "source", src.host, src.port, user, password, "source"
+            )
             for r in range(REPLICAS_PER_CLUSTER):
                 server = real[r % 2]
                 inventory.add_instance(
@@ -117,13 +119,23 @@ def main() -> None:
                "LAGSCOPE_SECRET_KEY": SECRET}  # fmt: skip
         worker = ManagedProcess(
             "worker",
-            lagscope_command("worker", "--concurrency", str(args.concurrency), "--without-gossip", "--without-mingle"),
+            lagscope_command(
+                "worker",
+                "--concurrency",
+                str(args.concurrency),
+                "--without-gossip",
+                "--without-mingle",
+            ),
             workdir,
             env,
         )
         processes.append(worker)
         worker.wait_for_log("ready.")
-        processes.append(ManagedProcess("beat", lagscope_command("beat", "-s", str(workdir / "beat")), workdir, env))
+        processes.append(
+            ManagedProcess(
+                "beat", lagscope_command("beat", "-s", str(workdir / "beat")), workdir, env
+            )
+        )
         time.sleep(args.warmup)
         log_offset = len(worker.log_text())
         start, cpu0 = time.time(), cpu_seconds(worker.pid)
@@ -137,13 +149,20 @@ def main() -> None:
         lab.stop()
 
 
-def report(url: str, log: str, args: argparse.Namespace, start: float, end: float, cpu_s: float) -> None:
+def report(
+    url: str, log: str, args: argparse.Namespace, start: float, end: float, cpu_s: float
+) -> None:
     sessions = make_session_factory(make_engine(url))
     window = (datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
     with sessions() as s:
-        samples = s.scalar(select(func.count()).select_from(Sample).where(Sample.ts.between(*window))) or 0
+        samples = (
+            s.scalar(select(func.count()).select_from(Sample).where(Sample.ts.between(*window)))
+            or 0
+        )
         polls = s.scalars(
-            select(InstanceSample.round_trip_s).where(InstanceSample.ts.between(*window), InstanceSample.reachable)
+            select(InstanceSample.round_trip_s).where(
+                InstanceSample.ts.between(*window), InstanceSample.reachable
+            )
         ).all()
         unreachable = s.scalar(
             select(func.count()).select_from(InstanceSample)
@@ -158,13 +177,18 @@ def report(url: str, log: str, args: argparse.Namespace, start: float, end: floa
     print(f"channel-polls stored: {samples / seconds:.0f}/s ({samples / ideal:.1%} of ideal)")
     print(f"instance polls: {instance_polls / seconds:.0f}/s, unreachable (deadline) {unreachable}")
     if ticks:
-        print(f"tick duration p50={statistics.median(ticks) * 1e3:.1f} ms p99={percentile(ticks, 0.99) * 1e3:.1f} ms "
-              f"({len(ticks)} ticks)")  # fmt: skip
+        print(f"tick duration {_p50_p99(ticks, 'ms')} ({len(ticks)} ticks)")
     rtts = [p for p in polls if p is not None]
     if rtts:
-        print(f"instance round trip p50={statistics.median(rtts) * 1e3:.2f} ms p99={percentile(rtts, 0.99) * 1e3:.2f} ms")
+        print(f"instance round trip {_p50_p99(rtts, 'ms')}")
     if instance_polls:
-        print(f"worker CPU: {cpu_s / seconds:.2f} cores, {cpu_s / instance_polls * 1e3:.3f} ms per instance poll")
+        per_poll_ms = cpu_s / instance_polls * 1e3
+        print(f"worker CPU: {cpu_s / seconds:.2f} cores, {per_poll_ms:.3f} ms per instance poll")
+
+
+def _p50_p99(seconds: list[float], unit: str) -> str:
+    p50, p99 = statistics.median(seconds) * 1e3, percentile(seconds, 0.99) * 1e3
+    return f"p50={p50:.2f} {unit} p99={p99:.2f} {unit}"
 
 
 if __name__ == "__main__":

@@ -201,7 +201,7 @@ def dependent_rows(cluster_id: int, instance_id: int, channel_id: int) -> list[B
             channel_id=channel_id,
             ts=AT,
             verdict=2,
-            lag_s=1.234,
+            lag_s=30 * 86_400 + 0.25,  # a month behind: more than 2^31 ms
             seconds_behind_source=1,
             heartbeat_lag_s=1.2345678,  # stored as ms: comes back 1.235
             trx_behind=2**33,

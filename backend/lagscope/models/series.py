@@ -17,7 +17,10 @@ from lagscope.models.types import EpochMicros, Scaled
 
 
 class Sample(Base):
-    """One channel at one poll. Seconds as milliseconds, rates as milli-trx/s (see types)."""
+    """One channel at one poll. Seconds as milliseconds, rates as milli-trx/s (see types).
+
+    Lags are BIGINT milliseconds: a replica restored from a month-old backup is > 2^31 ms behind,
+    and one such value must not make a whole tick's insert fail."""
 
     __tablename__ = "samples"
     __table_args__ = {"sqlite_with_rowid": False}  # noqa: RUF012 - SQLAlchemy reads it
@@ -27,11 +30,11 @@ class Sample(Base):
     )
     ts: Mapped[datetime] = mapped_column(EpochMicros, primary_key=True)
     verdict: Mapped[int] = mapped_column(SmallInteger)
-    lag_s: Mapped[float | None] = mapped_column(Scaled(1000))
+    lag_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     lag_source: Mapped[int | None] = mapped_column(SmallInteger)
     seconds_behind_source: Mapped[int | None] = mapped_column(Integer)
-    heartbeat_lag_s: Mapped[float | None] = mapped_column(Scaled(1000))
-    applier_lag_s: Mapped[float | None] = mapped_column(Scaled(1000))
+    heartbeat_lag_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    applier_lag_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     trx_behind: Mapped[int | None] = mapped_column(BigInteger)
     not_received: Mapped[int | None] = mapped_column(BigInteger)
     received_not_applied: Mapped[int | None] = mapped_column(BigInteger)
@@ -53,10 +56,10 @@ class _RollupColumns:
     samples: Mapped[int] = mapped_column(Integer)
     caught_up: Mapped[int] = mapped_column(Integer)  # samples whose verdict was caught_up
     last_verdict: Mapped[int] = mapped_column(SmallInteger)
-    lag_min: Mapped[float | None] = mapped_column(Scaled(1000))
-    lag_avg: Mapped[float | None] = mapped_column(Scaled(1000))
-    lag_max: Mapped[float | None] = mapped_column(Scaled(1000))
-    lag_last: Mapped[float | None] = mapped_column(Scaled(1000))
+    lag_min: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    lag_avg: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    lag_max: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    lag_last: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     trx_behind_min: Mapped[int | None] = mapped_column(BigInteger)
     trx_behind_avg: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     trx_behind_max: Mapped[int | None] = mapped_column(BigInteger)
