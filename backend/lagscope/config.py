@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     secret_key: str = PLACEHOLDER_SECRET
     demo: bool = False
     broker_url: str = "redis://127.0.0.1:6379/0"
+    # The first admin, created at API start-up when the store has no user yet.
+    admin_username: str | None = None
+    admin_password: str | None = None
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0

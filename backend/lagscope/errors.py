@@ -7,6 +7,8 @@ Driver exceptions (``pymysql.*``) are translated at the collector boundary with
     ├── NotFound                    a stored object does not exist
     ├── Conflict                    a write clashes with stored state
     ├── InvalidInput                a value from a user or a config is not acceptable
+    ├── NotAuthenticated            no valid credentials were presented
+    ├── PermissionDenied            the caller's role does not allow this
     └── CollectorError              anything that went wrong talking to a monitored server
         ├── ServerUnreachable       connect refused / timed out, connection lost, read timeout
         ├── AccessDenied            wrong credentials, or a privilege the monitoring user lacks
@@ -34,6 +36,14 @@ class Conflict(LagscopeError):
 
 class InvalidInput(LagscopeError):
     """A value given by a user or a config file is not acceptable."""
+
+
+class NotAuthenticated(LagscopeError):
+    """No valid token or password was presented."""
+
+
+class PermissionDenied(LagscopeError):
+    """The caller is known, but their role does not allow the operation."""
 
 
 class CollectorError(LagscopeError):

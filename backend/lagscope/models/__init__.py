@@ -5,9 +5,11 @@ from lagscope.models.base import Base
 from lagscope.models.inventory import Channel, Cluster, Instance
 from lagscope.models.params import ParamChange, ParamValue
 from lagscope.models.series import InstanceSample, Sample, SampleRollup1h, SampleRollup1m
+from lagscope.models.users import ApiToken, User
 
 __all__ = [
     "Annotation",
+    "ApiToken",
     "Base",
     "Channel",
     "Cluster",
@@ -18,4 +20,5 @@ __all__ = [
     "Sample",
     "SampleRollup1h",
     "SampleRollup1m",
+    "User",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -62,6 +62,8 @@ def add_instance(
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
     if role == "source" and any(i.role == "source" for i in cluster.instances):
         raise Conflict(f"cluster {cluster.name!r} already has a source")
+    if any(i.name == name for i in cluster.instances):
+        raise Conflict(f"cluster {cluster.name!r} already has an instance named {name!r}")
     instance = Instance(
         name=name,
         host=host,
@@ -111,3 +113,67 @@ def heartbeat_table(cluster: Cluster) -> HeartbeatTable | None:
         "lagscope" if cluster.heartbeat_mode == "lagscope" else "pt-heartbeat"
     )
     return HeartbeatTable(kind=kind, schema=cluster.heartbeat_schema, table=cluster.heartbeat_table)
+
+
+def list_clusters(session: Session) -> list[Cluster]:
+    return list(session.scalars(select(Cluster).order_by(Cluster.id)))
+
+
+def update_cluster(
+    session: Session, box: SecretBox, cluster: Cluster, changes: dict[str, Any]
+) -> Cluster:
+    """Apply a partial update; ``changes`` holds only the fields the caller sent."""
+    if "name" in changes and changes["name"] != cluster.name:
+        if session.scalar(select(Cluster.id).where(Cluster.name == changes["name"])) is not None:
+            raise Conflict(f"a cluster named {changes['name']!r} exists")
+        cluster.name = changes["name"]
+    for field in ("poll_interval_s", "extra_params", "enabled"):
+        if field in changes:
+            setattr(cluster, field, changes[field])
+    if heartbeat := changes.get("heartbeat"):
+        apply_heartbeat(box, cluster, heartbeat)
+    session.flush()
+    return cluster
+
+
+def apply_heartbeat(box: SecretBox, cluster: Cluster, heartbeat: dict[str, Any]) -> None:
+    cluster.heartbeat_mode = heartbeat.get("mode", cluster.heartbeat_mode)
+    cluster.heartbeat_schema = heartbeat.get("schema_name", cluster.heartbeat_schema)
+    cluster.heartbeat_table = heartbeat.get("table", cluster.heartbeat_table)
+    cluster.heartbeat_interval_s = heartbeat.get("interval_s", cluster.heartbeat_interval_s)
+    if heartbeat.get("user") is not None:
+        cluster.heartbeat_user = heartbeat["user"]
+    if heartbeat.get("password") is not None:
+        cluster.heartbeat_password_enc = box.encrypt(heartbeat["password"])
+
+
+def get_instance(session: Session, instance_id: int) -> Instance:
+    instance = session.get(Instance, instance_id)
+    if instance is None:
+        raise NotFound(f"instance {instance_id} does not exist")
+    return instance
+
+
+def update_instance(
+    session: Session, box: SecretBox, instance: Instance, changes: dict[str, Any]
+) -> Instance:
+    if "name" in changes and changes["name"] != instance.name:
+        taken = session.scalar(
+            select(Instance.id).where(
+                Instance.cluster_id == instance.cluster_id, Instance.name == changes["name"]
+            )
+        )
+        if taken is not None:
+            raise Conflict(f"the cluster already has an instance named {changes['name']!r}")
+    for field in ("name", "host", "port", "user", "region", "enabled"):
+        if field in changes:
+            setattr(instance, field, changes[field])
+    if changes.get("password") is not None:
+        instance.password_enc = box.encrypt(changes["password"])
+    session.flush()
+    return instance
+
+
+def delete(session: Session, row: Cluster | Instance) -> None:
+    session.delete(row)
+    session.flush()

@@ -1,0 +1,1 @@
+"""The HTTP API: FastAPI app, thin routers over services, one error mapping, auth."""

@@ -1,0 +1,60 @@
+"""The FastAPI application factory.
+
+Operation ids are the route function names (stable, so the UI's generated client does not
+change when a route moves). Everything is under ``/api/v1`` except ``/healthz`` and ``/metrics``.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
+from sqlalchemy.orm import Session, sessionmaker
+
+from lagscope import __version__
+from lagscope.api import problems
+from lagscope.api.routers import (
+    auth,
+    clusters,
+    compare,
+    instances,
+    live,
+    root,
+    series,
+    steps,
+    stream,
+)
+from lagscope.config import Settings, get_settings
+from lagscope.db import make_engine, make_session_factory
+from lagscope.services.secrets import SecretBox
+from lagscope.services.users import ensure_admin
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name
+
+
+def create_app(
+    settings: Settings | None = None, sessions: sessionmaker[Session] | None = None
+) -> FastAPI:
+    settings = settings or get_settings()
+    sessions = sessions or make_session_factory(make_engine(settings.database_url))
+    app = FastAPI(
+        title="Lagscope",
+        version=__version__,
+        openapi_url="/api/v1/openapi.json",
+        docs_url="/api/v1/docs",
+        redoc_url=None,
+        generate_unique_id_function=_operation_id,
+    )
+    app.state.settings = settings
+    app.state.sessions = sessions
+    app.state.box = SecretBox(settings.secret_key)
+    problems.install(app)
+    api = APIRouter(prefix="/api/v1")
+    for module in (auth, clusters, instances, live, series, steps, compare, stream):
+        api.include_router(module.router)
+    app.include_router(api)
+    app.include_router(root.router)
+    with sessions() as session, session.begin():
+        ensure_admin(session, settings.admin_username, settings.admin_password)
+    return app

@@ -1,0 +1,69 @@
+"""Dependencies: a session per request (the route's transaction) and the calling principal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from lagscope.config import Settings
+from lagscope.errors import NotAuthenticated
+from lagscope.services.secrets import SecretBox
+from lagscope.services.users import DEMO_PRINCIPAL, Principal, authenticate
+
+_bearer = HTTPBearer(auto_error=False, description="An API token or a login token")
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """One transaction per request: committed when the route returns, rolled back on error."""
+    with request.app.state.sessions() as session, session.begin():
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.box
+    return box
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+BoxDep = Annotated[SecretBox, Depends(get_box)]
+
+
+def get_principal(
+    request: Request,
+    session: SessionDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if request.app.state.settings.demo:
+        return DEMO_PRINCIPAL  # explicit demo mode only: settings refuse it with a real secret
+    if credentials is None:
+        raise NotAuthenticated("send 'Authorization: Bearer <token>'")
+    return authenticate(session, credentials.credentials)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def editor(principal: PrincipalDep) -> Principal:
+    principal.require("editor")
+    return principal
+
+
+def admin(principal: PrincipalDep) -> Principal:
+    principal.require("admin")
+    return principal
+
+
+EditorDep = Annotated[Principal, Depends(editor)]
+AdminDep = Annotated[Principal, Depends(admin)]

@@ -1,0 +1,89 @@
+"""Errors as RFC 9457 problem bodies, mapped in one place.
+
+Domain errors become their HTTP status; malformed input is a 422 naming each bad field; an
+unexpected exception is a 500 that says nothing about internals (it is logged instead).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from lagscope.errors import (
+    AccessDenied,
+    CollectorError,
+    Conflict,
+    InvalidInput,
+    LagscopeError,
+    NotAuthenticated,
+    NotFound,
+    PermissionDenied,
+    ServerUnreachable,
+    UnsupportedServer,
+)
+
+log = logging.getLogger(__name__)
+MEDIA_TYPE = "application/problem+json"
+
+# Most specific first. A monitored server's failure is not the API's: 502 with the cause.
+_STATUS: tuple[tuple[type[LagscopeError], int], ...] = (
+    (NotFound, 404),
+    (Conflict, 409),
+    (InvalidInput, 422),
+    (NotAuthenticated, 401),
+    (PermissionDenied, 403),
+    (ServerUnreachable, 502),
+    (AccessDenied, 502),
+    (UnsupportedServer, 502),
+    (CollectorError, 502),
+)
+
+
+def problem(status: int, title: str, detail: str = "", **extra: Any) -> JSONResponse:
+    kind = re.sub(r"(?<!^)(?=[A-Z])", "-", title.replace(" ", "")).lower()
+    body = {
+        "type": f"/problems/{kind}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        **extra,
+    }
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(LagscopeError)
+    async def domain_error(_: Request, exc: LagscopeError) -> JSONResponse:
+        status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
+        extra: dict[str, Any] = {}
+        if isinstance(exc, CollectorError):
+            extra = {"server": exc.server, "code": exc.code}
+        return problem(status, type(exc).__name__, str(exc), **extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {
+                "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),
+                "message": e.get("msg", ""),
+            }
+            for e in exc.errors()
+        ]
+        fields = ", ".join(e["field"] or "body" for e in errors)
+        return problem(422, "InvalidRequest", f"invalid: {fields}", errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return problem(exc.status_code, "HTTPError", str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem(500, "InternalError", "an unexpected error occurred; see the server log")

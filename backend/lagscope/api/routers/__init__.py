@@ -1,0 +1,1 @@
+"""One router per area; each is a few lines over a service."""

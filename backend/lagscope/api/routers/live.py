@@ -1,0 +1,7 @@
+"""Routes: live (to be filled)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["live"])

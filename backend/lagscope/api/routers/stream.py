@@ -1,0 +1,7 @@
+"""Routes: stream (to be filled)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["stream"])

@@ -1,0 +1,1 @@
+"""Pydantic v2 request/response schemas, one module per router (separate from ORM models)."""

@@ -1,0 +1,128 @@
+"""Clusters and instances. Passwords go in, never out (only ``has_password``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from lagscope.api.schemas.common import Host, Identifier, Name, Password, Port, Schema, VariableName
+
+HeartbeatMode = Literal["off", "lagscope", "pt-heartbeat"]
+Role = Literal["source", "replica"]
+PollInterval = Annotated[float, Field(ge=0.2, le=3600)]
+
+
+class HeartbeatIn(Schema):
+    mode: HeartbeatMode = "off"
+    schema_name: Identifier = "lagscope"
+    table: Identifier = "heartbeat"
+    interval_s: Annotated[float, Field(ge=0.05, le=60)] = 0.25
+    user: Name | None = None
+    password: Password | None = None
+
+
+class HeartbeatOut(Schema):
+    mode: HeartbeatMode
+    schema_name: str
+    table: str
+    interval_s: float
+    user: str | None
+    has_password: bool
+
+
+class ClusterIn(Schema):
+    name: Name
+    poll_interval_s: PollInterval = 1.0
+    extra_params: Annotated[list[VariableName], Field(max_length=100, default_factory=list)]
+    heartbeat: HeartbeatIn = Field(default_factory=HeartbeatIn)
+
+
+class ClusterPatch(Schema):
+    name: Name | None = None
+    poll_interval_s: PollInterval | None = None
+    extra_params: Annotated[list[VariableName], Field(max_length=100)] | None = None
+    heartbeat: HeartbeatIn | None = None
+    enabled: bool | None = None
+
+
+class InstanceOut(Schema):
+    id: int
+    cluster_id: int
+    name: str
+    host: str
+    port: int
+    user: str
+    role: Role
+    region: str
+    enabled: bool
+    flavor: str | None
+    version: str | None
+    server_id: int | None
+    last_ok_at: datetime | None
+    last_error: str | None
+
+
+class ClusterOut(Schema):
+    id: int
+    name: str
+    poll_interval_s: float
+    extra_params: list[str]
+    heartbeat: HeartbeatOut
+    enabled: bool
+    created_at: datetime
+    instances: list[InstanceOut]
+
+
+class InstanceIn(Schema):
+    cluster_id: int
+    name: Name
+    host: Host
+    port: Port = 3306
+    user: Name
+    password: Password = ""
+    role: Role = "replica"
+    region: Annotated[str, Field(max_length=64)] = ""
+    enabled: bool = True
+
+
+class InstancePatch(Schema):
+    name: Name | None = None
+    host: Host | None = None
+    port: Port | None = None
+    user: Name | None = None
+    password: Password | None = None
+    region: Annotated[str, Field(max_length=64)] | None = None
+    enabled: bool | None = None
+
+
+class ConnectionTestIn(Schema):
+    host: Host
+    port: Port = 3306
+    user: Name
+    password: Password = ""
+    timeout_s: Annotated[float, Field(ge=0.2, le=30)] = 3.0
+
+
+class ChannelSummary(Schema):
+    channel: str
+    io_state: str
+    sql_running: bool
+    seconds_behind_source: int | None
+    source_host: str | None
+    source_port: int | None
+    last_io_error: str
+    last_sql_error: str
+
+
+class ConnectionTestOut(Schema):
+    server: str
+    flavor: str
+    version: str
+    read_only: bool
+    privileges_found: list[str]
+    privileges_missing: list[str]
+    privileges_excessive: list[str]
+    channels: list[ChannelSummary]
+    problems: dict[str, str]

@@ -1,0 +1,46 @@
+"""People and scripts that use the API: users with a role, and API tokens (stored hashed)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from lagscope.models.base import Base
+from lagscope.models.types import EpochMicros
+
+ROLES = ("viewer", "editor", "admin")
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16), default="viewer")
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(EpochMicros)
+
+    tokens: Mapped[list[ApiToken]] = relationship(
+        back_populates="user", cascade="all, delete-orphan"
+    )
+
+
+class ApiToken(Base):
+    """A bearer token. Only its SHA-256 is stored: a leaked database leaks no usable token."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # "session" tokens come from a login and expire; "api" tokens are for scripts.
+    kind: Mapped[str] = mapped_column(String(16), default="api")
+    created_at: Mapped[datetime] = mapped_column(EpochMicros)
+    expires_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    last_used_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+
+    user: Mapped[User] = relationship(back_populates="tokens")

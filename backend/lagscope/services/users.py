@@ -1,0 +1,119 @@
+"""Users, roles and tokens: argon2id password hashes, bearer tokens stored as SHA-256 only."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from lagscope.errors import Conflict, InvalidInput, NotAuthenticated, PermissionDenied
+from lagscope.models import ApiToken, User
+from lagscope.models.users import ROLES
+
+_HASHER = PasswordHasher()
+TOKEN_PREFIX = "lgs_"
+SESSION_TTL = timedelta(hours=12)
+MIN_PASSWORD = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: enough for authorisation and for an annotation's author."""
+
+    user_id: int | None
+    username: str
+    role: str
+
+    def can(self, role: str) -> bool:
+        return ROLES.index(self.role) >= ROLES.index(role)
+
+    def require(self, role: str) -> None:
+        if not self.can(role):
+            raise PermissionDenied(f"this needs the {role} role; {self.username} is {self.role}")
+
+
+DEMO_PRINCIPAL = Principal(None, "demo", "admin")
+
+
+def create_user(session: Session, username: str, password: str, role: str = "viewer") -> User:
+    if role not in ROLES:
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
+    if len(password) < MIN_PASSWORD:
+        raise InvalidInput(f"password must have at least {MIN_PASSWORD} characters")
+    if session.scalar(select(User.id).where(User.username == username)) is not None:
+        raise Conflict(f"user {username!r} exists")
+    user = User(
+        username=username, password_hash=_HASHER.hash(password), role=role, created_at=_now()
+    )
+    session.add(user)
+    session.flush()
+    return user
+
+
+def ensure_admin(session: Session, username: str | None, password: str | None) -> User | None:
+    """Create the first admin from settings when the store has no user yet."""
+    if not username or not password or session.scalar(select(User.id).limit(1)) is not None:
+        return None
+    return create_user(session, username, password, "admin")
+
+
+def login(session: Session, username: str, password: str) -> str:
+    """A session token (plaintext, shown once) for a valid username and password."""
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None or user.disabled or not _verify(user.password_hash, password):
+        raise NotAuthenticated("wrong username or password")
+    return issue_token(session, user, "login", kind="session", ttl=SESSION_TTL)
+
+
+def issue_token(
+    session: Session, user: User, name: str, kind: str = "api", ttl: timedelta | None = None
+) -> str:
+    plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = _now()
+    session.add(
+        ApiToken(
+            user_id=user.id,
+            name=name,
+            token_hash=_digest(plaintext),
+            kind=kind,
+            created_at=now,
+            expires_at=now + ttl if ttl else None,
+        )
+    )
+    session.flush()
+    return plaintext
+
+
+def authenticate(session: Session, token: str) -> Principal:
+    row = session.execute(
+        select(ApiToken, User).join(User).where(ApiToken.token_hash == _digest(token))
+    ).first()
+    if row is None:
+        raise NotAuthenticated("unknown or revoked token")
+    api_token, user = row
+    now = _now()
+    if user.disabled or (api_token.expires_at is not None and api_token.expires_at <= now):
+        raise NotAuthenticated("token expired or user disabled")
+    api_token.last_used_at = now
+    return Principal(user.id, user.username, user.role)
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    try:
+        return _HASHER.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
