@@ -7,153 +7,31 @@ Each test leaves the lab replicating and caught up, even on failure.
 from __future__ import annotations
 
 import itertools
-import os
 import statistics
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from lagscope.analysis.codes import LagSource, Verdict
-from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.load import WriteLoad
-from lagscope.models import Channel, Instance, InstanceSample, ParamChange, Sample
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
-from lagscope.store_setup import upgrade
+from lagscope.models import Instance, InstanceSample, ParamChange
 
-from .stack import ManagedProcess, RedisServer, lagscope_command, sleep_s
+from .pipeline_stack import Pipeline, now, start_pipeline
+from .stack import sleep_s
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
-SECRET = "pipeline-test-secret"
 PARAMS_EVERY_S = 2.0  # the worker reads parameters this often; a change window is at most this
-
-
-@dataclass
-class Pipeline:
-    url: str
-    cluster_id: int
-    processes: list[ManagedProcess]
-    sessions: object
-
-    def session(self) -> Session:
-        return self.sessions()  # type: ignore[operator]
-
-    def channel_id(self, instance: str, channel: str = "") -> int | None:
-        with self.session() as s:
-            return s.scalar(
-                select(Channel.id)
-                .join(Instance)
-                .where(Instance.name == instance, Channel.name == channel)
-            )
-
-    def samples(self, instance: str, since: datetime, channel: str = "") -> list[Sample]:
-        cid = self.channel_id(instance, channel)
-        if cid is None:  # not polled successfully yet
-            return []
-        with self.session() as s:
-            rows = s.scalars(
-                select(Sample)
-                .where(Sample.channel_id == cid, Sample.ts >= since)
-                .order_by(Sample.ts)
-            )
-            return list(rows)
-
-    def latest(self, instance: str, channel: str = "") -> Sample | None:
-        rows = self.samples(instance, datetime.fromtimestamp(time.time() - 5, UTC), channel)
-        return rows[-1] if rows else None
-
-    def lag(self, instance: str) -> float:
-        row = self.latest(instance)
-        return (row.lag_s or 0.0) if row else 0.0
-
-    def verdict(self, instance: str) -> int | None:
-        row = self.latest(instance)
-        return row.verdict if row else None
-
-    def assert_alive(self) -> None:
-        for process in self.processes:
-            assert process.alive(), f"{process.name} died:\n{process.log_tail()}"
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 @pytest.fixture(scope="module")
 def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
-    workdir: Path = tmp_path_factory.mktemp("pipeline")
-    redis = RedisServer(workdir)
-    url = f"sqlite:///{workdir / 'store.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    sessions = make_session_factory(engine)
-    box = SecretBox(SECRET)
-    with sessions() as session, session.begin():
-        cluster = inventory.create_cluster(
-            session,
-            "lab",
-            poll_interval_s=1.0,
-            heartbeat_mode="lagscope",
-            heartbeat_interval_s=0.25,
-        )
-        user, password = lab.credentials.monitor
-        for name in ("source", "replica1", "replica2"):
-            server = lab.server(name)
-            role = "source" if name == "source" else "replica"
-            region = "far" if name == "replica2" else "near"
-            inventory.add_instance(
-                session, box, cluster, name, server.host, server.port, user, password, role, region
-            )
-        inventory.set_heartbeat_writer(session, box, cluster, *lab.credentials.heartbeat)
-        cluster_id = cluster.id
-    env = {
-        **os.environ,
-        "LAGSCOPE_DATABASE_URL": url,
-        "LAGSCOPE_BROKER_URL": redis.url,
-        "LAGSCOPE_SECRET_KEY": SECRET,
-        "LAGSCOPE_PARAMS_EVERY_S": str(PARAMS_EVERY_S),
-        "PYTHONUNBUFFERED": "1",
-    }
-    processes: list[ManagedProcess] = []
-    try:
-        worker = ManagedProcess(
-            "worker",
-            lagscope_command(
-                "worker", "--concurrency", "2", "--without-gossip", "--without-mingle"
-            ),
-            workdir,
-            env,
-        )
-        processes.append(worker)
-        worker.wait_for_log("ready.")
-        processes.append(
-            ManagedProcess(
-                "beat", lagscope_command("beat", "-s", str(workdir / "beat-schedule")), workdir, env
-            )
-        )
-        processes.append(
-            ManagedProcess(
-                "heartbeat", lagscope_command("heartbeat", "--refresh", "1"), workdir, env
-            )
-        )
-        pipe = Pipeline(url, cluster_id, processes, sessions)
-        wait_until(
-            lambda: pipe.latest("replica2") is not None, timeout_s=30, message="first samples"
-        )
-        yield pipe
-    finally:
-        for process in reversed(processes):
-            process.stop()
-        redis.stop()
-        engine.dispose()
+    with start_pipeline(lab, tmp_path_factory.mktemp("pipeline"), PARAMS_EVERY_S) as started:
+        yield started
 
 
 @pytest.fixture

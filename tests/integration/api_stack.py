@@ -1,0 +1,79 @@
+"""A real API server for tests: uvicorn in a thread on a free port, over a migrated store.
+
+Tests talk to it with httpx over real HTTP (Starlette's TestClient is not used: it skips the
+server and is deprecated with httpx in this Starlette).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+from sqlalchemy.orm import Session, sessionmaker
+
+from lagscope.api.app import create_app
+from lagscope.config import Settings
+from lagscope.db import make_engine, make_session_factory
+from lagscope.demo.processes import free_port
+from lagscope.store_setup import upgrade
+
+ADMIN = ("admin", "admin-password-1")
+SECRET = "api-test-secret"
+
+
+@dataclass
+class ApiServer:
+    url: str
+    sessions: sessionmaker[Session]
+    settings: Settings
+    admin_token: str
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token or self.admin_token}"} if token != "" else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+
+@contextmanager
+def api_server(store_url: str, demo: bool = False) -> Iterator[ApiServer]:
+    upgrade(store_url)
+    settings = Settings(
+        database_url=store_url,
+        secret_key=SECRET,
+        demo=demo,
+        admin_username=ADMIN[0],
+        admin_password=ADMIN[1],
+    )
+    engine = make_engine(store_url)
+    sessions = make_session_factory(engine)
+    app = create_app(settings, sessions)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.02)
+    try:
+        with httpx.Client(base_url=url) as c:
+            token = c.post("/api/v1/auth/login", json={"username": ADMIN[0], "password": ADMIN[1]})
+            token.raise_for_status()
+        yield ApiServer(url, sessions, settings, token.json()["token"])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        engine.dispose()
+
+
+def sqlite_url(directory: Path) -> str:
+    return f"sqlite:///{directory / 'store.db'}"
