@@ -149,6 +149,53 @@ def heartbeat(refresh: float) -> None:
     service.run(stop)
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+def api(host: str, port: int) -> None:
+    """Serve the HTTP API (and, once built, the UI) with uvicorn."""
+    import uvicorn
+
+    from lagscope.api.app import create_app
+
+    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+
+
+@main.group()
+def user() -> None:
+    """Manage API users."""
+
+
+@user.command("create")
+@click.option("--username", required=True)
+@click.option(
+    "--role", type=click.Choice(["viewer", "editor", "admin"]), default="viewer", show_default=True
+)
+@click.option(
+    "--password",
+    envvar="LAGSCOPE_NEW_USER_PASSWORD",
+    prompt=True,
+    hide_input=True,
+    confirmation_prompt=True,
+    help="Prompted when not given (or set LAGSCOPE_NEW_USER_PASSWORD).",
+)
+def create_user_command(username: str, role: str, password: str) -> None:
+    """Create a user (the first admin, typically)."""
+    from lagscope.config import get_settings
+    from lagscope.db import make_engine, make_session_factory
+    from lagscope.services.users import create_user
+
+    sessions = make_session_factory(make_engine(get_settings().database_url))
+    try:
+        with sessions() as session, session.begin():
+            created = create_user(session, username, password, role)
+            click.echo(
+                json.dumps({"id": created.id, "username": created.username, "role": created.role})
+            )
+    except LagscopeError as exc:
+        _fail(exc)
+
+
 def _mount_lab() -> None:
     try:
         from lagscope.lab.cli import lab
