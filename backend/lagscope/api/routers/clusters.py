@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep
+from lagscope.api.schemas.common import PathId
 from lagscope.api.schemas.inventory import (
     ClusterIn,
     ClusterOut,
@@ -54,13 +55,13 @@ def create_cluster(body: ClusterIn, _: EditorDep, session: SessionDep, box: BoxD
 
 
 @router.get("/clusters/{cluster_id}", response_model=ClusterOut)
-def get_cluster(cluster_id: int, _: PrincipalDep, session: SessionDep) -> ClusterOut:
+def get_cluster(cluster_id: PathId, _: PrincipalDep, session: SessionDep) -> ClusterOut:
     return cluster_out(inventory.get_cluster(session, cluster_id))
 
 
 @router.patch("/clusters/{cluster_id}", response_model=ClusterOut)
 def update_cluster(
-    cluster_id: int, body: ClusterPatch, _: EditorDep, session: SessionDep, box: BoxDep
+    cluster_id: PathId, body: ClusterPatch, _: EditorDep, session: SessionDep, box: BoxDep
 ) -> ClusterOut:
     cluster = inventory.get_cluster(session, cluster_id)
     changes = body.model_dump(exclude_unset=True)
@@ -70,6 +71,6 @@ def update_cluster(
 
 
 @router.delete("/clusters/{cluster_id}", status_code=204, response_class=Response)
-def delete_cluster(cluster_id: int, _: EditorDep, session: SessionDep) -> Response:
+def delete_cluster(cluster_id: PathId, _: EditorDep, session: SessionDep) -> Response:
     inventory.delete(session, inventory.get_cluster(session, cluster_id))
     return Response(status_code=204)

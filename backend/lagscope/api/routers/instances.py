@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
 from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep
+from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.api.schemas.inventory import (
     ChannelSummary,
     ConnectionTestIn,
@@ -24,7 +25,7 @@ router = APIRouter(tags=["instances"])
 
 @router.get("/instances", response_model=list[InstanceOut])
 def list_instances(
-    _: PrincipalDep, session: SessionDep, cluster_id: int | None = None
+    _: PrincipalDep, session: SessionDep, cluster_id: QueryId | None = None
 ) -> list[Instance]:
     if cluster_id is not None:
         return list(inventory.get_cluster(session, cluster_id).instances)
@@ -49,20 +50,20 @@ def create_instance(body: InstanceIn, _: EditorDep, session: SessionDep, box: Bo
 
 
 @router.get("/instances/{instance_id}", response_model=InstanceOut)
-def get_instance(instance_id: int, _: PrincipalDep, session: SessionDep) -> Instance:
+def get_instance(instance_id: PathId, _: PrincipalDep, session: SessionDep) -> Instance:
     return inventory.get_instance(session, instance_id)
 
 
 @router.patch("/instances/{instance_id}", response_model=InstanceOut)
 def update_instance(
-    instance_id: int, body: InstancePatch, _: EditorDep, session: SessionDep, box: BoxDep
+    instance_id: PathId, body: InstancePatch, _: EditorDep, session: SessionDep, box: BoxDep
 ) -> Instance:
     instance = inventory.get_instance(session, instance_id)
     return inventory.update_instance(session, box, instance, body.model_dump(exclude_unset=True))
 
 
 @router.delete("/instances/{instance_id}", status_code=204, response_class=Response)
-def delete_instance(instance_id: int, _: EditorDep, session: SessionDep) -> Response:
+def delete_instance(instance_id: PathId, _: EditorDep, session: SessionDep) -> Response:
     inventory.delete(session, inventory.get_instance(session, instance_id))
     return Response(status_code=204)
 

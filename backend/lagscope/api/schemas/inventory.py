@@ -7,7 +7,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from lagscope.api.schemas.common import Host, Identifier, Name, Password, Port, Schema, VariableName
+from lagscope.api.schemas.common import (
+    Host,
+    Identifier,
+    Name,
+    ObjectId,
+    Password,
+    PatchSchema,
+    Port,
+    Schema,
+    VariableName,
+)
 
 HeartbeatMode = Literal["off", "lagscope", "pt-heartbeat"]
 Role = Literal["source", "replica"]
@@ -39,7 +49,7 @@ class ClusterIn(Schema):
     heartbeat: HeartbeatIn = Field(default_factory=HeartbeatIn)
 
 
-class ClusterPatch(Schema):
+class ClusterPatch(PatchSchema):
     name: Name | None = None
     poll_interval_s: PollInterval | None = None
     extra_params: Annotated[list[VariableName], Field(max_length=100)] | None = None
@@ -76,7 +86,7 @@ class ClusterOut(Schema):
 
 
 class InstanceIn(Schema):
-    cluster_id: int
+    cluster_id: ObjectId
     name: Name
     host: Host
     port: Port = 3306
@@ -87,7 +97,7 @@ class InstanceIn(Schema):
     enabled: bool = True
 
 
-class InstancePatch(Schema):
+class InstancePatch(PatchSchema):
     name: Name | None = None
     host: Host | None = None
     port: Port | None = None
