@@ -4,7 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit integration deps system-deps bench clean
+.PHONY: test demo lint typecheck unit integration deps system-deps bench clean
+
+# The product on one URL: a live MariaDB lab under load, polling, the API (demo mode).
+demo: deps
+	$(VENV)/bin/lagscope demo --port $${PORT:-8000}
 
 # Everything a fresh Debian machine lacks, then every check and test.
 test: deps lint typecheck

@@ -196,6 +196,22 @@ def create_user_command(username: str, role: str, password: str) -> None:
         _fail(exc)
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--dir", "workdir", default=".demo", show_default=True, help="Store, logs and Redis files."
+)
+@click.option("--duration", default=None, type=float, help="Stop after this many seconds.")
+def demo(host: str, port: int, workdir: str, duration: float | None) -> None:
+    """Run everything locally: a replication lab under load, polling, the API on one URL."""
+    from pathlib import Path
+
+    from lagscope.demo.run import run_demo
+
+    run_demo(Path(workdir).resolve(), host, port, duration)
+
+
 def _mount_lab() -> None:
     try:
         from lagscope.lab.cli import lab

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from datetime import UTC, datetime
+
+from fastapi import APIRouter, Response
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from sqlalchemy import text
 
-from lagscope.api.deps import SessionDep
+from lagscope.api.deps import PrincipalDep, SessionDep
+from lagscope.services import metrics
 
 router = APIRouter(tags=["root"])
 
@@ -15,3 +19,15 @@ def healthz(session: SessionDep) -> dict[str, str]:
     """Liveness and store reachability; needs no authentication."""
     session.execute(text("SELECT 1"))
     return {"status": "ok"}
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_PLAIN_0_0_4: {}}, "description": "Gauges"}},
+)
+def metrics_exposition(_: PrincipalDep, session: SessionDep) -> Response:
+    """Prometheus text format 0.0.4. Needs a bearer token like the API (scrape configs take
+    ``authorization: {credentials: …}``): the labels name servers and regions."""
+    body = metrics.scrape(session, datetime.now(UTC))
+    return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)

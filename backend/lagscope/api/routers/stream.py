@@ -1,7 +1,84 @@
-"""Routes: stream (to be filled)."""
+"""Routes: Server-Sent Events of new samples for live charts.
+
+Every second the stream sends the cluster's samples stored since the last it sent (event
+``sample``, id = the newest sent sample time in epoch µs, so a reconnecting browser's
+``Last-Event-ID`` resumes where it stopped), and a comment every 15 s so proxies keep an idle
+connection open. Each poll of the store is a short transaction of its own in the thread pool:
+a stream lasts minutes and must neither block the event loop nor pin a pooled connection.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import json
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Annotated
+
+import anyio
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
+
+from lagscope.api.deps import get_principal
+from lagscope.api.schemas.live import SampleEventOut
+from lagscope.models.types import from_micros, to_micros
+from lagscope.services.status import FeedSample, SampleFeed, open_feed
+from lagscope.services.users import Principal
 
 router = APIRouter(tags=["stream"])
+
+POLL_S = 1.0  # the default poll interval: a faster store poll would mostly find nothing
+KEEPALIVE_S = 15.0
+RETRY_MS = 2000  # the browser's reconnect delay after a dropped stream
+# A resume further back than this starts here instead: a longer gap is a job for /series.
+MAX_RESUME = timedelta(minutes=10)
+
+_bearer = HTTPBearer(auto_error=False, description="An API token or a login token")
+
+
+def stream_principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller, checked in a transaction of its own: the request's session dependency would
+    stay open (holding a pooled connection) until the stream ends."""
+    with request.app.state.sessions() as session, session.begin():
+        return get_principal(request, session, credentials)
+
+
+@router.get(
+    "/stream",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {"text/event-stream": {"schema": SampleEventOut.model_json_schema()}},
+            "description": "event: sample, data: one SampleEventOut as JSON",
+        }
+    },
+)
+async def stream_samples(
+    request: Request,
+    cluster_id: Annotated[int, Query()],
+    _: Annotated[Principal, Depends(stream_principal)],
+    last_event_id: Annotated[int | None, Header(ge=0)] = None,
+) -> StreamingResponse:
+    sessions: sessionmaker[Session] = request.app.state.sessions
+    after = None
+    if last_event_id is not None:
+        after = max(from_micros(last_event_id), datetime.now(UTC) - MAX_RESUME)
+    # Opened before the response starts, so an unknown cluster is a plain 404 problem.
+    feed = await run_in_threadpool(_in_transaction, sessions, open_feed, cluster_id, after)
+    return StreamingResponse(
+        _events(request, sessions, feed),
+        media_type="text/event-stream",
+        # no-transform and X-Accel-Buffering: proxies (nginx) must not buffer or gzip events.
+        headers={"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
+    )
+
+
+def _in_transaction(sessions: sessionmaker[Session], call, *args):  # type: ignore[no-untyped-def]
+    with sessions() as session, session.begin():
+        return call(session, *args)

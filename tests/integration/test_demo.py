@@ -1,0 +1,67 @@
+"""`make demo` stays true: `lagscope demo` serves live polling data on one URL and cleans up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .stack import free_port
+from .waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def test_demo_runs_the_product_and_stops_cleanly(tmp_path):
+    port = free_port()
+    log = (tmp_path / "demo.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lagscope",
+            "demo",
+            "--port",
+            str(port),
+            "--dir",
+            str(tmp_path / "demo"),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def polled_instances() -> int:
+        assert proc.poll() is None, (tmp_path / "demo.log").read_text()
+        try:
+            clusters = httpx.get(f"{url}/api/v1/clusters", timeout=2).json()
+        except httpx.HTTPError:
+            return 0
+        return sum(1 for i in clusters[0]["instances"] if i["last_ok_at"]) if clusters else 0
+
+    try:
+        wait_until(
+            lambda: polled_instances() == 3, timeout_s=60, message="demo polls its 3 servers"
+        )
+        assert httpx.get(f"{url}/healthz", timeout=2).json() == {"status": "ok"}
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+            raise
+        finally:
+            log.close()
+    assert proc.returncode == 0, (tmp_path / "demo.log").read_text()
+    leftovers = subprocess.run(
+        ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True
+    ).stdout
+    assert leftovers.strip() == "", f"processes left behind: {leftovers}"
