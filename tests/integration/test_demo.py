@@ -49,6 +49,7 @@ def test_demo_runs_the_product_and_stops_cleanly(tmp_path):
             lambda: polled_instances() == 3, timeout_s=60, message="demo polls its 3 servers"
         )
         assert httpx.get(f"{url}/healthz", timeout=2).json() == {"status": "ok"}
+        assert len(processes_working_in(tmp_path)) >= 4  # what must be gone afterwards is there now
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

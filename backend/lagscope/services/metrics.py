@@ -69,9 +69,7 @@ class InstancePoint:
         return [self.cluster, self.instance, self.region]
 
 
-def read_points(
-    session: Session, now: datetime
-) -> tuple[list[ChannelPoint], list[InstancePoint]]:
+def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], list[InstancePoint]]:
     """The latest readings of enabled clusters' enabled instances (what is being polled)."""
     clusters = list(
         session.scalars(
@@ -204,7 +202,9 @@ class LagscopeCollector(Collector):
 
     def _instance_families(self) -> Iterator[Metric]:
         up = GaugeMetricFamily(
-            "lagscope_up", "1 when the newest recent poll reached the server.", labels=INSTANCE_LABELS
+            "lagscope_up",
+            "1 when the newest recent poll reached the server.",
+            labels=INSTANCE_LABELS,
         )
         round_trip = GaugeMetricFamily(
             "lagscope_poll_round_trip_seconds",

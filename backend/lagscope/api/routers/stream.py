@@ -25,7 +25,7 @@ from starlette.responses import StreamingResponse
 from lagscope.api.deps import get_principal
 from lagscope.api.schemas.live import SampleEventOut
 from lagscope.models.types import from_micros, to_micros
-from lagscope.services.status import FeedSample, SampleFeed, open_feed
+from lagscope.services.status import FEED_BATCH, FeedSample, SampleFeed, open_feed
 from lagscope.services.users import Principal
 
 router = APIRouter(tags=["stream"])
@@ -70,7 +70,7 @@ async def stream_samples(
     if last_event_id is not None:
         after = max(from_micros(last_event_id), datetime.now(UTC) - MAX_RESUME)
     # Opened before the response starts, so an unknown cluster is a plain 404 problem.
-    feed = await run_in_threadpool(_in_transaction, sessions, open_feed, cluster_id, after)
+    feed = await run_in_threadpool(_open, sessions, cluster_id, after)
     return StreamingResponse(
         _events(request, sessions, feed),
         media_type="text/event-stream",
@@ -79,6 +79,49 @@ async def stream_samples(
     )
 
 
-def _in_transaction(sessions: sessionmaker[Session], call, *args):  # type: ignore[no-untyped-def]
+async def _events(
+    request: Request, sessions: sessionmaker[Session], feed: SampleFeed
+) -> AsyncIterator[str]:
+    yield f"retry: {RETRY_MS}\n\n"  # also sends the headers now: the client sees the stream open
+    last_id = feed.cursor
+    quiet_since = time.monotonic()
+    while not await request.is_disconnected():
+        samples = await run_in_threadpool(_poll, sessions, feed)
+        if samples:
+            chunks = []
+            for sample in samples:
+                # Ids never go back, even for a late-committed older sample: a resume restarts
+                # after the newest sent, and the feed's look-back covers the rest.
+                last_id = max(last_id, sample.ts)
+                chunks.append(_event(sample, last_id))
+            yield "".join(chunks)
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= KEEPALIVE_S:
+            yield ": keepalive\n\n"
+            quiet_since = time.monotonic()
+        if len(samples) < FEED_BATCH:  # a full batch means more is waiting: no pause
+            await anyio.sleep(POLL_S)
+
+
+def _event(sample: FeedSample, event_id: datetime) -> str:
+    data = {
+        "channel_id": sample.channel_id,
+        "ts": to_micros(sample.ts) // 1000,
+        "lag_s": sample.lag_s,
+        "lag_source": sample.lag_source,
+        "verdict": sample.verdict,
+        "not_received": sample.not_received,
+        "received_not_applied": sample.received_not_applied,
+    }
+    body = json.dumps(data, separators=(",", ":"))
+    return f"id: {to_micros(event_id)}\nevent: sample\ndata: {body}\n\n"
+
+
+def _open(sessions: sessionmaker[Session], cluster_id: int, after: datetime | None) -> SampleFeed:
     with sessions() as session, session.begin():
-        return call(session, *args)
+        return open_feed(session, cluster_id, after)
+
+
+def _poll(sessions: sessionmaker[Session], feed: SampleFeed) -> list[FeedSample]:
+    with sessions() as session, session.begin():
+        return feed.poll(session)
