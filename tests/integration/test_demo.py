@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -61,7 +62,18 @@ def test_demo_runs_the_product_and_stops_cleanly(tmp_path):
         finally:
             log.close()
     assert proc.returncode == 0, (tmp_path / "demo.log").read_text()
-    leftovers = subprocess.run(
-        ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True
-    ).stdout
-    assert leftovers.strip() == "", f"processes left behind: {leftovers}"
+    assert processes_working_in(tmp_path) == [], "redis/worker/beat/heartbeat left behind"
+
+
+def processes_working_in(directory: Path) -> list[str]:
+    """The demo's children (Redis, worker, beat, heartbeat) run with their cwd in its dir."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue
+            if cwd.startswith(str(directory)):
+                found.append(f"{entry.name}: {(entry / 'cmdline').read_bytes()[:80]!r}")
+    return found

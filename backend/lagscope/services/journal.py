@@ -108,7 +108,7 @@ def param_changes(
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One change or annotation: it happened in ``(changed_after, at]`` (an annotation: at ``at``)."""
+    """A change (made in ``(changed_after, at]``) or an annotation (``changed_after == at``)."""
 
     at: datetime
     changed_after: datetime
@@ -163,10 +163,9 @@ def _events(session: Session, cluster_id: int, lo: datetime, hi: datetime) -> li
         )
         .order_by(Annotation.starts_at, Annotation.id)
     )
+    # min(): a change read by two workers with skewed clocks must not get an inverted window.
     return [
-        Event(min(c.first_new_at, c.last_old_at), c.last_old_at, change=(c, name))
-        if c.last_old_at > c.first_new_at  # a clock step backwards: trust neither end
-        else Event(c.first_new_at, c.last_old_at, change=(c, name))
+        Event(c.first_new_at, min(c.last_old_at, c.first_new_at), change=(c, name))
         for c, name in changes
     ] + [Event(n.starts_at, n.starts_at, annotation=n) for n in notes]
 
@@ -237,7 +236,10 @@ def load_samples(
             )
             .order_by(Sample.ts)
         ).tuples()
-        rows.extend(SampleRow(to_micros(ts), *rest) for ts, *rest in result)
+        rows.extend(
+            SampleRow(to_micros(ts), lag, verdict, apply, source, missing, queued)
+            for ts, lag, verdict, apply, source, missing, queued in result
+        )
     return rows
 
 
@@ -304,36 +306,42 @@ class _Frame:
     before: Window
     after: Window
 
+    @property
+    def span(self) -> tuple[float, float]:
+        """Where both windows' samples lie (either window may be empty)."""
+        return min(self.before.start, 0.0), max(self.after.end, 0.0)
+
 
 def _frame(steps: Sequence[Step], i: int, settings: JournalSettings) -> _Frame:
     step = steps[i]
     previous_s = _seconds(steps[i - 1].at, step.at) if i > 0 else None
     # The next step's change may predate this step's `at` when its read window was wide.
-    next_s = (
-        max(0.0, _seconds(steps[i + 1].changed_after, step.at)) if i + 1 < len(steps) else None
-    )
+    next_s = max(0.0, _seconds(steps[i + 1].changed_after, step.at)) if i + 1 < len(steps) else None
     before, after = windows(0.0, previous_s, next_s, settings.width_s, settings.settle_s)
     changed_after_s = min(0.0, _seconds(step.changed_after, step.at))
+    # Reported as they hold samples: the uncertain stretch cut off, an empty window as [t, t).
     before = Window(before.start, max(before.start, min(before.end, changed_after_s)))
+    after = Window(after.start, max(after.start, after.end))
     return _Frame(previous_s, next_s, changed_after_s, before, after)
 
 
 def _in_scope(step: Step, channel: Channel, instance: Instance, sources: set[int]) -> bool:
-    for change, _ in step.changes:
-        if change.instance_id in sources or change.instance_id == instance.id:
-            return True
+    """Could the step touch the channel? A source's change or a cluster-wide note touches all."""
+    touched = {c.instance_id for c, _ in step.changes}
     for note in step.annotations:
         if note.channel_id is not None:
             if note.channel_id == channel.id:
                 return True
-        elif note.instance_id is None or note.instance_id in sources:
+        elif note.instance_id is None:
             return True
-        elif note.instance_id == instance.id:
-            return True
-    return False
+        else:
+            touched.add(note.instance_id)
+    return bool(touched & (sources | {instance.id}))
 
 
-def _points(rows: Sequence[SampleRow], lo: int, hi: int, origin: datetime, drop: int) -> list[Point]:
+def _points(
+    rows: Sequence[SampleRow], lo: int, hi: int, origin: datetime, drop: int
+) -> list[Point]:
     """Points of rows in [lo, hi) µs, timed relative to ``origin``, without [drop, origin)."""
     keys = [r.us for r in rows]
     zero = to_micros(origin)
@@ -364,7 +372,7 @@ def journal(
     inside = inside[:MAX_STEPS]
     frames = {i: _frame(steps, i, settings) for i in inside}
     spans = [
-        (_moment(f.before.start, steps[i].at), _moment(f.after.end, steps[i].at))
+        (_moment(f.span[0], steps[i].at), _moment(f.span[1], steps[i].at))
         for i, f in frames.items()
     ]
     channels = replica_channels(session, cluster.id, start - reach, end + reach)
@@ -373,8 +381,9 @@ def journal(
     for channel, instance in channels:
         rows = load_samples(session, channel.id, spans) if spans else []
         for i, entry in zip(inside, entries, strict=True):
-            entry.impacts.append(_channel_impact(steps[i], frames[i], rows, channel, instance,
-                                                 sources, settings))
+            entry.impacts.append(
+                _channel_impact(steps[i], frames[i], rows, channel, instance, sources, settings)
+            )
     return Journal(cluster, start, end, settings, channels, entries, truncated)
 
 
@@ -395,10 +404,11 @@ def _channel_impact(
     settings: JournalSettings,
 ) -> ChannelImpact:
     zero = to_micros(step.at)
+    lo_s, hi_s = frame.span
     points = _points(
         rows,
-        zero + round(frame.before.start * 1e6),
-        zero + round(frame.after.end * 1e6),
+        zero + round(lo_s * 1e6),
+        zero + round(hi_s * 1e6),
         step.at,
         zero + round(frame.changed_after_s * 1e6),
     )
