@@ -90,7 +90,7 @@ def update_annotation(
         _set_times(
             annotation,
             changes.get("starts_at") or annotation.starts_at,
-            changes["ends_at"] if "ends_at" in changes else annotation.ends_at,
+            changes.get("ends_at", annotation.ends_at),
         )
     if "text" in changes:
         annotation.text = _text(changes["text"])
@@ -119,9 +119,7 @@ def _set_scope(
         if channel.instance.cluster_id != cluster.id:
             raise InvalidInput(f"channel_id: channel {channel_id} is not in cluster {cluster.id}")
         if instance_id is not None and instance_id != channel.instance_id:
-            raise InvalidInput(
-                f"channel_id: channel {channel_id} is not on instance {instance_id}"
-            )
+            raise InvalidInput(f"channel_id: channel {channel_id} is not on instance {instance_id}")
         instance_id = channel.instance_id
     if instance_id is not None:
         instance_in_cluster(session, cluster, instance_id)
@@ -129,12 +127,12 @@ def _set_scope(
 
 
 def _set_times(annotation: Annotation, starts_at: datetime, ends_at: datetime | None) -> None:
-    if ends_at is not None:
-        if ends_at <= starts_at:
-            raise InvalidInput("ends_at: must be after starts_at (or null for a point in time)")
-        require_window(starts_at, ends_at, "starts_at", "ends_at")
-    elif starts_at.tzinfo is None or not EARLIEST <= starts_at < LATEST:
-        require_window(starts_at, LATEST, "starts_at", "ends_at")  # names the bad starts_at
+    # No cap on a range's length, unlike a query window: "on the new hardware since …" may last.
+    for name, moment in (("starts_at", starts_at), ("ends_at", ends_at)):
+        if moment is not None and (moment.tzinfo is None or not EARLIEST <= moment < LATEST):
+            raise InvalidInput(f"{name}: must have a UTC offset and lie between 1970 and 9000")
+    if ends_at is not None and ends_at <= starts_at:
+        raise InvalidInput("ends_at: must be after starts_at (or null for a point in time)")
     annotation.starts_at = starts_at.astimezone(UTC)
     annotation.ends_at = None if ends_at is None else ends_at.astimezone(UTC)
 
