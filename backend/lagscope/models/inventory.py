@@ -104,6 +104,15 @@ class Channel(Base):
     name: Mapped[str] = mapped_column(String(64), default="")
     retrieved_gtids: Mapped[str | None] = mapped_column(Text, default=None)
     executed_gtids: Mapped[str | None] = mapped_column(Text, default=None)
+    # Latest errors and the source this channel reads from, as the replica reported them: kept
+    # here, not per sample (they change rarely and would bloat the series).
+    last_io_errno: Mapped[int] = mapped_column(Integer, default=0)
+    last_io_error: Mapped[str | None] = mapped_column(Text, default=None)
+    last_sql_errno: Mapped[int] = mapped_column(Integer, default=0)
+    last_sql_error: Mapped[str | None] = mapped_column(Text, default=None)
+    source_server_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    source_host: Mapped[str | None] = mapped_column(String(255), default=None)
+    source_port: Mapped[int | None] = mapped_column(Integer, default=None)
     applied_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
     # The per-poll classes of the last few polls (oldest first, comma-separated codes) and the
     # verdict they gave: the verdict is made over a window, and any worker may poll next.

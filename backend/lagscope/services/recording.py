@@ -27,7 +27,7 @@ from lagscope.analysis.channel_metrics import (
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.progress import gtid_progress
 from lagscope.analysis.rates import counter_rates, rate
-from lagscope.collectors.snapshot import InstanceSnapshot
+from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.models import (
     Channel,
     Cluster,
@@ -231,13 +231,24 @@ def _channel_samples(
         channel = existing[status.channel]
         channel.gone_at = None
         metrics = channel_metrics(status, snap, source, _state(channel), interval)
-        channel.retrieved_gtids, channel.executed_gtids = (
-            status.retrieved_gtids,
-            status.executed_gtids,
-        )
+        _remember_status(channel, status)
         _remember(channel, metrics, at)
         rows.append(_sample_row(channel.id, at, metrics))
     return rows
+
+
+def _remember_status(channel: Channel, status: ChannelStatus) -> None:
+    channel.retrieved_gtids, channel.executed_gtids = status.retrieved_gtids, status.executed_gtids
+    channel.last_io_errno, channel.last_io_error = (
+        status.last_io_errno,
+        status.last_io_error or None,
+    )
+    channel.last_sql_errno, channel.last_sql_error = (
+        status.last_sql_errno,
+        status.last_sql_error or None,
+    )
+    channel.source_server_id = status.source_server_id
+    channel.source_host, channel.source_port = status.source_host, status.source_port
 
 
 def _unreachable_samples(instance: Instance, read_at: float, at: datetime) -> list[dict[str, Any]]:

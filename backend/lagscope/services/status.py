@@ -48,7 +48,7 @@ def latest_channel_rows(session: Session, cluster_ids: Sequence[int]) -> list[Ch
         .outerjoin(Sample, and_(Sample.channel_id == Channel.id, Sample.ts == latest_ts))
         .where(Cluster.id.in_(cluster_ids), Channel.gone_at.is_(None))
         .order_by(Cluster.id, Instance.id, Channel.name)
-    ).tuples()
+    )
     return [ChannelRow(*row) for row in rows]
 
 
@@ -204,8 +204,8 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         io_state=io_state.value if io_state else None,
         io_running=io_state is IoState.YES if io_state else None,
         sql_running=s.sql_running if s else None,
-        last_io_error=None,
-        last_sql_error=None,
+        last_io_error=channel.last_io_error,
+        last_sql_error=channel.last_sql_error,
         relay_log_space=s.relay_log_space if s else None,
         trx_behind=s.trx_behind if s else None,
         not_received=s.not_received if s else None,
@@ -261,6 +261,18 @@ class Topology:
     edges: list[TopologyEdge]
 
 
+def channel_source(instances: Sequence[Instance], channel: Channel) -> Instance | None:
+    """The instance this channel replicates from: by server_id (works through proxies and NAT),
+    else by the host and port the replica connects to."""
+    if channel.source_server_id is not None:
+        by_id = [i for i in instances if i.server_id == channel.source_server_id]
+        if len(by_id) == 1:
+            return by_id[0]
+    address = (channel.source_host, channel.source_port)
+    by_address = [i for i in instances if (i.host, i.port) == address]
+    return by_address[0] if len(by_address) == 1 else None
+
+
 def cluster_topology(session: Session, cluster_id: int, now: datetime) -> Topology:
     cluster = get_cluster(session, cluster_id)
     polled = latest_instance_samples(session, [i.id for i in cluster.instances])
@@ -280,13 +292,14 @@ def cluster_topology(session: Session, cluster_id: int, now: datetime) -> Topolo
     edges = []
     for row in latest_channel_rows(session, [cluster_id]):
         s = row.sample
+        upstream = channel_source(cluster.instances, row.channel)
         edges.append(
             TopologyEdge(
                 channel_id=row.channel.id,
                 channel=row.channel.name,
-                source_id=source.id if source else None,
+                source_id=upstream.id if upstream else (source.id if source else None),
                 replica_id=row.instance.id,
-                source_matched=False,
+                source_matched=upstream is not None,
                 stale=is_stale(s.ts if s else None, cluster.poll_interval_s, now),
                 verdict=verdict_label(s.verdict if s else row.channel.verdict),
                 lag_s=s.lag_s if s else None,
@@ -316,7 +329,7 @@ class FeedSample:
 # and two workers may commit neighbouring ticks out of order: each poll looks back this far and
 # skips what it already sent, so a late commit is still delivered, once.
 FEED_LOOKBACK = timedelta(seconds=5)
-# Rows per poll; a resume after a long gap is caught up over a few polls, not one huge read.
+# New rows per poll; a resume after a long gap is caught up over a few polls, not one huge read.
 FEED_BATCH = 2000
 
 
@@ -326,44 +339,59 @@ class SampleFeed:
 
     Everything at or before ``floor`` counts as sent: at start, what the client already has
     (its ``Last-Event-ID``, or the newest stored sample), later the end of the look-back.
+    ``more`` says the last poll stopped at :data:`FEED_BATCH` with newer rows waiting.
     """
 
     cluster_id: int
     floor: datetime
     cursor: datetime
     sent: set[tuple[int, datetime]] = field(default_factory=set)
+    more: bool = False
 
     def poll(self, session: Session) -> list[FeedSample]:
-        since = max(self.floor, self.cursor - FEED_LOOKBACK)
         channel_ids = (
             select(Channel.id)
             .join(Instance, Instance.id == Channel.instance_id)
             .where(Instance.cluster_id == self.cluster_id)
         )
-        rows = session.scalars(
+        in_cluster = Sample.channel_id.in_(channel_ids)
+        since = max(self.floor, self.cursor - FEED_LOOKBACK)
+        # Two reads: the look-back window is re-read whole (it is small and mostly sent), and
+        # only the rows past the cursor are limited, so a busy window cannot stall the feed.
+        late = []
+        if since < self.cursor:
+            window = (Sample.ts > since, Sample.ts <= self.cursor)
+            late = [
+                r
+                for r in session.scalars(select(Sample).where(in_cluster, *window))
+                if (r.channel_id, r.ts) not in self.sent
+            ]
+        ahead = session.scalars(
             select(Sample)
-            .where(Sample.channel_id.in_(channel_ids), Sample.ts > since)
+            .where(in_cluster, Sample.ts > self.cursor)
             .order_by(Sample.ts, Sample.channel_id)
             .limit(FEED_BATCH)
         ).all()
-        new = [r for r in rows if (r.channel_id, r.ts) not in self.sent]
+        self.more = len(ahead) == FEED_BATCH
+        new = sorted([*late, *ahead], key=lambda r: (r.ts, r.channel_id))
         for row in new:
             self.sent.add((row.channel_id, row.ts))
             self.cursor = max(self.cursor, row.ts)
         self.floor = max(self.floor, self.cursor - FEED_LOOKBACK)
         self.sent = {key for key in self.sent if key[1] > self.floor}
-        return [
-            FeedSample(
-                r.channel_id,
-                r.ts,
-                r.lag_s,
-                lag_source_label(r.lag_source),
-                verdict_label(r.verdict),
-                r.not_received,
-                r.received_not_applied,
-            )
-            for r in new
-        ]
+        return [_feed_sample(r) for r in new]
+
+
+def _feed_sample(r: Sample) -> FeedSample:
+    return FeedSample(
+        r.channel_id,
+        r.ts,
+        r.lag_s,
+        lag_source_label(r.lag_source),
+        verdict_label(r.verdict),
+        r.not_received,
+        r.received_not_applied,
+    )
 
 
 def open_feed(session: Session, cluster_id: int, after: datetime | None) -> SampleFeed:

@@ -16,16 +16,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
 
 from lagscope.api.deps import get_principal
+from lagscope.api.schemas.common import QueryId
 from lagscope.api.schemas.live import SampleEventOut
 from lagscope.models.types import from_micros, to_micros
-from lagscope.services.status import FEED_BATCH, FeedSample, SampleFeed, open_feed
+from lagscope.services.status import FeedSample, SampleFeed, open_feed
 from lagscope.services.users import Principal
 
 router = APIRouter(tags=["stream"])
@@ -35,6 +36,7 @@ KEEPALIVE_S = 15.0
 RETRY_MS = 2000  # the browser's reconnect delay after a dropped stream
 # A resume further back than this starts here instead: a longer gap is a job for /series.
 MAX_RESUME = timedelta(minutes=10)
+MAX_EVENT_ID = to_micros(datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC))
 
 _bearer = HTTPBearer(auto_error=False, description="An API token or a login token")
 
@@ -61,14 +63,15 @@ def stream_principal(
 )
 async def stream_samples(
     request: Request,
-    cluster_id: Annotated[int, Query()],
+    cluster_id: QueryId,
     _: Annotated[Principal, Depends(stream_principal)],
-    last_event_id: Annotated[int | None, Header(ge=0)] = None,
+    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_EVENT_ID)] = None,
 ) -> StreamingResponse:
     sessions: sessionmaker[Session] = request.app.state.sessions
     after = None
     if last_event_id is not None:
-        after = max(from_micros(last_event_id), datetime.now(UTC) - MAX_RESUME)
+        now = datetime.now(UTC)
+        after = min(max(from_micros(last_event_id), now - MAX_RESUME), now)
     # Opened before the response starts, so an unknown cluster is a plain 404 problem.
     feed = await run_in_threadpool(_open, sessions, cluster_id, after)
     return StreamingResponse(
@@ -99,7 +102,7 @@ async def _events(
         elif time.monotonic() - quiet_since >= KEEPALIVE_S:
             yield ": keepalive\n\n"
             quiet_since = time.monotonic()
-        if len(samples) < FEED_BATCH:  # a full batch means more is waiting: no pause
+        if not feed.more:  # after a full batch, read on at once: a resume is catching up
             await anyio.sleep(POLL_S)
 
 
