@@ -1,4 +1,4 @@
-"""Human notes on the timeline (the API comes in a later issue)."""
+"""Human notes on the timeline (API: /api/v1/annotations)."""
 
 from __future__ import annotations
 

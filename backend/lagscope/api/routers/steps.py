@@ -1,7 +1,109 @@
-"""Routes: steps (to be filled)."""
+"""Routes: param changes, annotations and the tuning journal (editors write notes, everyone
+signed in reads)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Response
+
+from lagscope.api.deps import EditorDep, PrincipalDep, SessionDep
+from lagscope.api.schemas.common import PathId, QueryId
+from lagscope.api.schemas.steps import (
+    AnnotationIn,
+    AnnotationOut,
+    AnnotationPatch,
+    JournalOut,
+    ParamChangeOut,
+    TimeRange,
+    annotation_out,
+    journal_out,
+    param_change_out,
+    time_range,
+)
+from lagscope.services import annotations as notes_service
+from lagscope.services import journal
+from lagscope.services.journal import JournalSettings
 
 router = APIRouter(tags=["steps"])
+TimeRangeDep = Annotated[TimeRange, Depends(time_range)]
+_WIDTH = "seconds in each before/after window (W, DESIGN.md §7)"
+_SETTLE = "seconds after a step left out before its after window"
+_MIN_SAMPLES = "lag samples each window needs for a verdict"
+_GROUP = "events at most this many seconds apart make one step"
+
+
+@router.get("/clusters/{cluster_id}/param-changes", response_model=list[ParamChangeOut])
+def list_param_changes(
+    cluster_id: PathId,
+    window: TimeRangeDep,
+    _: PrincipalDep,
+    session: SessionDep,
+    instance_id: QueryId | None = None,
+) -> list[ParamChangeOut]:
+    """Auto-detected changes with ``first_new_at`` in the window, in time order."""
+    changes = journal.param_changes(session, cluster_id, window.start, window.end, instance_id)
+    return [param_change_out(change, name) for change, name in changes]
+
+
+@router.get("/clusters/{cluster_id}/journal", response_model=JournalOut)
+def get_journal(
+    cluster_id: PathId,
+    window: TimeRangeDep,
+    _: PrincipalDep,
+    session: SessionDep,
+    width_s: Annotated[float, Query(ge=1, le=86_400, description=_WIDTH)] = 600,
+    settle_s: Annotated[float, Query(ge=0, le=3_600, description=_SETTLE)] = 30,
+    min_samples: Annotated[int, Query(ge=1, le=100_000, description=_MIN_SAMPLES)] = 10,
+    group_s: Annotated[float, Query(ge=0, le=600, description=_GROUP)] = 10,
+) -> JournalOut:
+    """Tuning steps in time order, each with its before/after impact per replica channel."""
+    settings = JournalSettings(width_s, settle_s, min_samples, group_s)
+    return journal_out(journal.journal(session, cluster_id, window.start, window.end, settings))
+
+
+@router.get("/annotations", response_model=list[AnnotationOut])
+def list_annotations(
+    cluster_id: QueryId, window: TimeRangeDep, _: PrincipalDep, session: SessionDep
+) -> list[AnnotationOut]:
+    """Notes overlapping the window, by start time."""
+    notes = notes_service.list_annotations(session, cluster_id, window.start, window.end)
+    return [annotation_out(a) for a in notes]
+
+
+@router.post("/annotations", response_model=AnnotationOut, status_code=201)
+def create_annotation(
+    body: AnnotationIn, principal: EditorDep, session: SessionDep
+) -> AnnotationOut:
+    note = notes_service.create_annotation(
+        session,
+        body.cluster_id,
+        principal.username,
+        body.starts_at,
+        body.text,
+        body.ends_at,
+        body.tags,
+        body.instance_id,
+        body.channel_id,
+    )
+    return annotation_out(note)
+
+
+@router.get("/annotations/{annotation_id}", response_model=AnnotationOut)
+def get_annotation(annotation_id: PathId, _: PrincipalDep, session: SessionDep) -> AnnotationOut:
+    return annotation_out(notes_service.get_annotation(session, annotation_id))
+
+
+@router.patch("/annotations/{annotation_id}", response_model=AnnotationOut)
+def update_annotation(
+    annotation_id: PathId, body: AnnotationPatch, _: EditorDep, session: SessionDep
+) -> AnnotationOut:
+    note = notes_service.get_annotation(session, annotation_id)
+    changes = body.model_dump(exclude_unset=True)
+    return annotation_out(notes_service.update_annotation(session, note, changes))
+
+
+@router.delete("/annotations/{annotation_id}", status_code=204, response_class=Response)
+def delete_annotation(annotation_id: PathId, _: EditorDep, session: SessionDep) -> Response:
+    notes_service.delete_annotation(session, notes_service.get_annotation(session, annotation_id))
+    return Response(status_code=204)
