@@ -163,15 +163,7 @@ class WindowStatsOut(Schema):
 
 
 def stats_out(stats: WindowStats) -> WindowStatsOut:
-    return WindowStatsOut(
-        samples=stats.samples,
-        lag_p50=stats.lag_p50,
-        lag_p95=stats.lag_p95,
-        lag_max=stats.lag_max,
-        caught_up_share=stats.caught_up_share,
-        apply_rate=stats.apply_rate,
-        source_rate=stats.source_rate,
-    )
+    return WindowStatsOut.model_validate(stats)  # same field names; read by attribute
 
 
 class SpanOut(Schema):
@@ -320,14 +312,7 @@ class BacklogOut(Schema):
 
 
 def backlog_out(backlog: Backlog) -> BacklogOut:
-    return BacklogOut(
-        samples=backlog.samples,
-        not_received_mean=backlog.not_received_mean,
-        not_received_p95=backlog.not_received_p95,
-        received_not_applied_mean=backlog.received_not_applied_mean,
-        received_not_applied_p95=backlog.received_not_applied_p95,
-        dominant=backlog.dominant,
-    )
+    return BacklogOut.model_validate(backlog)
 
 
 class CompareSideOut(Schema):
