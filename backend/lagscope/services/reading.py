@@ -5,6 +5,10 @@ thread pool. A tick submits every instance at once, so the source is read togeth
 replicas, and waits at most ``deadline_s``: an instance that has not answered by then is
 reported unreachable for this tick while its poll finishes in the background, and the next tick
 skips it until that poll returns. A dead or frozen server therefore costs the others nothing.
+
+The reader serves every cluster a process polls, so no single tick knows which instances are
+still monitored: a connection no tick has used for ``idle_close_s`` (a deleted or disabled
+instance, a cluster now polled by another worker) is closed.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class Reading:
 class _Entry:
     target: Target
     poller: InstancePoller
+    last_used: float
     busy: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -64,6 +69,8 @@ class ClusterReader:
         max_threads: int = 32,
         executor_factory: Callable[[ConnectionSpec], Executor] = PyMySQLExecutor,
         clock: Callable[[], float] = time.time,
+        idle_close_s: float = 300.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._pid = os.getpid()
         self._pool = ThreadPoolExecutor(max_threads, thread_name_prefix="lagscope-poll")
@@ -71,6 +78,9 @@ class ClusterReader:
         self._lock = threading.Lock()
         self._factory = executor_factory
         self._clock = clock
+        self._idle_close_s = idle_close_s
+        self._monotonic = monotonic
+        self._pruned_at = monotonic()
 
     def read(self, targets: Sequence[Target], deadline_s: float) -> list[Reading]:
         if os.getpid() != self._pid:
@@ -88,17 +98,30 @@ class ClusterReader:
         readings.extend(
             self._failed(futures[f], f"no answer within {deadline_s:.2f} s") for f in late
         )
+        self._close_idle()
         return sorted(readings, key=lambda r: r.instance_id)
 
-    def forget(self, keep: set[int]) -> None:
-        """Close the connections of instances no longer monitored."""
-        with self._lock:
-            for instance_id in [i for i in self._entries if i not in keep]:
-                self._entries.pop(instance_id).poller.close()
-
     def close(self) -> None:
-        self.forget(set())
+        with self._lock:
+            entries, self._entries = list(self._entries.values()), {}
+        for entry in entries:
+            entry.poller.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _close_idle(self) -> None:
+        now = self._monotonic()
+        if now - self._pruned_at < self._idle_close_s / 10:
+            return  # a sweep over every entry is cheap, but not needed every tick
+        self._pruned_at = now
+        with self._lock:
+            idle = [
+                i
+                for i, e in self._entries.items()
+                if now - e.last_used > self._idle_close_s and not e.busy.locked()
+            ]
+            closing = [self._entries.pop(i) for i in idle]
+        for entry in closing:
+            entry.poller.close()
 
     def _entry(self, target: Target) -> _Entry:
         with self._lock:
@@ -106,7 +129,9 @@ class ClusterReader:
             if entry is not None and entry.target != target:
                 entry.poller.close()  # edited instance: new credentials, heartbeat or params
                 entry = None
-            if entry is None:
+            if entry is not None:
+                entry.last_used = self._monotonic()
+            else:
                 poller = InstancePoller(
                     self._factory(target.spec),
                     heartbeat=target.heartbeat,
@@ -114,7 +139,8 @@ class ClusterReader:
                     clock=self._clock,
                     slow_every_s=target.params_every_s,
                 )
-                entry = self._entries[target.instance_id] = _Entry(target, poller)
+                entry = _Entry(target, poller, self._monotonic())
+                self._entries[target.instance_id] = entry
             return entry
 
     def _poll(self, entry: _Entry) -> Reading:
