@@ -60,7 +60,12 @@ def test_a_caught_up_channel_and_its_instance():
     verdicts = {s[0]["verdict"]: s[1] for s in found["lagscope_verdict"]}
     assert verdicts == {v.label: float(v is Verdict.CAUGHT_UP) for v in Verdict}
     sources = {s[0]["source"]: s[1] for s in found["lagscope_lag_source"]}
-    assert sources == {"heartbeat": 1.0, "applier": 0.0, "seconds_behind_source": 0.0}
+    assert sources == {
+        "heartbeat": 1.0,
+        "applier": 0.0,
+        "source_timeline": 0.0,
+        "seconds_behind_source": 0.0,
+    }
     instance = {"cluster": "lab", "instance": "replica1", "region": "near"}
     assert found["lagscope_up"] == [(instance, 1.0)]
     assert found["lagscope_poll_round_trip_seconds"] == [(instance, 0.0012)]

@@ -14,6 +14,7 @@ from lagscope.analysis.eta import Eta, eta
 from lagscope.analysis.lag import best_lag, disagreement, heartbeat_lag, heartbeat_resolution
 from lagscope.analysis.progress import gtid_progress
 from lagscope.analysis.rates import rate
+from lagscope.analysis.timeline import TimelineLag
 from lagscope.analysis.verdict import Observation, classify, verdict
 from lagscope.collectors.gtid import GtidCounts, gtid_counts
 from lagscope.collectors.snapshot import ChannelStatus, ClockReading, InstanceSnapshot
@@ -53,6 +54,8 @@ class ChannelMetrics:
     heartbeat_lag_s: float | None = None
     heartbeat_resolution_s: float | None = None
     applier_lag_s: float | None = None
+    timeline_lag_s: float | None = None
+    timeline_resolution_s: float | None = None
     trx_behind: int | None = None
     not_received: int | None = None
     received_not_applied: int | None = None
@@ -73,7 +76,10 @@ def channel_metrics(
     source: SourceView | None,
     state: ChannelState,
     heartbeat_interval_s: float | None = None,
+    timeline: TimelineLag | None = None,
 ) -> ChannelMetrics:
+    """``timeline`` is the channel's source-timeline lag, computed by the caller from the
+    source's stored progress history (see :mod:`lagscope.analysis.timeline`)."""
     read_at = replica.taken_at.timestamp()
     product = replica.flavor.product
     counts = _counts(product, status, source)
@@ -81,7 +87,10 @@ def channel_metrics(
     apply_rate = rate(state.applied_progress, state.last_sample_at, progress, read_at)
     hb_lag, hb_resolution = _heartbeat(replica, source, heartbeat_interval_s)
     applier = _applier_lag(status.channel, replica, source)
-    best = best_lag(hb_lag, applier, status.seconds_behind_source)
+    tl_lag = timeline.lag_s if timeline else None
+    tl_resolution = timeline.resolution_s if timeline else None
+    best = best_lag(hb_lag, applier, status.seconds_behind_source, timeline_lag_s=tl_lag)
+    source_rate = source.source_rate if source else None
     observation = Observation(
         reachable=True,
         io_state=status.io_state,
@@ -96,9 +105,10 @@ def channel_metrics(
         trx_behind=counts.trx_behind if counts else None,
         not_received=counts.not_received if counts else None,
         received_not_applied=counts.received_not_applied if counts else None,
+        lag_source=best.source,
+        source_rate=source_rate,
     )
     new_state, judged = _judge(state, classify(observation), read_at, progress)
-    source_rate = source.source_rate if source else None
     return ChannelMetrics(
         verdict=judged,
         lag_s=best.lag_s,
@@ -107,6 +117,8 @@ def channel_metrics(
         heartbeat_lag_s=hb_lag,
         heartbeat_resolution_s=hb_resolution,
         applier_lag_s=applier,
+        timeline_lag_s=tl_lag,
+        timeline_resolution_s=tl_resolution,
         trx_behind=observation.trx_behind,
         not_received=observation.not_received,
         received_not_applied=observation.received_not_applied,
@@ -117,7 +129,12 @@ def channel_metrics(
         sql_running=status.sql_running,
         relay_log_space=status.relay_log_space,
         disagreement=disagreement(
-            status.seconds_behind_source, hb_lag, applier, resolution_s=hb_resolution or 0.0
+            status.seconds_behind_source,
+            hb_lag,
+            applier,
+            resolution_s=hb_resolution or 0.0,
+            timeline_lag_s=tl_lag,
+            timeline_resolution_s=tl_resolution or 0.0,
         ),
         eta=eta(observation.trx_behind, apply_rate, source_rate),
         state=new_state,

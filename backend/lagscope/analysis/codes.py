@@ -28,11 +28,13 @@ class Verdict(enum.IntEnum):
 
 
 class LagSource(enum.IntEnum):
-    """Which measurement the best lag came from, in order of preference (DESIGN.md §4)."""
+    """Which measurement the best lag came from (preference order: lag.best_lag, DESIGN.md §4)."""
 
     HEARTBEAT = 0
     APPLIER = 1
     SBM = 2
+    # Appended (codes are stored): preferred before SBM, see lag.best_lag for the order.
+    TIMELINE = 3
 
     @property
     def label(self) -> str:
@@ -44,6 +46,7 @@ _LAG_SOURCE_LABELS = {
     LagSource.APPLIER: "applier",
     # Spelled out: "sbm" is jargon, and our own code says source, never master.
     LagSource.SBM: "seconds_behind_source",
+    LagSource.TIMELINE: "source_timeline",
 }
 
 _IO_STATE_CODES: dict[IoState, int] = {

@@ -1,8 +1,9 @@
 """Replication lag: heartbeat lag with its resolution, the best available lag, disagreement.
 
-DESIGN.md §4: ``lag`` is the first available of heartbeat lag, applier lag and the server's
-own Seconds_Behind_Source, with ``lag_source`` saying which; ``disagreement`` flags sources
-that differ beyond their resolutions (SBM reading 0 while the replica is far behind).
+DESIGN.md §4: ``lag`` is the first available of heartbeat lag, applier lag, the source-timeline
+lag (analysis/timeline.py) and the server's own Seconds_Behind_Source, with ``lag_source``
+saying which; ``disagreement`` flags sources that differ beyond their resolutions (SBM reading
+0 while the replica is far behind).
 All times are epoch seconds; clock offsets are *server clock − poller clock*.
 """
 
@@ -60,12 +61,19 @@ def best_lag(
     heartbeat_lag_s: float | None,
     applier_lag_s: float | None,
     seconds_behind_source: int | None,
+    *,
+    timeline_lag_s: float | None = None,
 ) -> BestLag:
-    """First available of heartbeat, applier and SBM, in that order (DESIGN.md §4)."""
+    """First available of heartbeat, applier, source timeline and SBM, in that order (DESIGN §4).
+
+    The timeline comes before SBM: it is measured against the source's own progress, whereas
+    SBM reads 0 whenever the SQL thread has caught up with a relay log that lags the source."""
     if heartbeat_lag_s is not None:
         return BestLag(heartbeat_lag_s, LagSource.HEARTBEAT)
     if applier_lag_s is not None:
         return BestLag(applier_lag_s, LagSource.APPLIER)
+    if timeline_lag_s is not None:
+        return BestLag(timeline_lag_s, LagSource.TIMELINE)
     if seconds_behind_source is not None:
         return BestLag(float(seconds_behind_source), LagSource.SBM)
     return BestLag(None, None)
@@ -77,12 +85,17 @@ def disagreement(
     applier_lag_s: float | None,
     resolution_s: float = 0.0,
     threshold_s: float = 5.0,
+    *,
+    timeline_lag_s: float | None = None,
+    timeline_resolution_s: float = 0.0,
 ) -> bool:
     """True when two available lag sources differ by more than their combined tolerance.
 
     Every available pair is compared. The tolerance is ``max(threshold_s, resolution_s)``, plus
-    the one-second SBM granularity on pairs involving SBM. A NULL SBM is not a reading (the
-    server does not know) and never counts as disagreeing; neither does any missing source.
+    the one-second SBM granularity on pairs involving SBM and the timeline's own resolution (the
+    width of the source polls around it) on pairs involving the timeline. A NULL SBM is not a
+    reading (the server does not know) and never counts as disagreeing; neither does any missing
+    source.
     """
     readings: list[tuple[float, float]] = []  # (value, extra tolerance for that source)
     if seconds_behind_source is not None:
@@ -91,6 +104,8 @@ def disagreement(
         readings.append((heartbeat_lag_s, 0.0))
     if applier_lag_s is not None:
         readings.append((applier_lag_s, 0.0))
+    if timeline_lag_s is not None:
+        readings.append((timeline_lag_s, timeline_resolution_s))
     for (left, left_extra), (right, right_extra) in combinations(readings, 2):
         tolerance = max(threshold_s, resolution_s + left_extra + right_extra)
         if abs(left - right) > tolerance:

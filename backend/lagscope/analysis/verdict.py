@@ -10,12 +10,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lagscope.analysis.codes import Verdict
+from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.collectors.snapshot import IoState
 
 # A delayed replica's lag hovers just above SQL_Delay (the wait is counted from the source's
 # commit, plus the apply itself and the poll's own timing): 2 s of slack keeps it "by design".
 _DELAY_SLACK_S = 2
+# Caught up also needs (almost) no backlog: a few transactions in flight are normal under any
+# write load (the replica was read a moment after the source); more than that is only allowed
+# when the source itself writes them within a second, so they are the next second's work.
+CAUGHT_UP_MAX_TRX = 10
+_CAUGHT_UP_BACKLOG_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,8 @@ class Observation:
     trx_behind: int | None = None
     not_received: int | None = None
     received_not_applied: int | None = None
+    lag_source: LagSource | None = None
+    source_rate: float | None = None  # trx/s on the source, to judge a backlog in seconds
 
 
 def _broken(obs: Observation) -> bool:
@@ -68,10 +75,26 @@ def _delayed_by_design(obs: Observation) -> bool:
     )
 
 
+def _small_backlog(trx_behind: int, source_rate: float | None) -> bool:
+    if trx_behind <= CAUGHT_UP_MAX_TRX:
+        return True
+    return source_rate is not None and trx_behind <= source_rate * _CAUGHT_UP_BACKLOG_S
+
+
 def _caught_up(obs: Observation, caught_up_s: float) -> bool:
+    """A lag below the threshold AND no real backlog, whichever lag source is in use.
+
+    A GTID backlog overrides any lag figure (DESIGN.md §4). With no GTID counts, the server's
+    Seconds_Behind_Source alone is never enough: it reads 0 while the SQL thread waits on a
+    relay log that the IO thread fills too slowly.
+    """
+    if obs.trx_behind is not None and not _small_backlog(obs.trx_behind, obs.source_rate):
+        return False
     if obs.lag_s is not None:
+        if obs.trx_behind is None and obs.lag_source is LagSource.SBM:
+            return False
         return obs.lag_s < caught_up_s
-    return obs.trx_behind == 0
+    return obs.trx_behind is not None
 
 
 def _backlog_side(obs: Observation) -> Verdict:

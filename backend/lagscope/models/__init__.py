@@ -4,7 +4,13 @@ from lagscope.models.annotations import Annotation
 from lagscope.models.base import Base
 from lagscope.models.inventory import Channel, Cluster, Instance
 from lagscope.models.params import ParamChange, ParamValue
-from lagscope.models.series import InstanceSample, Sample, SampleRollup1h, SampleRollup1m
+from lagscope.models.series import (
+    InstanceSample,
+    Sample,
+    SampleRollup1h,
+    SampleRollup1m,
+    SourceProgress,
+)
 from lagscope.models.users import ApiToken, User
 
 __all__ = [
@@ -20,5 +26,6 @@ __all__ = [
     "Sample",
     "SampleRollup1h",
     "SampleRollup1m",
+    "SourceProgress",
     "User",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, SmallInteger
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, SmallInteger, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from lagscope.models.base import Base
@@ -35,6 +35,9 @@ class Sample(Base):
     seconds_behind_source: Mapped[int | None] = mapped_column(Integer)
     heartbeat_lag_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     applier_lag_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    # Source-timeline lag (analysis/timeline.py) and how wide the source polls bracketing it were.
+    timeline_lag_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    timeline_resolution_s: Mapped[float | None] = mapped_column(Scaled(1000))
     trx_behind: Mapped[int | None] = mapped_column(BigInteger)
     not_received: Mapped[int | None] = mapped_column(BigInteger)
     received_not_applied: Mapped[int | None] = mapped_column(BigInteger)
@@ -78,6 +81,25 @@ class SampleRollup1m(_RollupColumns, Base):
 
 class SampleRollup1h(_RollupColumns, Base):
     __tablename__ = "samples_1h"
+
+
+class SourceProgress(Base):
+    """A source's progress per stream at each poll (analysis/timeline.py), kept for
+    ``LAGSCOPE_TIMELINE_RETENTION_S``: when the source reached a position, for any worker.
+
+    ``stream`` is ``gtid`` (MySQL executed-set size), a MariaDB domain id, or ``binlog``
+    (``file_seq << 40 | position``); ``value`` never decreases within a stream (a source going
+    backwards has its stream's history deleted first)."""
+
+    __tablename__ = "source_progress"
+    __table_args__ = {"sqlite_with_rowid": False}  # noqa: RUF012 - SQLAlchemy reads it
+
+    instance_id: Mapped[int] = mapped_column(
+        ForeignKey("instances.id", ondelete="CASCADE"), primary_key=True
+    )
+    stream: Mapped[str] = mapped_column(String(16), primary_key=True)
+    ts: Mapped[datetime] = mapped_column(EpochMicros, primary_key=True)
+    value: Mapped[int] = mapped_column(BigInteger)
 
 
 class InstanceSample(Base):

@@ -42,6 +42,7 @@ class ChannelPoint:
     lag_s: float | None = None
     lag_source: LagSource | None = None
     seconds_behind_source: int | None = None
+    timeline_lag_s: float | None = None
     trx_behind: int | None = None
     not_received: int | None = None
     received_not_applied: int | None = None
@@ -120,6 +121,7 @@ def _channel_point(cluster: str, instance: Instance, channel: str, s: Sample) ->
         lag_s=s.lag_s,
         lag_source=LagSource(s.lag_source) if s.lag_source is not None else None,
         seconds_behind_source=s.seconds_behind_source,
+        timeline_lag_s=s.timeline_lag_s,
         trx_behind=s.trx_behind,
         not_received=s.not_received,
         received_not_applied=s.received_not_applied,
@@ -136,6 +138,11 @@ _CHANNEL_GAUGES = (
         "lagscope_seconds_behind_source",
         "The server's own Seconds_Behind_Source; absent when the server reports NULL.",
         "seconds_behind_source",
+    ),
+    (
+        "lagscope_timeline_lag_seconds",
+        "Lag from the source's recorded progress (no heartbeat needed); absent when unknown.",
+        "timeline_lag_s",
     ),
     ("lagscope_trx_behind", "Transactions executed on the source, not here.", "trx_behind"),
     (

@@ -38,6 +38,7 @@ from lagscope.models import (
     Sample,
 )
 from lagscope.services.reading import Reading
+from lagscope.services.timeline import SourceProgressNow, channel_timeline, record_sources
 
 
 @dataclass(slots=True)
@@ -57,6 +58,7 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
         if (r := by_id.get(i.id)) and r.snapshot and _params_changed(i, r.snapshot)
     ]
     params = _current_params(session, changed)
+    progress = record_sources(session, cluster, by_id)
     summary = TickSummary()
     samples: list[dict[str, Any]] = []
     instance_samples: list[dict[str, Any]] = []
@@ -75,7 +77,9 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
         instance_samples.append(_instance_sample(instance, snap, at))
         if instance.id in changed:
             _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
-        samples.extend(_channel_samples(session, cluster, instance, snap, source_view, at))
+        samples.extend(
+            _channel_samples(session, cluster, instance, snap, source_view, at, progress)
+        )
         _update_instance(instance, snap, at)
     if instance_samples:
         session.execute(insert(InstanceSample), instance_samples)
@@ -210,6 +214,7 @@ def _channel_samples(
     snap: InstanceSnapshot,
     source: SourceView | None,
     at: datetime,
+    progress: SourceProgressNow,
 ) -> list[dict[str, Any]]:
     existing = {c.name: c for c in instance.channels}
     seen = {status.channel for status in snap.channels}
@@ -230,7 +235,8 @@ def _channel_samples(
     for status in snap.channels:
         channel = existing[status.channel]
         channel.gone_at = None
-        metrics = channel_metrics(status, snap, source, _state(channel), interval)
+        timeline = channel_timeline(session, progress, status, snap.taken_at.timestamp())
+        metrics = channel_metrics(status, snap, source, _state(channel), interval, timeline)
         _remember_status(channel, status)
         _remember(channel, metrics, at)
         rows.append(_sample_row(channel.id, at, metrics))
@@ -292,6 +298,8 @@ def _sample_row(channel_id: int, at: datetime, m: ChannelMetrics) -> dict[str, A
         "seconds_behind_source": m.seconds_behind_source,
         "heartbeat_lag_s": m.heartbeat_lag_s,
         "applier_lag_s": m.applier_lag_s,
+        "timeline_lag_s": m.timeline_lag_s,
+        "timeline_resolution_s": m.timeline_resolution_s,
         "trx_behind": m.trx_behind,
         "not_received": m.not_received,
         "received_not_applied": m.received_not_applied,

@@ -118,6 +118,8 @@ class ChannelState:
     seconds_behind_source: int | None
     heartbeat_lag_s: float | None
     applier_lag_s: float | None
+    timeline_lag_s: float | None
+    timeline_resolution_s: float | None
     io_state: str | None
     io_running: bool | None
     sql_running: bool | None
@@ -201,6 +203,8 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         seconds_behind_source=s.seconds_behind_source if s else None,
         heartbeat_lag_s=s.heartbeat_lag_s if s else None,
         applier_lag_s=s.applier_lag_s if s else None,
+        timeline_lag_s=s.timeline_lag_s if s else None,
+        timeline_resolution_s=s.timeline_resolution_s if s else None,
         io_state=io_state.value if io_state else None,
         io_running=io_state is IoState.YES if io_state else None,
         sql_running=s.sql_running if s else None,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lagscope.analysis.codes import Verdict
+from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.analysis.verdict import Observation, classify, verdict
 from lagscope.collectors.snapshot import IoState
 
@@ -81,6 +81,37 @@ def test_caught_up_threshold_is_exclusive_and_configurable() -> None:
         V.RECEIVE_BOUND
     )
     assert classify(obs(lag_s=1.0), caught_up_s=2.0) is V.CAUGHT_UP
+
+
+@pytest.mark.parametrize("source", list(LagSource))
+def test_a_backlog_is_never_caught_up_whatever_the_lag_source(source: LagSource) -> None:
+    # Issue 9: SBM read 0 while not_received was 10,983; the verdict said caught_up.
+    observation = obs(
+        lag_s=0.0,
+        lag_source=source,
+        seconds_behind_source=0,
+        trx_behind=10_983,
+        not_received=10_983,
+        received_not_applied=0,
+        source_rate=2500.0,
+    )
+    assert classify(observation) is V.RECEIVE_BOUND
+
+
+def test_a_backlog_the_source_writes_within_a_second_is_still_caught_up() -> None:
+    busy = obs(lag_s=0.2, trx_behind=1800, not_received=1800, source_rate=2500.0)
+    assert classify(busy) is V.CAUGHT_UP
+    idle = obs(lag_s=0.2, trx_behind=1800, not_received=1800, source_rate=0.0)
+    assert classify(idle) is V.RECEIVE_BOUND
+    assert classify(obs(lag_s=0.2, trx_behind=10, source_rate=None)) is V.CAUGHT_UP
+    assert classify(obs(lag_s=0.2, trx_behind=11, source_rate=None)) is not V.CAUGHT_UP
+
+
+def test_sbm_alone_never_makes_a_replica_caught_up() -> None:
+    sbm_only = obs(lag_s=0.0, lag_source=LagSource.SBM, seconds_behind_source=0)
+    assert classify(sbm_only) is not V.CAUGHT_UP
+    with_counts = replace(sbm_only, trx_behind=0, not_received=0, received_not_applied=0)
+    assert classify(with_counts) is V.CAUGHT_UP
 
 
 def test_backlog_mostly_not_received_is_receive_bound() -> None:

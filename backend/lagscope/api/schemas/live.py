@@ -22,7 +22,7 @@ VerdictLabel = Literal[
     "broken",
     "unreachable",
 ]
-LagSourceLabel = Literal["heartbeat", "applier", "seconds_behind_source"]
+LagSourceLabel = Literal["heartbeat", "applier", "source_timeline", "seconds_behind_source"]
 IoStateLabel = Literal["yes", "connecting", "preparing", "no"]
 Role = Literal["source", "replica"]
 
@@ -67,6 +67,13 @@ class ChannelStatusOut(Schema):
     seconds_behind_source: int | None = Field(description="The server's own figure; null = NULL")
     heartbeat_lag_s: float | None
     applier_lag_s: float | None
+    timeline_lag_s: float | None = Field(
+        description="Poll time minus when the source first reached the replica's applied "
+        "progress (no heartbeat needed); null = unknown (e.g. older than the source history kept)"
+    )
+    timeline_resolution_s: float | None = Field(
+        description="Width of the two source polls bracketing timeline_lag_s: its uncertainty"
+    )
     io_state: IoStateLabel | None
     io_running: bool | None
     sql_running: bool | None

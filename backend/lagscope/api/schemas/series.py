@@ -22,7 +22,8 @@ from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES, Resoluti
 
 MetricName = Literal[
     # per channel
-    "lag_s", "seconds_behind_source", "heartbeat_lag_s", "applier_lag_s", "trx_behind",
+    "lag_s", "seconds_behind_source", "heartbeat_lag_s", "applier_lag_s", "timeline_lag_s",
+    "trx_behind",
     "not_received", "received_not_applied", "apply_rate", "source_rate", "relay_log_space",
     # per instance
     "round_trip_s", "clock_offset_s", "commits_per_s", "binlog_commits_per_s",
