@@ -81,7 +81,11 @@ def now() -> datetime:
 
 
 @contextmanager
-def start_pipeline(lab, workdir: Path, params_every_s: float = 2.0) -> Iterator[Pipeline]:
+def start_pipeline(
+    lab, workdir: Path, params_every_s: float = 2.0, heartbeat: bool = True
+) -> Iterator[Pipeline]:
+    """``heartbeat=False``: no heartbeat configured at all (mode off, no writer process), as most
+    users run Lagscope; lag then comes from the source timeline."""
     redis = RedisServer(workdir)
     url = f"sqlite:///{workdir / 'store.db'}"
     upgrade(url)
@@ -93,7 +97,7 @@ def start_pipeline(lab, workdir: Path, params_every_s: float = 2.0) -> Iterator[
             session,
             "lab",
             poll_interval_s=1.0,
-            heartbeat_mode="lagscope",
+            heartbeat_mode="lagscope" if heartbeat else "off",
             heartbeat_interval_s=0.25,
         )
         user, password = lab.credentials.monitor
@@ -104,7 +108,8 @@ def start_pipeline(lab, workdir: Path, params_every_s: float = 2.0) -> Iterator[
             inventory.add_instance(
                 session, box, cluster, name, server.host, server.port, user, password, role, region
             )
-        inventory.set_heartbeat_writer(session, box, cluster, *lab.credentials.heartbeat)
+        if heartbeat:
+            inventory.set_heartbeat_writer(session, box, cluster, *lab.credentials.heartbeat)
         cluster_id = cluster.id
     env = {
         **os.environ,
@@ -131,11 +136,12 @@ def start_pipeline(lab, workdir: Path, params_every_s: float = 2.0) -> Iterator[
                 "beat", lagscope_command("beat", "-s", str(workdir / "beat-schedule")), workdir, env
             )
         )
-        processes.append(
-            ManagedProcess(
-                "heartbeat", lagscope_command("heartbeat", "--refresh", "1"), workdir, env
+        if heartbeat:
+            processes.append(
+                ManagedProcess(
+                    "heartbeat", lagscope_command("heartbeat", "--refresh", "1"), workdir, env
+                )
             )
-        )
         pipe = Pipeline(url, cluster_id, processes, sessions)
         wait_until(
             lambda: pipe.latest("replica2") is not None, timeout_s=30, message="first samples"

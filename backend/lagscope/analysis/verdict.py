@@ -21,6 +21,7 @@ _DELAY_SLACK_S = 2
 # when the source itself writes them within a second, so they are the next second's work.
 CAUGHT_UP_MAX_TRX = 10
 _CAUGHT_UP_BACKLOG_S = 1.0
+_BACKLOG = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +133,18 @@ def verdict(window: Sequence[Verdict], previous: Verdict | None = None) -> Verdi
 
     A class held by a strict majority wins; with no majority the previous verdict stands (no
     flapping), or the newest class when there is none. With a window of 3, a change shows once
-    two polls agree. An empty window keeps ``previous``; with neither it is a ValueError.
+    two polls agree — except that a backlog in the newest poll shows at once instead of a
+    caught-up majority. An empty window keeps ``previous``; with neither it is a ValueError.
     """
     if not window:
         if previous is None:
             raise ValueError("verdict needs at least one class or a previous verdict")
         return previous
+    newest = window[-1]
     leader, votes = Counter(window).most_common(1)[0]
-    if votes * 2 > len(window):
-        return leader
-    return previous if previous is not None else window[-1]
+    judged = leader if votes * 2 > len(window) else previous if previous is not None else newest
+    if judged is Verdict.CAUGHT_UP and newest in _BACKLOG:
+        # A backlog seen now is never outvoted into "caught up" (issue 9): the window smooths
+        # between ways of being behind, and hides an odd caught-up poll, not a backlog.
+        return newest
+    return judged

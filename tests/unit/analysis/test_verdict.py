@@ -200,3 +200,12 @@ def test_empty_window() -> None:
     assert verdict([], previous=V.STOPPED) is V.STOPPED
     with pytest.raises(ValueError):
         verdict([])
+
+
+@pytest.mark.parametrize("behind", [V.RECEIVE_BOUND, V.APPLY_BOUND])
+def test_a_backlog_in_the_newest_poll_is_never_outvoted_into_caught_up(behind: Verdict) -> None:
+    # Issue 9: the first polls of a load showed caught_up with 479 and 652 trx not received.
+    assert verdict([V.CAUGHT_UP, V.CAUGHT_UP, behind], previous=V.CAUGHT_UP) is behind
+    assert verdict([V.CAUGHT_UP, behind, V.APPLY_BOUND], previous=V.CAUGHT_UP) is V.APPLY_BOUND
+    # The other way round the window still smooths: one caught-up poll does not end a backlog.
+    assert verdict([behind, behind, V.CAUGHT_UP], previous=behind) is behind

@@ -1,0 +1,123 @@
+"""Lag without any heartbeat (issue 9): the source timeline against an independent truth.
+
+The real lab, the real pipeline (Redis, Celery worker and beat, SQLite store) with heartbeat
+mode off and no writer. replica1 gets strict flush settings under a steady load, so it falls
+tens of seconds behind while its SQL thread keeps up with a short relay log (SBM near 0). The
+truth is read by the test itself, not by Lagscope: the newest load row applied on the replica
+carries the source's commit clock (row events copy it; the lab shares one clock).
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from lagscope.analysis.codes import LagSource, Verdict
+from lagscope.demo.load import WriteLoad
+
+from .pipeline_stack import Pipeline, now, start_pipeline
+from .stack import sleep_s
+from .test_pipeline import DEFAULTS, STRICT, real_lag_s, set_globals
+from .waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+STRICT_PHASE_S = 60  # long enough for replica1 to be 20-40 s behind at 2500 trx/s
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+    workdir = tmp_path_factory.mktemp("timeline")
+    with start_pipeline(lab, workdir, params_every_s=2.0, heartbeat=False) as started:
+        yield started
+
+
+class TruthRecorder:
+    """Reads the real lag about 4 times a second in a thread, as (epoch s, lag s) pairs."""
+
+    def __init__(self, lab) -> None:
+        self._lab = lab
+        self.readings: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TruthRecorder:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.25):
+            before = time.time()
+            lag = real_lag_s(self._lab)
+            self.readings.append(((before + time.time()) / 2, lag))
+
+    def at(self, ts: float) -> float | None:
+        """The truth at ``ts``, interpolated between the readings around it (None outside)."""
+        for (t0, l0), (t1, l1) in zip(self.readings, self.readings[1:], strict=False):
+            if t0 <= ts <= t1 and t1 - t0 <= 2.0:
+                return l0 + (l1 - l0) * (ts - t0) / (t1 - t0)
+        return None
+
+
+def test_lag_without_heartbeat_follows_the_truth_under_strict_flush(lab, pipeline: Pipeline):
+    replica = lab.connect("replica1")
+    load = WriteLoad(lambda: lab.connect("source"), threads=6, target_tps=2500)
+    try:
+        set_globals(replica, STRICT)
+        started = now()
+        with TruthRecorder(lab) as truth:
+            load.start()
+            sleep_s(STRICT_PHASE_S)  # a steady load for a fixed time, not waiting for a state
+            load.stop()
+        rows = [
+            r for r in pipeline.samples("replica1", started) if r.verdict != Verdict.UNREACHABLE
+        ]
+    finally:
+        load.stop()
+        set_globals(replica, DEFAULTS)
+        replica.close()
+    pairs = [(r, t) for r in rows if (t := truth.at(r.ts.timestamp())) is not None]
+    assert len(pairs) >= STRICT_PHASE_S // 2, (len(rows), len(truth.readings))
+    assert all(r.heartbeat_lag_s is None for r, _ in pairs)  # no heartbeat anywhere
+    errors = sorted(abs((r.lag_s if r.lag_s is not None else 0.0) - t) for r, t in pairs)
+    p95 = errors[max(0, round(0.95 * len(errors)) - 1)]
+    far_behind = [(r, t) for r, t in pairs if t > 5]
+    shown_low = [(r.lag_s, t) for r, t in far_behind if r.lag_s is None or r.lag_s < 1]
+    backlog_caught_up = [
+        (r.ts, r.not_received)
+        for r in rows
+        if r.verdict == Verdict.CAUGHT_UP and (r.not_received or 0) > 100
+    ]
+    sources = statistics.multimode(r.lag_source for r, _ in far_behind) if far_behind else []
+    sbm_low = sum(1 for r, t in far_behind if (r.seconds_behind_source or 0) < 1)
+    print(
+        f"timeline vs truth: {len(pairs)} samples, p95 |error| {p95:.2f} s, "
+        f"median {statistics.median(errors):.2f} s, max {errors[-1]:.2f} s; "
+        f"{len(far_behind)} samples > 5 s behind (max truth {max(t for _, t in pairs):.1f} s), "
+        f"shown < 1 s: {len(shown_low)}; SBM < 1 s in {sbm_low} of them; "
+        f"caught_up with not_received > 100: {len(backlog_caught_up)}"
+    )
+    assert far_behind, "replica1 never fell 5 s behind: the strict phase did not bite"
+    assert sources == [LagSource.TIMELINE]
+    assert p95 <= 1.5, errors[-10:]
+    assert not shown_low, shown_low[:5]
+    assert not backlog_caught_up, backlog_caught_up[:5]
+    lab.wait_caught_up(timeout_s=180)
+    # Once the replica has applied everything, the timeline says 0, not "time since a write".
+    wait_until(
+        lambda: (
+            (s := pipeline.latest("replica1")) is not None
+            and s.timeline_lag_s == 0.0
+            and s.verdict == Verdict.CAUGHT_UP
+        ),
+        timeout_s=60,
+        message="idle source, replica caught up: timeline lag 0 and caught_up",
+    )
