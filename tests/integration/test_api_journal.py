@@ -685,6 +685,26 @@ def figures(samples: Sequence[Sample], start: datetime, end: datetime) -> dict[s
     }
 
 
+def already_draining(samples: Sequence[Sample], start: datetime, end: datetime) -> bool:
+    """Computed here from the stored samples: behind (a backlog) and the lag falling by at least
+    0.2 s per second over the window — the replica was catching up before the step."""
+    behind = [
+        s
+        for s in samples
+        if start <= s.ts < end and s.lag_s is not None and (s.trx_behind or 0) > 10
+    ]
+    if len(behind) < 5:
+        return False
+    xs = [s.ts.timestamp() for s in behind]
+    ys = [float(s.lag_s or 0.0) for s in behind]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mx) ** 2 for x in xs)
+    return (
+        spread > 0
+        and sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread <= -0.2
+    )
+
+
 def assert_same(api_figures: dict[str, Any], ours: dict[str, Any], where: str) -> None:
     for key, value in ours.items():
         if value is None:
@@ -819,6 +839,16 @@ def check_journal(pipeline, began, steps, queried_at) -> None:
             assert verdict["lag_change_p50"] == pytest.approx(
                 ours["after"]["lag_p50"] - ours["before"]["lag_p50"], abs=1e-9
             )
+            if verdict["verdict"] == "improved" and already_draining(
+                samples[name], *windows["before"]
+            ):
+                # Issue 9: a drain under way before the step would have ended without it; only
+                # evidence about capacity (rate while behind, catch-up against the ETA) counts.
+                assert "apply rate" in verdict["reason"] or "predicted" in verdict["reason"], (
+                    index,
+                    name,
+                    verdict,
+                )
             b, a = ours["before"], ours["after"]
             rows.append(
                 f"{step['summary'][:48]:<48} {name:<9} "

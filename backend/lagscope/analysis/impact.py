@@ -27,9 +27,17 @@ import enum
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lagscope.analysis.codes import Verdict
+from lagscope.analysis.drain import (
+    apply_rate_behind,
+    caught_up_at,
+    draining,
+    eta_before,
+    has_backlog,
+)
+from lagscope.analysis.stats import p95
 
 # 10 blocks a side: a clean shift still reaches p ≈ 2e-4, and 1-minute blocks of 1 Hz polls are
 # close to independent; 20 blocks called a lag wandering over ~1 min a change 3× as often.
@@ -39,8 +47,12 @@ _MIN_LAG_CHANGE_S = 0.5  # below this, a lag change is within a 1 s poll's own j
 _MIN_RELATIVE_CHANGE = 0.2  # 41 s → 38 s is "significant" over 600 polls but nobody's win
 _MIN_SHARE_CHANGE = 0.25  # points of time caught up (0.25 = 25 %)
 _LOAD_TOLERANCE = 0.2  # ±20 %: day-to-day wobble of a steady workload
-_BEHIND_SHARE = 0.5  # "mostly behind": the apply rate is then the ceiling, not the load's echo
 _BOUND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
+_MIN_BEHIND = 3  # polls with a backlog each window needs before its apply rate is a capacity
+_MIN_RECEIVE_CHANGE = 10  # trx: a few in flight come and go with any load
+# Catch-up against the ETA: sooner than 70 % or later than 150 % of it, and by 2 s or more
+# (rates over ten 1 s polls are that noisy), says the step changed how fast the backlog drains.
+_FASTER, _SLOWER, _ETA_SLACK_S = 0.7, 1.5, 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +64,8 @@ class Point:
     verdict: int
     apply_rate: float | None
     source_rate: float | None
+    backlog: int | None = None  # transactions behind: not received + received, not applied
+    not_received: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +136,9 @@ class ImpactVerdict(enum.StrEnum):
     WORSE = "worse"
     NO_CLEAR_CHANGE = "no_clear_change"
     INSUFFICIENT_DATA = "insufficient_data"
+    # Already draining before the step and caught up after it: the after window has no backlog,
+    # so the capacity the step might have changed cannot be seen (issue 9: not "improved").
+    NOT_MEASURABLE = "not_measurable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +161,9 @@ class _Side:
     caught_up: list[float]  # 1.0 / 0.0 per reachable sample
     apply_rates: list[float]
     source_rates: list[float]
-    behind_share: float | None
+    points: list[Point]  # in time order
+    capacity: list[float]  # apply rates while a backlog existed
+    not_received: list[float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +181,14 @@ def _known(values: Iterable[float | None]) -> list[float]:
 def _side(points: Sequence[Point], window: Window) -> _Side:
     inside = sorted((p for p in points if window.holds(p.ts)), key=lambda p: p.ts)
     reachable = [p for p in inside if p.verdict != Verdict.UNREACHABLE]
-    behind = [1.0 if p.verdict in _BOUND else 0.0 for p in reachable]
     return _Side(
         lags=_known(p.lag_s for p in inside),
         caught_up=[1.0 if p.verdict == Verdict.CAUGHT_UP else 0.0 for p in reachable],
         apply_rates=_known(p.apply_rate for p in inside),
         source_rates=_known(p.source_rate for p in inside),
-        behind_share=_mean(behind),
+        points=inside,
+        capacity=apply_rate_behind(inside),
+        not_received=_known(p.not_received for p in inside),
     )
 
 
@@ -176,19 +196,12 @@ def _mean(values: Sequence[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def _p95(ordered: Sequence[float]) -> float:
-    # Linear interpolation between closest ranks (numpy's default), so 1 … 10 has p95 = 9.55.
-    if len(ordered) == 1:
-        return ordered[0]
-    return statistics.quantiles(ordered, n=20, method="inclusive")[-1]
-
-
 def _stats(side: _Side) -> WindowStats:
     lags = sorted(side.lags)
     return WindowStats(
         samples=len(lags),
         lag_p50=statistics.median(lags) if lags else None,
-        lag_p95=_p95(lags) if lags else None,
+        lag_p95=p95(lags),
         lag_max=lags[-1] if lags else None,
         caught_up_share=_mean(side.caught_up),
         apply_rate=_mean(side.apply_rates),
@@ -280,20 +293,56 @@ def _caught_up_vote(b: _Side, a: _Side, bs: WindowStats, as_: WindowStats) -> _V
 
 
 def _apply_vote(b: _Side, a: _Side, bs: WindowStats, as_: WindowStats) -> _Vote | None:
-    rose = _real_change(b.apply_rates, a.apply_rates, statistics.fmean)
-    old, new = bs.apply_rate, as_.apply_rate
-    if rose == 0 or old is None or new is None or (new - old) * rose <= 0:
+    """The apply capacity, i.e. the apply rate while a backlog existed (without one the rate
+    only echoes the load, so it is a lower bound of the capacity). A rise counts against the
+    capacity before (behind before); a fall against the capacity after (behind after)."""
+    old_all = b.capacity if len(b.capacity) >= _MIN_BEHIND else b.apply_rates
+    new_all = a.capacity if len(a.capacity) >= _MIN_BEHIND else a.apply_rates
+    for rose, old_rates, new_rates in ((1, b.capacity, new_all), (-1, old_all, a.capacity)):
+        ceiling = old_rates if rose > 0 else new_rates
+        if len(ceiling) < _MIN_BEHIND or not old_rates or not new_rates:
+            continue
+        old, new = statistics.fmean(old_rates), statistics.fmean(new_rates)
+        if _real_change(old_rates, new_rates, statistics.fmean) != rose:
+            continue
+        if (new - old) * rose <= 0 or not _large(old, new, 0.0):
+            continue
+        when = "before" if rose > 0 else "after"
+        phrase = (
+            f"the apply rate {_verb(rose)} from {old:.0f} to {new:.0f} trx/s, "
+            f"behind {when} the step"
+        )
+        return _Vote(rose, phrase, False)
+    return None
+
+
+def _receive_vote(b: _Side, a: _Side, bs: WindowStats, as_: WindowStats) -> _Vote | None:
+    """Network steps: the receive side, transactions on the source not yet received."""
+    if not b.not_received or not a.not_received:
         return None
-    # A rise proves more capacity only if the old rate was a ceiling (behind before); a fall
-    # proves less only if the new rate is one (behind after). Otherwise it just followed the load.
-    ceiling = b if rose > 0 else a
-    if not _large(old, new, 0.0) or (ceiling.behind_share or 0.0) < _BEHIND_SHARE:
+    rose = _real_change(b.not_received, a.not_received, statistics.median)
+    old, new = statistics.median(b.not_received), statistics.median(a.not_received)
+    if rose == 0 or (new - old) * rose <= 0 or not _large(old, new, _MIN_RECEIVE_CHANGE):
         return None
-    when = "before" if rose > 0 else "after"
-    phrase = (
-        f"the apply rate {_verb(rose)} from {old:.0f} to {new:.0f} trx/s, behind {when} the step"
-    )
-    return _Vote(rose, phrase, False)
+    return _Vote(-rose, f"not received {_verb(rose)} from {old:.0f} to {new:.0f} trx", True)
+
+
+def _catch_up_vote(
+    before: Sequence[Point], after_step: Sequence[Point], end: float
+) -> _Vote | None:
+    """A drain under way: did the replica catch up sooner or later than the ETA just before
+    the step predicted? (The step is at time 0.)"""
+    eta = eta_before(before, 0.0)
+    if eta is None:
+        return None
+    took = caught_up_at(after_step, 0.0)
+    if took is not None and took < _FASTER * eta - _ETA_SLACK_S:
+        return _Vote(1, f"caught up after {took:.0f} s where {eta:.0f} s was predicted", True)
+    late = took if took is not None else end
+    if late > _SLOWER * eta + _ETA_SLACK_S:
+        said = f"after {took:.0f} s" if took is not None else f"not within {end:.0f} s"
+        return _Vote(-1, f"caught up {said} where {eta:.0f} s was predicted", True)
+    return None
 
 
 def _load(before: float | None, after: float | None) -> tuple[int | None, float | None, str]:
@@ -363,8 +412,12 @@ def impact(
     width_s: float = 600,
     settle_s: float = 30,
     min_samples: int = 10,
+    network: bool = False,
 ) -> Impact:
-    """Compare a channel's ``before`` and ``after`` windows around a step (see the module doc)."""
+    """Compare a channel's ``before`` and ``after`` windows around a step (see the module doc).
+
+    ``network``: the step can only change the receive side (a link, compression, a proxy), so
+    it is judged there and not on the apply capacity."""
     if min_samples < 1:
         raise ValueError(f"min_samples must be >= 1, got {min_samples}")
     before, after = windows(step_at, previous_step_at, next_step_at, width_s, settle_s)
@@ -378,7 +431,43 @@ def impact(
             f"(at least {min_samples} needed on each side)"
         )
         return Impact(bs, as_, ImpactVerdict.INSUFFICIENT_DATA, change, ratio, reason)
-    votes = [vote(b, a, bs, as_) for vote in (_lag_vote, _caught_up_vote, _apply_vote)]
+    drain = draining(_shift(b.points, step_at))
+    votes = _votes(points, step_at, after.end, (b, a, bs, as_), drain=drain, network=network)
     verdict, standing, explained = _judge([v for v in votes if v is not None], load)
+    if drain and not standing and not any(has_backlog(p) for p in a.points):
+        reason = (
+            "caught up; capacity after the step not measurable: the replica was already "
+            f"catching up before it (lag p50 {bs.lag_p50:.1f} s → {as_.lag_p50:.1f} s)"
+        )
+        return Impact(bs, as_, ImpactVerdict.NOT_MEASURABLE, change, ratio, reason)
     reason = _reason(verdict, standing, explained, load_phrase, (bs, as_))
+    if drain and verdict is ImpactVerdict.NO_CLEAR_CHANGE and not standing:
+        reason = f"already catching up before the step, and no faster after it: {reason}"
     return Impact(bs, as_, verdict, change, ratio, reason)
+
+
+def _shift(points: Sequence[Point], step_at: float) -> list[Point]:
+    return [replace(p, ts=p.ts - step_at) for p in points]
+
+
+def _votes(
+    points: Sequence[Point],
+    step_at: float,
+    after_end: float,
+    sides: tuple[_Side, _Side, WindowStats, WindowStats],
+    drain: bool,
+    network: bool,
+) -> list[_Vote | None]:
+    """Lag levels only when the replica was steady before: inside a drain the lag falls with or
+    without the step, so the step is judged on the catch-up time against the ETA instead."""
+    b, a, bs, as_ = sides
+    votes: list[_Vote | None] = []
+    if drain:
+        after_step = sorted((p for p in points if p.ts >= step_at), key=lambda p: p.ts)
+        shifted = _shift(after_step, step_at)
+        votes.append(_catch_up_vote(_shift(b.points, step_at), shifted, after_end - step_at))
+    else:
+        votes += [_lag_vote(b, a, bs, as_), _caught_up_vote(b, a, bs, as_)]
+    side = _receive_vote if network else _apply_vote
+    votes.append(side(b, a, bs, as_))
+    return votes

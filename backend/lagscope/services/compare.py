@@ -23,6 +23,7 @@ from typing import Literal
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact, window_stats
+from lagscope.analysis.stats import p95
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.models import Channel, Instance
 from lagscope.models.types import to_micros
@@ -84,13 +85,6 @@ def get_channel(session: Session, channel_id: int) -> Channel:
     return channel
 
 
-def _p95(values: Sequence[float]) -> float | None:
-    # Interpolated as the impact figures are, so a p95 here and there mean the same thing.
-    if len(values) < 2:
-        return values[0] if values else None
-    return statistics.quantiles(values, n=20, method="inclusive")[-1]
-
-
 def backlog(rows: Sequence[SampleRow]) -> Backlog:
     missing = sorted(float(r.not_received) for r in rows if r.not_received is not None)
     queued = sorted(
@@ -99,9 +93,9 @@ def backlog(rows: Sequence[SampleRow]) -> Backlog:
     return Backlog(
         samples=max(len(missing), len(queued)),
         not_received_mean=statistics.fmean(missing) if missing else None,
-        not_received_p95=_p95(missing),
+        not_received_p95=p95(missing),
         received_not_applied_mean=statistics.fmean(queued) if queued else None,
-        received_not_applied_p95=_p95(queued),
+        received_not_applied_p95=p95(queued),
     )
 
 

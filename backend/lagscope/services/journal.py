@@ -35,6 +35,7 @@ from sqlalchemy import BigInteger, and_, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.impact import Impact, Point, Window, impact, windows
+from lagscope.analysis.steps import group_in_bursts, is_network_step
 from lagscope.errors import InvalidInput
 from lagscope.models import Annotation, Channel, Cluster, Instance, ParamChange, Sample
 from lagscope.models.types import to_micros
@@ -126,12 +127,7 @@ class Step:
 
 def group_events(events: Sequence[Event], group_s: float) -> list[Step]:
     """Chain events (in any order) closer than ``group_s`` to the previous one into steps."""
-    steps: list[list[Event]] = []
-    for event in sorted(events, key=lambda e: e.at):
-        if steps and (event.at - steps[-1][-1].at).total_seconds() <= group_s:
-            steps[-1].append(event)
-        else:
-            steps.append([event])
+    steps = group_in_bursts(events, lambda e: e.at, group_s)
     return [
         Step(
             at=max(e.at for e in burst),
@@ -349,10 +345,24 @@ def _points(
     zero = to_micros(origin)
     chosen = rows[bisect.bisect_left(keys, lo) : bisect.bisect_left(keys, hi)]
     return [
-        Point((r.us - zero) / 1e6, r.lag_s, r.verdict, r.apply_rate, r.source_rate)
+        Point(
+            (r.us - zero) / 1e6,
+            r.lag_s,
+            r.verdict,
+            r.apply_rate,
+            r.source_rate,
+            _backlog(r),
+            r.not_received,
+        )
         for r in chosen
         if not drop <= r.us < zero
     ]
+
+
+def _backlog(row: SampleRow) -> int | None:
+    if row.not_received is None or row.received_not_applied is None:
+        return None
+    return row.not_received + row.received_not_applied
 
 
 def journal(
@@ -427,5 +437,9 @@ def _channel_impact(
         settings.width_s,
         settings.settle_s,
         settings.min_samples,
+        network=is_network_step(
+            [change.name for change, _ in step.changes],
+            [tag for note in step.annotations for tag in (note.tags or [])],
+        ),
     )
     return ChannelImpact(channel, instance, _in_scope(step, channel, instance, sources), result)

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lagscope.analysis.codes import Verdict
+from lagscope.analysis.drain import draining
 from lagscope.analysis.impact import (
     Impact,
     ImpactVerdict,
@@ -376,5 +377,8 @@ def test_the_same_lags_on_both_sides_are_no_clear_change(lags: list[float]) -> N
 def test_swapping_before_and_after_swaps_improved_and_worse(
     before: list[float], after: list[float]
 ) -> None:
+    # Symmetric only between steady states: a drain under way before a step is judged on its
+    # catch-up time instead (issue 9), which has no mirror image.
+    assume(not draining(sides(before, [])) and not draining(sides(after, [])))
     forward, backward = impact(sides(before, after), T), impact(sides(after, before), T)
     assert backward.verdict is flipped(forward)

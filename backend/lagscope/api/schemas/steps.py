@@ -32,7 +32,7 @@ Start = Annotated[
     AwareDatetime | None, Query(description="ISO-8601 with offset; default: 24 h before end")
 ]
 End = Annotated[AwareDatetime | None, Query(description="ISO-8601 with offset; default: now")]
-Verdict = Literal["improved", "worse", "no_clear_change", "insufficient_data"]
+Verdict = Literal["improved", "worse", "no_clear_change", "insufficient_data", "not_measurable"]
 
 
 def invalid(field: str, message: str) -> RequestValidationError:
