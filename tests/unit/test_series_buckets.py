@@ -17,18 +17,20 @@ from pydantic import ValidationError
 from sqlalchemy import column
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
+from lagscope.analysis.buckets import (
+    RESOLUTION_US,
+    BucketPlan,
+    Resolution,
+    choose_resolution,
+    plan_buckets,
+)
 from lagscope.api.schemas.series import MetricName, SeriesQuery
 from lagscope.services.series import (
     METRICS,
-    RESOLUTION_US,
-    BucketPlan,
     Point,
-    Resolution,
     _IntDiv,
     _Real,
-    choose_resolution,
     merge_points,
-    plan_buckets,
 )
 
 S = 1_000_000

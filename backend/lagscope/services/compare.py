@@ -14,7 +14,6 @@ one is network-bound; two that receive alike are not.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,39 +21,12 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.backlog import Backlog, Cause, backlog_of, cause, lagging, own_link
 from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact, window_stats
-from lagscope.analysis.stats import p95
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.models import Channel, Instance
 from lagscope.models.types import to_micros
-from lagscope.services.journal import SampleRow, load_samples, require_window
-
-Cause = Literal["not_received", "received_not_applied"]
-_BEHIND_LAG_S = 1.0  # below a second of lag p50, a 1 s poll cannot tell "behind" from jitter
-_BEHIND_BACKLOG = 1.0  # on average at least one transaction (or byte) outstanding
-_MUCH_LESS = 0.5  # the control receives "in time" when it has under half the laggard's backlog
-
-
-@dataclass(frozen=True, slots=True)
-class Backlog:
-    """Where the outstanding work sits, over the samples that measured it."""
-
-    samples: int
-    not_received_mean: float | None
-    not_received_p95: float | None
-    received_not_applied_mean: float | None
-    received_not_applied_p95: float | None
-
-    @property
-    def total(self) -> float:
-        return (self.not_received_mean or 0.0) + (self.received_not_applied_mean or 0.0)
-
-    @property
-    def dominant(self) -> Cause | None:
-        if self.total < _BEHIND_BACKLOG:
-            return None
-        missing, queued = self.not_received_mean or 0.0, self.received_not_applied_mean or 0.0
-        return "not_received" if missing > queued else "received_not_applied"
+from lagscope.services.journal import SampleRow, load_samples, require_window, sample_backlog
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,16 +58,9 @@ def get_channel(session: Session, channel_id: int) -> Channel:
 
 
 def backlog(rows: Sequence[SampleRow]) -> Backlog:
-    missing = sorted(float(r.not_received) for r in rows if r.not_received is not None)
-    queued = sorted(
-        float(r.received_not_applied) for r in rows if r.received_not_applied is not None
-    )
-    return Backlog(
-        samples=max(len(missing), len(queued)),
-        not_received_mean=statistics.fmean(missing) if missing else None,
-        not_received_p95=p95(missing),
-        received_not_applied_mean=statistics.fmean(queued) if queued else None,
-        received_not_applied_p95=p95(queued),
+    return backlog_of(
+        [float(r.not_received) for r in rows if r.not_received is not None],
+        [float(r.received_not_applied) for r in rows if r.received_not_applied is not None],
     )
 
 
@@ -107,7 +72,16 @@ def _inside(rows: Sequence[SampleRow], start: datetime, end: datetime) -> list[S
 def _points(rows: Sequence[SampleRow], origin: datetime) -> list[Point]:
     zero = to_micros(origin)
     return [
-        Point((r.us - zero) / 1e6, r.lag_s, r.verdict, r.apply_rate, r.source_rate) for r in rows
+        Point(
+            (r.us - zero) / 1e6,
+            r.lag_s,
+            r.verdict,
+            r.apply_rate,
+            r.source_rate,
+            sample_backlog(r),
+            r.not_received,
+        )
+        for r in rows
     ]
 
 
@@ -155,25 +129,12 @@ def compare_channels(
         stats = window_stats(_points(rows, start), Window(0.0, (end - start).total_seconds()))
         sides.append(Side(channel, channel.instance, start, end, stats, backlog(rows)))
     a, b = sides
-    lagging = _lagging(a, b)
-    if lagging is None:
+    which = lagging((a.stats.lag_p50, a.backlog), (b.stats.lag_p50, b.backlog))
+    if which is None:
         return Comparison("channels", a, b, _neither(a, b))
-    behind, control = (a, b) if lagging == "a" else (b, a)
-    cause = behind.backlog.dominant or "received_not_applied"
-    return Comparison("channels", a, b, _why(behind, control, cause), None, lagging, cause)
-
-
-def _behind(side: Side) -> bool:
-    return (side.stats.lag_p50 or 0.0) >= _BEHIND_LAG_S or side.backlog.total >= _BEHIND_BACKLOG
-
-
-def _lagging(a: Side, b: Side) -> Literal["a", "b"] | None:
-    if not (_behind(a) or _behind(b)):
-        return None
-    a_lag, b_lag = a.stats.lag_p50, b.stats.lag_p50
-    if a_lag is not None and b_lag is not None and a_lag != b_lag:
-        return "a" if a_lag > b_lag else "b"
-    return "a" if a.backlog.total >= b.backlog.total else "b"
+    behind, control = (a, b) if which == "a" else (b, a)
+    why = cause(behind.backlog)
+    return Comparison("channels", a, b, _why(behind, control, why), None, which, why)
 
 
 def _name(side: Side) -> str:
@@ -192,18 +153,18 @@ def _neither(a: Side, b: Side) -> str:
     )
 
 
-def _why(behind: Side, control: Side, cause: Cause) -> str:
+def _why(behind: Side, control: Side, side_cause: Cause) -> str:
     """One sentence: who lags, on which side of the replica, and what the control says."""
     missing = behind.backlog.not_received_mean or 0.0
     queued = behind.backlog.received_not_applied_mean or 0.0
     other_missing = control.backlog.not_received_mean or 0.0
     head = (
         f"{_name(behind)} lags more than {_name(control)} (lag p50 {_lag(behind)} vs "
-        f"{_lag(control)}) because of {cause}"
+        f"{_lag(control)}) because of {side_cause}"
     )
-    if cause == "not_received":
+    if side_cause == "not_received":
         split = f"mean not_received {missing:.0f} vs received_not_applied {queued:.0f}"
-        if other_missing < _MUCH_LESS * missing:
+        if own_link(behind.backlog, control.backlog):
             tail = (
                 f"while {_name(control)} has only {other_missing:.0f} not received under the "
                 "same load, so the network to it or its relay-log writes are the bottleneck"

@@ -351,7 +351,7 @@ def _points(
             r.verdict,
             r.apply_rate,
             r.source_rate,
-            _backlog(r),
+            sample_backlog(r),
             r.not_received,
         )
         for r in chosen
@@ -359,7 +359,7 @@ def _points(
     ]
 
 
-def _backlog(row: SampleRow) -> int | None:
+def sample_backlog(row: SampleRow) -> int | None:
     if row.not_received is None or row.received_not_applied is None:
         return None
     return row.not_received + row.received_not_applied

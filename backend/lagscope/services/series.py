@@ -15,7 +15,7 @@ bucketed alike, and merged into the same buckets: a 30-day chart still ends at t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
@@ -36,6 +36,13 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from lagscope.analysis.buckets import (
+    RESOLUTION_US,
+    BucketPlan,
+    Resolution,
+    choose_resolution,
+    plan_buckets,
+)
 from lagscope.config import Retention
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.models import (
@@ -48,9 +55,6 @@ from lagscope.models import (
 )
 from lagscope.models.types import Scaled, to_micros
 
-Resolution = Literal["raw", "1m", "1h"]
-# Raw buckets are whole milliseconds because the API speaks epoch milliseconds.
-RESOLUTION_US: dict[Resolution, int] = {"raw": 1_000, "1m": 60_000_000, "1h": 3_600_000_000}
 MAX_POINTS = 2000
 MAX_SERIES = 100  # 100 series × 2000 points is already a 20 MB answer
 MAX_RANGE = timedelta(days=731)  # two years, one of them a leap year
@@ -143,67 +147,6 @@ _METRICS = (
     ),
 )  # fmt: skip
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
-
-
-# --- the plan: pure ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BucketPlan:
-    """Bucket ``k`` covers [origin + k·width, origin + (k+1)·width); rows read: [lo, hi)."""
-
-    resolution: Resolution
-    width_us: int
-    origin_us: int
-    lo_us: int
-    hi_us: int
-
-    @property
-    def max_buckets(self) -> int:
-        return _ceil_div(self.hi_us - self.origin_us, self.width_us)
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _target_width_us(start_us: int, end_us: int, points: int) -> int:
-    # points − 1: epoch-aligned buckets can cut one extra bucket at the edges.
-    return _ceil_div(end_us - start_us, max(points - 1, 1))
-
-
-def choose_resolution(
-    start_us: int,
-    end_us: int,
-    points: int,
-    available: Sequence[Resolution],
-    oldest_us: Mapping[Resolution, int] | None = None,
-) -> Resolution:
-    """The coarsest table whose resolution ≤ the bucket width the points ask for.
-
-    ``available`` is finest first. A table whose retention (``oldest_us``: its oldest kept
-    time) does not reach back to ``start_us`` is passed over for a coarser one that does, so a
-    70-day chart does not start with ten empty days; when none does, the coarsest is used.
-    """
-    oldest = oldest_us or {}
-    kept = [r for r in available if oldest.get(r, start_us) <= start_us] or [available[-1]]
-    target = _target_width_us(start_us, end_us, points)
-    fine_enough = [r for r in kept if RESOLUTION_US[r] <= target]
-    return fine_enough[-1] if fine_enough else kept[0]
-
-
-def plan_buckets(start_us: int, end_us: int, points: int, resolution: Resolution) -> BucketPlan:
-    """At most ``points`` buckets over [start, end), each a whole number of table rows.
-
-    Buckets are aligned on the epoch, so they stay put as a live window slides and a refresh
-    does not redraw every bucket; a single point is one bucket from the range's start instead.
-    A rollup row that began before ``start`` overlaps the range and is included.
-    """
-    res = RESOLUTION_US[resolution]
-    lo = start_us if resolution == "raw" else start_us // res * res
-    width = _ceil_div(_target_width_us(lo, end_us, points), res) * res
-    origin = lo // width * width if points > 1 else lo
-    return BucketPlan(resolution, width, origin, lo, end_us)
 
 
 # --- SQL -----------------------------------------------------------------------------------

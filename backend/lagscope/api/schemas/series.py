@@ -17,8 +17,9 @@ from pydantic import (
     model_validator,
 )
 
+from lagscope.analysis.buckets import Resolution
 from lagscope.api.schemas.common import Schema
-from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES, Resolution
+from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
 
 MetricName = Literal[
     # per channel

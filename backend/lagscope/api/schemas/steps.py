@@ -14,11 +14,12 @@ from fastapi import Query
 from fastapi.exceptions import RequestValidationError
 from pydantic import AwareDatetime, Field, StringConstraints, computed_field, field_validator
 
+from lagscope.analysis.backlog import Backlog, Cause
 from lagscope.analysis.impact import Impact, WindowStats
 from lagscope.api.schemas.common import ObjectId, QueryId, Schema
 from lagscope.models import Annotation, Channel, Instance, ParamChange
 from lagscope.services.annotations import MAX_TAG, MAX_TAGS, MAX_TEXT
-from lagscope.services.compare import Backlog, Cause, Comparison, Side
+from lagscope.services.compare import Comparison, Side
 from lagscope.services.journal import Entry, Journal, window_error
 
 DEFAULT_SPAN = timedelta(hours=24)  # what a timeline shows when the caller gives no window

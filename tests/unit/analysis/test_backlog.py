@@ -1,0 +1,33 @@
+"""Which of two replicas lags and why: the comparison's pure decisions (analysis/backlog.py)."""
+
+from __future__ import annotations
+
+from lagscope.analysis.backlog import backlog_of, cause, is_behind, lagging, own_link
+
+NONE = backlog_of([0.0, 0.0], [0.0, 0.0])
+FAR = backlog_of([900.0, 1100.0], [10.0, 30.0])  # waiting on the network
+APPLYING = backlog_of([5.0, 15.0], [800.0, 1200.0])  # received, waiting on the applier
+
+
+def test_backlog_figures() -> None:
+    assert (FAR.samples, FAR.not_received_mean, FAR.received_not_applied_mean) == (2, 1000, 20)
+    assert FAR.not_received_p95 == 1090.0
+    assert backlog_of([], []).total == 0.0 and backlog_of([], []).dominant is None
+
+
+def test_neither_behind() -> None:
+    assert not is_behind(0.3, NONE)
+    assert lagging((0.3, NONE), (0.2, NONE)) is None
+
+
+def test_the_one_further_behind_and_its_side() -> None:
+    assert lagging((0.2, NONE), (12.0, FAR)) == "b"
+    assert cause(FAR) == "not_received"
+    assert cause(APPLYING) == "received_not_applied"
+    # Lags unknown: the bigger backlog is the one behind.
+    assert lagging((None, APPLYING), (None, NONE)) == "a"
+
+
+def test_far_replica_with_its_own_slow_link_vs_a_shared_limit() -> None:
+    assert own_link(FAR, NONE)  # the near control receives in time: the far link is the limit
+    assert not own_link(FAR, backlog_of([800.0], [0.0]))  # both receive late: upstream limit
