@@ -37,9 +37,17 @@ def upgrade() -> None:
     with op.batch_alter_table("samples", schema=None) as batch_op:
         batch_op.add_column(sa.Column("timeline_lag_s", sa.BigInteger(), nullable=True))
         batch_op.add_column(sa.Column("timeline_resolution_s", sa.Integer(), nullable=True))
+    for rollup in ("samples_1m", "samples_1h"):
+        with op.batch_alter_table(rollup, schema=None) as batch_op:
+            batch_op.add_column(sa.Column("timeline_lag_avg", sa.BigInteger(), nullable=True))
+            batch_op.add_column(sa.Column("timeline_lag_max", sa.BigInteger(), nullable=True))
 
 
 def downgrade() -> None:
+    for rollup in ("samples_1h", "samples_1m"):
+        with op.batch_alter_table(rollup, schema=None) as batch_op:
+            batch_op.drop_column("timeline_lag_max")
+            batch_op.drop_column("timeline_lag_avg")
     with op.batch_alter_table("samples", schema=None) as batch_op:
         batch_op.drop_column("timeline_resolution_s")
         batch_op.drop_column("timeline_lag_s")

@@ -35,6 +35,7 @@ class RawPoint:
     received_not_applied: int | None
     apply_rate: float | None
     source_rate: float | None
+    timeline_lag_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,8 @@ class Bucket:
     received_not_applied_max: int | None
     apply_rate_avg: float | None
     source_rate_avg: float | None
+    timeline_lag_avg: float | None = None
+    timeline_lag_max: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,7 @@ def _bucket(
     counts: tuple[int, int, int],
     metrics: tuple[_Summary[float], _Summary[int], _Summary[int], _Summary[int]],
     rates: tuple[_Summary[float], _Summary[float]],
+    timeline: _Summary[float] | None = None,
 ) -> Bucket:
     """Assemble a Bucket: ``counts`` = (samples, caught_up, last_verdict)."""
     lag, trx, not_received, received_not_applied = metrics
@@ -142,6 +146,8 @@ def _bucket(
         received_not_applied_max=received_not_applied.max,
         apply_rate_avg=rates[0].avg,
         source_rate_avg=rates[1].avg,
+        timeline_lag_avg=timeline.avg if timeline else None,
+        timeline_lag_max=timeline.max if timeline else None,
     )
 
 
@@ -168,6 +174,7 @@ def _roll_points(start_us: int, points: Sequence[RawPoint]) -> Bucket:
             _summarise([p.received_not_applied for p in points]),
         ),
         (_summarise([p.apply_rate for p in points]), _summarise([p.source_rate for p in points])),
+        _summarise([p.timeline_lag_s for p in points]),
     )
 
 
@@ -201,6 +208,7 @@ def _merge_buckets(start_us: int, fine: Sequence[Bucket]) -> Bucket:
             merged(_avg_only(b.apply_rate_avg) for b in fine),
             merged(_avg_only(b.source_rate_avg) for b in fine),
         ),
+        merged(_Summary(None, b.timeline_lag_avg, b.timeline_lag_max) for b in fine),
     )
 
 

@@ -73,6 +73,8 @@ class _RollupColumns:
     received_not_applied_max: Mapped[int | None] = mapped_column(BigInteger)
     apply_rate_avg: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     source_rate_avg: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    timeline_lag_avg: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    timeline_lag_max: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
 
 
 class SampleRollup1m(_RollupColumns, Base):

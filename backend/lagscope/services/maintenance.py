@@ -47,6 +47,7 @@ def _refresh_minutes(session: Session, start_s: int, end_s: int) -> int:
             Sample.received_not_applied,
             Sample.apply_rate,
             Sample.source_rate,
+            Sample.timeline_lag_s,
         )
         .where(Sample.ts >= _at(start_s), Sample.ts < _at(end_s))
         .order_by(Sample.channel_id, Sample.ts)
@@ -63,6 +64,7 @@ def _refresh_minutes(session: Session, start_s: int, end_s: int) -> int:
                 received_not_applied=row.received_not_applied,
                 apply_rate=row.apply_rate,
                 source_rate=row.source_rate,
+                timeline_lag_s=row.timeline_lag_s,
             )
         )
     buckets = {cid: rollup(p, MINUTE) for cid, p in points.items()}

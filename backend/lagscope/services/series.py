@@ -130,7 +130,7 @@ _METRICS = (
     _channel("seconds_behind_source"),
     _channel("heartbeat_lag_s"),
     _channel("applier_lag_s"),
-    _channel("timeline_lag_s"),
+    _channel("timeline_lag_s", "timeline_lag", "avg max"),
     _channel("trx_behind", "trx_behind"),
     _channel("not_received", "not_received", "avg max"),
     _channel("received_not_applied", "received_not_applied", "avg max"),

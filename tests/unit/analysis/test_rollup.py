@@ -175,3 +175,15 @@ def test_direct_hourly_rollup_equals_merged_minutes(points: list[RawPoint]) -> N
         for f in fields(Bucket):
             w, g = getattr(want, f.name), getattr(got, f.name)
             assert _close(w, g), (f.name, w, g)
+
+
+def test_timeline_lag_is_rolled_up_as_avg_and_max_skipping_unknowns() -> None:
+    def raw(second: int, timeline: float | None) -> RawPoint:
+        return RawPoint(second * 1_000_000, 2, 5.0, 9, 9, 0, 1.0, 1.0, timeline)
+
+    minute = rollup([raw(0, 10.0), raw(1, None), raw(2, 20.0), raw(61, 4.0)], 60)
+    assert [(b.timeline_lag_avg, b.timeline_lag_max) for b in minute] == [(15.0, 20.0), (4.0, 4.0)]
+    hour = merge(minute, 3600)
+    # Weighted by samples (3 and 1): (15 × 3 + 4 × 1) / 4 = 12.25 — the unknown poll weighs
+    # in, as for every rolled-up metric (see the module docstring).
+    assert (hour[0].timeline_lag_avg, hour[0].timeline_lag_max) == (12.25, 20.0)
