@@ -161,3 +161,14 @@ def test_a_replica_older_than_the_history_is_unknown_not_zero(store: Store) -> N
             progress = tick(session, store.cluster_id, t, f"0-1-{5000 + t}", "1-3-1", one)
         lag = channel_timeline(session, progress, channel("", 1, "0-1-10"), T0.timestamp() + 4)
     assert lag.lag_s is None and lag.unknown_reason is not None
+
+
+def test_a_channel_whose_source_was_not_read_has_no_timeline_lag(store: Store) -> None:
+    with store.sessions() as session, session.begin():
+        for t in range(5):
+            progress = tick(session, store.cluster_id, t, f"0-1-{100 * t}", "1-3-1")
+        stranger = channel("x", 99, "0-1-100")  # replicates from a server not in the inventory
+        lag = channel_timeline(session, progress, stranger, T0.timestamp() + 4)
+        connecting = channel("y", 0, "0-1-400")  # IO thread not connected yet: cluster source
+        assert channel_timeline(session, progress, connecting, T0.timestamp() + 4).lag_s == 0.0
+    assert lag.lag_s is None

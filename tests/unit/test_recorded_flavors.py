@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lagscope.analysis.timeline import binlog_coordinate, replica_streams, source_streams
 from lagscope.collectors import applier_workers, counters, server_state
 from lagscope.collectors.dialect import dialect_for
 from lagscope.collectors.executor import ResultSet
@@ -164,3 +165,31 @@ def test_mariadb_multisource_keeps_connections_apart():
     # Per-domain arithmetic on the recorded positions, not an average of the two connections.
     counts = gtid_counts("mariadb", "1-10-5000,2-20-400", eu.retrieved_gtids, eu.executed_gtids)
     assert counts.per_domain is not None and set(counts.per_domain) >= {1, 2}
+
+
+@pytest.mark.parametrize(
+    "name", ["mysql57_multichannel.json", "mysql80_replica.json", "mysql84_replica.json"]
+)
+def test_timeline_streams_from_recorded_mysql_sets(name: str):
+    # The timeline's progress (issue 9) from each MySQL version's own set text (5.7 newlines,
+    # 8.4 tags): against a source that has what the replica received, the replica's applied
+    # progress is the source's count minus what it has not applied, and the binlog coordinate
+    # the applier executed up to is usable where there are no GTIDs.
+    _, poller = replay(load(name))
+    checked = 0
+    for channel in poller.poll().channels:
+        if not channel.executed_gtids:
+            continue
+        checked += 1
+        source = str(GtidSet.parse(channel.retrieved_gtids) | GtidSet.parse(channel.executed_gtids))
+        counts = gtid_counts("mysql", source, channel.retrieved_gtids, channel.executed_gtids)
+        total = source_streams("mysql", source)["gtid"]
+        assert total == GtidSet.parse(source).count()
+        applied = replica_streams("mysql", source, channel.executed_gtids)
+        assert applied == {"gtid": total - counts.trx_behind}
+        coordinate = binlog_coordinate(channel.relay_source_log_file, channel.exec_source_log_pos)
+        no_gtids = replica_streams(
+            "mysql", "", "", channel.relay_source_log_file, channel.exec_source_log_pos
+        )
+        assert no_gtids == ({} if coordinate is None else {"binlog": coordinate})
+    assert checked

@@ -55,8 +55,11 @@ class SourceProgressNow:
     default: SourceNow | None = None
 
     def for_channel(self, status: ChannelStatus) -> SourceNow | None:
-        if status.source_server_id is not None and status.source_server_id in self.by_server_id:
-            return self.by_server_id[status.source_server_id]
+        """The source the channel names; the cluster's source when it names none yet (0 before
+        the IO thread first connects). A named source not read this tick (not in the inventory,
+        or unreachable) gives None: measuring against another source would be a wrong figure."""
+        if status.source_server_id:
+            return self.by_server_id.get(status.source_server_id)
         return self.default
 
 
