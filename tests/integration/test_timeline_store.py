@@ -131,10 +131,14 @@ def test_each_channel_against_its_own_source_with_history_in_the_store(store: St
 def test_history_is_pruned_to_the_retention(store: Store) -> None:
     with store.sessions() as session, session.begin():
         src = instances(session, store.cluster_id)["src"]
-        for t in range(30):
+        for t in range(60):
             record_progress(session, src, snap(t, 1, f"0-1-{t}"), retention_s=10)
-        # Points at t ≥ 29 − 10 = 19 are kept: 11 of them.
-        assert rows(session, src.id) == 11
+        assert rows(session, src.id) == 60  # pruned once a minute, when a minute begins
+        for t in range(60, 71):
+            record_progress(session, src, snap(t, 1, f"0-1-{t}"), retention_s=10)
+        # At t=60 the points before 60 − 10 = 50 went; 50 … 70 remain: 21 of them. At most
+        # the retention plus a minute is ever kept.
+        assert rows(session, src.id) == 21
 
 
 def test_a_failover_or_reset_starts_a_new_history(store: Store) -> None:

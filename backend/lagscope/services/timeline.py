@@ -9,12 +9,11 @@ two around its applied value, fetched by the primary key (instance, stream, ts).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import BigInteger, Connection, delete, insert, select, type_coerce
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.timeline import (
@@ -27,6 +26,7 @@ from lagscope.analysis.timeline import (
 )
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.models import Cluster, Instance, SourceProgress
+from lagscope.models.types import to_micros
 from lagscope.services.reading import Reading
 
 # One hour of source history: a replica further behind than that has an unknown timeline lag
@@ -35,6 +35,8 @@ RETENTION_S = 3600.0
 # Two source polls further apart than this (Lagscope or the source down) do not bracket a lag:
 # interpolating across the hole could be off by the whole hole, so the lag there is unknown.
 MAX_GAP_S = 30.0
+_PRUNE_US = 60_000_000
+_TS = type_coerce(SourceProgress.ts, BigInteger())  # the stored µs, no datetime round trip
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,22 +108,30 @@ def record_progress(
     session: Session, instance: Instance, snap: InstanceSnapshot, retention_s: float = RETENTION_S
 ) -> dict[str, int]:
     """Append this poll's point per stream; drop history that no longer describes the server
-    (another server_id: a failover behind the same address; a stream that went backwards)."""
-    at = snap.taken_at
+    (another server_id: a failover behind the same address; a stream that went backwards).
+
+    Core statements on the session's connection: they must not autoflush the tick's pending
+    ORM changes one by one (that doubled the cost of a tick), and times stay integers."""
+    db = session.connection()
+    at_us = to_micros(snap.taken_at)
     streams = snapshot_streams(snap)
     if instance.server_id is not None and instance.server_id != snap.server_id:
-        session.execute(delete(SourceProgress).where(SourceProgress.instance_id == instance.id))
-    previous = {s: v for s in streams if (v := _newest_value(session, instance.id, s)) is not None}
-    cutoff = at - timedelta(seconds=retention_s)
+        db.execute(delete(SourceProgress).where(SourceProgress.instance_id == instance.id))
+    newest = {s: row for s in streams if (row := _newest(db, instance.id, s)) is not None}
+    back = went_back({s: value for s, (_, value) in newest.items()}, streams)
+    cutoff_us = at_us - round(retention_s * 1e6)
     for stream in streams:
         scope = (SourceProgress.instance_id == instance.id, SourceProgress.stream == stream)
-        upto = at if stream in went_back(previous, streams) else cutoff
-        session.execute(delete(SourceProgress).where(*scope, SourceProgress.ts < upto))
+        if stream in back:
+            db.execute(delete(SourceProgress).where(*scope))
+        elif stream in newest and newest[stream][0] // _PRUNE_US != at_us // _PRUNE_US:
+            # Pruned when a minute begins, not every tick: one DELETE a minute per stream.
+            db.execute(delete(SourceProgress).where(*scope, cutoff_us > _TS))
     if streams:
-        session.execute(
+        db.execute(
             insert(SourceProgress),
             [
-                {"instance_id": instance.id, "stream": s, "ts": at, "value": v}
+                {"instance_id": instance.id, "stream": s, "ts": snap.taken_at, "value": v}
                 for s, v in streams.items()
             ],
         )
@@ -150,12 +160,13 @@ def channel_timeline(
     if not source_now or not applied:
         return TimelineLag(None, unknown_reason="no comparable progress on the source")
     newest = ProgressPoint(source_snap.taken_at.timestamp(), 0)
+    db = session.connection()
     worst = TimelineLag(0.0, 0.0)
     resolution = 0.0
     for stream, value in source_now.items():
         target = applied.get(stream, 0)
         current = ProgressPoint(newest.at, value)
-        history = [current] if target >= value else _around(session, source_id, stream, target)
+        history = [current] if target >= value else _around(db, source_id, stream, target)
         if history[-1] != current:
             history.append(current)
         lag = stream_lag(history, target, now, max_gap_s)
@@ -167,32 +178,27 @@ def channel_timeline(
     return TimelineLag(worst.lag_s, resolution)
 
 
-def _around(session: Session, instance_id: int, stream: str, target: int) -> list[ProgressPoint]:
+def _around(db: Connection, instance_id: int, stream: str, target: int) -> list[ProgressPoint]:
     scope = (SourceProgress.instance_id == instance_id, SourceProgress.stream == stream)
-    before = session.execute(
-        select(SourceProgress.ts, SourceProgress.value)
+    columns = (_TS, SourceProgress.value)
+    before = db.execute(
+        select(*columns)
         .where(*scope, SourceProgress.value < target)
         .order_by(SourceProgress.ts.desc())
         .limit(1)
     ).first()
-    after_query = select(SourceProgress.ts, SourceProgress.value).where(
-        *scope, SourceProgress.value >= target
-    )
+    after_query = select(*columns).where(*scope, SourceProgress.value >= target)
     if before is not None:
-        after_query = after_query.where(SourceProgress.ts > before.ts)
-    after = session.execute(after_query.order_by(SourceProgress.ts).limit(1)).first()
-    return list(_points(r for r in (before, after) if r is not None))
+        after_query = after_query.where(before[0] < _TS)
+    after = db.execute(after_query.order_by(SourceProgress.ts).limit(1)).first()
+    return [ProgressPoint(r[0] / 1e6, int(r[1])) for r in (before, after) if r is not None]
 
 
-def _points(rows: Iterable[tuple[datetime, int]]) -> Iterable[ProgressPoint]:
-    for ts, value in rows:
-        yield ProgressPoint(ts.astimezone(UTC).timestamp(), int(value))
-
-
-def _newest_value(session: Session, instance_id: int, stream: str) -> int | None:
-    return session.scalar(
-        select(SourceProgress.value)
+def _newest(db: Connection, instance_id: int, stream: str) -> tuple[int, int] | None:
+    row = db.execute(
+        select(_TS, SourceProgress.value)
         .where(SourceProgress.instance_id == instance_id, SourceProgress.stream == stream)
         .order_by(SourceProgress.ts.desc())
         .limit(1)
-    )
+    ).first()
+    return None if row is None else (int(row[0]), int(row[1]))
