@@ -6,8 +6,11 @@ Pure: the journal (services/journal.py) loads the events and samples; these deci
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
+
+from lagscope.analysis.impact import Window, windows
 
 E = TypeVar("E")
 
@@ -48,3 +51,39 @@ def is_network_step(param_names: Sequence[str], tags: Sequence[str]) -> bool:
     if any(name.lower() not in NETWORK_PARAMS for name in param_names):
         return False
     return bool(param_names) or any(tag.lower() in NETWORK_TAGS for tag in tags)
+
+
+@dataclass(frozen=True, slots=True)
+class StepFrame:
+    """A step's windows in seconds relative to its ``at`` (small numbers keep floats exact)."""
+
+    previous_s: float | None
+    next_s: float | None
+    changed_after_s: float
+    before: Window
+    after: Window
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """Where both windows' samples lie (either window may be empty)."""
+        return min(self.before.start, 0.0), max(self.after.end, 0.0)
+
+
+def step_frame(
+    previous_at_s: float | None,
+    next_changed_after_s: float | None,
+    changed_after_s: float,
+    width_s: float,
+    settle_s: float,
+) -> StepFrame:
+    """The windows of a step at 0 (DESIGN.md §7), given, relative to it, the previous step's
+    time, when the next step's change may have begun, and when this step's change may have
+    begun (the last read of the old value): that uncertain stretch belongs to neither window."""
+    # The next step's change may predate this step's `at` when its read window was wide.
+    next_s = None if next_changed_after_s is None else max(0.0, next_changed_after_s)
+    before, after = windows(0.0, previous_at_s, next_s, width_s, settle_s)
+    changed_after_s = min(0.0, changed_after_s)
+    # Reported as they hold samples: the uncertain stretch cut off, an empty window as [t, t).
+    before = Window(before.start, max(before.start, min(before.end, changed_after_s)))
+    after = Window(after.start, max(after.start, after.end))
+    return StepFrame(previous_at_s, next_s, changed_after_s, before, after)

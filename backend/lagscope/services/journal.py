@@ -34,8 +34,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import BigInteger, and_, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
-from lagscope.analysis.impact import Impact, Point, Window, impact, windows
-from lagscope.analysis.steps import group_in_bursts, is_network_step
+from lagscope.analysis.impact import Impact, Point, Window, impact
+from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
 from lagscope.errors import InvalidInput
 from lagscope.models import Annotation, Channel, Cluster, Instance, ParamChange, Sample
 from lagscope.models.types import to_micros
@@ -294,33 +294,15 @@ def _moment(seconds: float, origin: datetime) -> datetime:
     return origin + timedelta(microseconds=round(seconds * 1e6))
 
 
-@dataclass(frozen=True, slots=True)
-class _Frame:
-    """A step's windows in seconds relative to its ``at`` (small numbers keep floats exact)."""
-
-    previous_s: float | None
-    next_s: float | None
-    changed_after_s: float
-    before: Window
-    after: Window
-
-    @property
-    def span(self) -> tuple[float, float]:
-        """Where both windows' samples lie (either window may be empty)."""
-        return min(self.before.start, 0.0), max(self.after.end, 0.0)
-
-
-def _frame(steps: Sequence[Step], i: int, settings: JournalSettings) -> _Frame:
+def _frame(steps: Sequence[Step], i: int, settings: JournalSettings) -> StepFrame:
     step = steps[i]
-    previous_s = _seconds(steps[i - 1].at, step.at) if i > 0 else None
-    # The next step's change may predate this step's `at` when its read window was wide.
-    next_s = max(0.0, _seconds(steps[i + 1].changed_after, step.at)) if i + 1 < len(steps) else None
-    before, after = windows(0.0, previous_s, next_s, settings.width_s, settings.settle_s)
-    changed_after_s = min(0.0, _seconds(step.changed_after, step.at))
-    # Reported as they hold samples: the uncertain stretch cut off, an empty window as [t, t).
-    before = Window(before.start, max(before.start, min(before.end, changed_after_s)))
-    after = Window(after.start, max(after.start, after.end))
-    return _Frame(previous_s, next_s, changed_after_s, before, after)
+    return step_frame(
+        _seconds(steps[i - 1].at, step.at) if i > 0 else None,
+        _seconds(steps[i + 1].changed_after, step.at) if i + 1 < len(steps) else None,
+        _seconds(step.changed_after, step.at),
+        settings.width_s,
+        settings.settle_s,
+    )
 
 
 def _in_scope(step: Step, channel: Channel, instance: Instance, sources: set[int]) -> bool:
@@ -402,7 +384,7 @@ def journal(
     return Journal(cluster, start, end, settings, channels, entries, truncated)
 
 
-def _entry(step: Step, frame: _Frame) -> Entry:
+def _entry(step: Step, frame: StepFrame) -> Entry:
     def span(window: Window) -> tuple[datetime, datetime]:
         return _moment(window.start, step.at), _moment(window.end, step.at)
 
@@ -411,7 +393,7 @@ def _entry(step: Step, frame: _Frame) -> Entry:
 
 def _channel_impact(
     step: Step,
-    frame: _Frame,
+    frame: StepFrame,
     rows: Sequence[SampleRow],
     keys: Sequence[int],
     channel: Channel,

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lagscope.analysis.impact import Window
 from lagscope.analysis.stats import p95, percentile
-from lagscope.analysis.steps import group_in_bursts, is_network_step
+from lagscope.analysis.steps import group_in_bursts, is_network_step, step_frame
 
 
 def test_p95_known_answers() -> None:
@@ -45,3 +46,15 @@ def test_network_steps() -> None:
     assert is_network_step([], ["Network"])
     assert not is_network_step([], ["disk"])
     assert not is_network_step(["sync_binlog"], ["network"])
+
+
+def test_step_frame_cuts_the_uncertain_stretch_and_clips_at_neighbours() -> None:
+    # Previous step 100 s ago, next one's change began 200 s after, this change began (last read
+    # of the old value) 2 s before the step: before = [−100 + 30, −2), after = [30, 200).
+    frame = step_frame(-100.0, 200.0, -2.0, width_s=600, settle_s=30)
+    assert (frame.before, frame.after) == (Window(-70.0, -2.0), Window(30.0, 200.0))
+    assert frame.span == (-70.0, 200.0)
+    # A next step whose change may predate this step: clipped at 0, the after window is empty.
+    alone = step_frame(None, -5.0, 0.0, width_s=60, settle_s=10)
+    assert alone.next_s == 0.0 and alone.after == Window(10.0, 10.0)
+    assert alone.before == Window(-60.0, 0.0)
