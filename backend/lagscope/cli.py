@@ -158,7 +158,8 @@ def api(host: str, port: int) -> None:
 
     from lagscope.api.app import create_app
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+    # No "server: uvicorn" header: it tells an attacker what to look up.
+    uvicorn.run(create_app(), host=host, port=port, log_level="info", server_header=False)
 
 
 @main.group()

@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     # The first admin, created at API start-up when the store has no user yet.
     admin_username: str | None = None
     admin_password: str | None = None
+    # The largest request body the API reads (bytes); larger ones are answered 413.
+    max_body_bytes: int = 1024 * 1024
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0

@@ -54,7 +54,14 @@ def api_server(store_url: str, demo: bool = False) -> Iterator[ApiServer]:
     app = create_app(settings, sessions)
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            server_header=False,
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

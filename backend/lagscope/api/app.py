@@ -12,10 +12,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope import __version__
 from lagscope.api import problems
+from lagscope.api.middleware import EdgeMiddleware
 from lagscope.api.routers import (
     auth,
     clusters,
     compare,
+    docs,
     instances,
     live,
     root,
@@ -42,7 +44,7 @@ def create_app(
         title="Lagscope",
         version=__version__,
         openapi_url="/api/v1/openapi.json",
-        docs_url="/api/v1/docs",
+        docs_url=None,  # served from local assets by routers/docs.py (no CDN)
         redoc_url=None,
         generate_unique_id_function=_operation_id,
     )
@@ -50,11 +52,13 @@ def create_app(
     app.state.sessions = sessions
     app.state.box = SecretBox(settings.secret_key)
     problems.install(app)
+    app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
     api = APIRouter(prefix="/api/v1")
     for module in (auth, clusters, instances, live, series, steps, compare, stream):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(root.router)
+    docs.install(app)
     with sessions() as session, session.begin():
         ensure_admin(session, settings.admin_username, settings.admin_password)
     return app

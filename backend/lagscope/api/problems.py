@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -45,17 +47,43 @@ _STATUS: tuple[tuple[type[LagscopeError], int], ...] = (
 )
 
 
-def problem(status: int, title: str, detail: str = "", **extra: Any) -> JSONResponse:
-    kind = re.sub(r"(?<!^)(?=[A-Z])", "-", title.replace(" ", "")).lower()
+def problem_type(title: str) -> str:
+    """``NotFound`` / ``Not Found`` → ``/problems/not-found``; an acronym stays one word
+    (``HTTPError`` → ``http-error``, never ``h-t-t-p-error``)."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", title)
+    return "/problems/" + "-".join(re.findall(r"[A-Za-z0-9]+", words)).lower()
+
+
+def problem(
+    status: int,
+    title: str,
+    detail: str = "",
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     body = {
-        "type": f"/problems/{kind}",
+        "type": problem_type(title),
         "title": title,
         "status": status,
         "detail": detail,
         **extra,
     }
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    sent = dict(headers or {})
+    if status == 401:
+        sent["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=sent)
+
+
+def _malformed_json(exc: RequestValidationError) -> str | None:
+    """A body that is not JSON at all reads as prose, with where the parser stopped."""
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            loc = error.get("loc", ())
+            position = loc[-1] if len(loc) > 1 and isinstance(loc[-1], int) else None
+            reason = (error.get("ctx") or {}).get("error", "cannot be parsed")
+            where = f" at position {position}" if position is not None else ""
+            return f"the request body is not valid JSON: {str(reason).lower()}{where}"
+    return None
 
 
 def install(app: FastAPI) -> None:
@@ -69,6 +97,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        if malformed := _malformed_json(exc):
+            return problem(422, "MalformedJson", malformed)
         errors = [
             {
                 "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),
@@ -81,7 +111,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return problem(exc.status_code, "HTTPError", str(exc.detail))
+        # The status's own phrase names the problem: /problems/not-found, method-not-allowed…
+        try:
+            title = HTTPStatus(exc.status_code).phrase
+        except ValueError:
+            title = "HTTP Error"
+        return problem(exc.status_code, title, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

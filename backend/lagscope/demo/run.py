@@ -105,7 +105,14 @@ def _serve(
 ) -> None:
     app = create_app(settings, make_session_factory(make_engine(settings.database_url)))
     server = uvicorn.Server(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            server_header=False,
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -2,12 +2,50 @@
 
 from __future__ import annotations
 
+import unicodedata
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Path, Query
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+# Bidirectional overrides and isolates reorder what a reader sees ("trojan source" names).
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """Refuse control characters (NUL, tabs, newlines, DEL, C1) and bidi overrides: a name is
+    shown in tables, logs and alert payloads, where they hide or forge text."""
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cs") or char in _BIDI_CONTROLS:
+            raise ValueError(f"may not contain control characters (found U+{ord(char):04X})")
+    return text
+
+
+# The calendar the store can hold: a time outside it is the caller's error (422), and keeping
+# a margin below year 9999 and above year 1 means a default window or a UTC offset applied to
+# it cannot overflow datetime (which used to be a 500).
+MIN_YEAR, MAX_YEAR = 1970, 9000
+
+
+def within_calendar(moment: datetime | None) -> datetime | None:
+    if moment is not None and not MIN_YEAR <= moment.year <= MAX_YEAR:
+        raise ValueError(f"must fall between the years {MIN_YEAR} and {MAX_YEAR}")
+    return moment
+
+
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=128),
+    AfterValidator(printable),
+]
 VariableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")]
 Host = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]

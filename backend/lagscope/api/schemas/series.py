@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     Field,
     ValidationInfo,
@@ -18,7 +19,7 @@ from pydantic import (
 )
 
 from lagscope.analysis.buckets import Resolution
-from lagscope.api.schemas.common import Schema
+from lagscope.api.schemas.common import Schema, within_calendar
 from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
 
 MetricName = Literal[
@@ -54,6 +55,7 @@ def _instant(value: Any) -> Any:
 Instant = Annotated[
     datetime,
     BeforeValidator(_instant),
+    AfterValidator(within_calendar),
     WithJsonSchema(
         {
             "anyOf": [

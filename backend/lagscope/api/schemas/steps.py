@@ -12,11 +12,18 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query
 from fastapi.exceptions import RequestValidationError
-from pydantic import AwareDatetime, Field, StringConstraints, computed_field, field_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    Field,
+    StringConstraints,
+    computed_field,
+    field_validator,
+)
 
 from lagscope.analysis.backlog import Backlog, Cause
 from lagscope.analysis.impact import Impact, WindowStats
-from lagscope.api.schemas.common import ObjectId, QueryId, Schema
+from lagscope.api.schemas.common import ObjectId, QueryId, Schema, printable, within_calendar
 from lagscope.models import Annotation, Channel, Instance, ParamChange
 from lagscope.services.annotations import MAX_TAG, MAX_TAGS, MAX_TEXT
 from lagscope.services.compare import Comparison, Side
@@ -26,13 +33,18 @@ DEFAULT_SPAN = timedelta(hours=24)  # what a timeline shows when the caller give
 _MIN_SAMPLES = "two windows: lag samples each window needs for a verdict"
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT)]
-Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TAG)]
-Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
-Instant = Annotated[AwareDatetime | None, Query(description="ISO-8601 with a UTC offset")]
-Start = Annotated[
-    AwareDatetime | None, Query(description="ISO-8601 with offset; default: 24 h before end")
+Tag = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TAG),
+    AfterValidator(printable),
 ]
-End = Annotated[AwareDatetime | None, Query(description="ISO-8601 with offset; default: now")]
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
+Moment = Annotated[AwareDatetime, AfterValidator(within_calendar)]
+Instant = Annotated[Moment | None, Query(description="ISO-8601 with a UTC offset")]
+Start = Annotated[
+    Moment | None, Query(description="ISO-8601 with offset; default: 24 h before end")
+]
+End = Annotated[Moment | None, Query(description="ISO-8601 with offset; default: now")]
 Verdict = Literal["improved", "worse", "no_clear_change", "insufficient_data", "not_measurable"]
 
 
@@ -100,8 +112,8 @@ class AnnotationIn(Schema):
     cluster_id: ObjectId
     instance_id: ObjectId | None = None
     channel_id: ObjectId | None = None
-    starts_at: AwareDatetime
-    ends_at: AwareDatetime | None = None
+    starts_at: Moment
+    ends_at: Moment | None = None
     text: Text
     tags: Tags = Field(default_factory=list)
 
@@ -113,8 +125,8 @@ class AnnotationPatch(Schema):
 
     instance_id: ObjectId | None = None
     channel_id: ObjectId | None = None
-    starts_at: AwareDatetime | None = None
-    ends_at: AwareDatetime | None = None
+    starts_at: Moment | None = None
+    ends_at: Moment | None = None
     text: Text | None = None
     tags: Tags | None = None
 

@@ -1,0 +1,36 @@
+"""The interactive API docs, served with Swagger UI's assets from this process.
+
+FastAPI's default page loads Swagger UI from a CDN, which many Lagscope hosts cannot reach; the
+``swagger-ui-bundle`` package ships the same files, mounted here under the docs' own path.
+``GET /`` sends a person to the docs until the web UI is served there.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from swagger_ui_bundle import swagger_ui_path
+
+DOCS_URL = "/api/v1/docs"
+ASSETS_URL = f"{DOCS_URL}/assets"
+
+
+def install(app: FastAPI) -> None:
+    app.mount(ASSETS_URL, StaticFiles(directory=swagger_ui_path), name="swagger-ui-assets")
+    openapi_url = app.openapi_url or "/api/v1/openapi.json"
+
+    @app.get(DOCS_URL, include_in_schema=False)
+    def api_docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=openapi_url,
+            title="Lagscope API",
+            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS_URL}/favicon-32x32.png",
+        )
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse(DOCS_URL, status_code=307)
