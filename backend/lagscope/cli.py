@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -11,7 +13,7 @@ from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.export import snapshot_to_dict
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.poller import InstancePoller
-from lagscope.errors import CollectorError, LagscopeError
+from lagscope.errors import CollectorError, LagscopeError, NotFound
 
 
 @click.group()
@@ -195,6 +197,142 @@ def create_user_command(username: str, role: str, password: str) -> None:
             )
     except LagscopeError as exc:
         _fail(exc)
+
+
+def _user_sessions() -> Any:
+    from lagscope.config import get_settings
+    from lagscope.db import make_engine, make_session_factory
+
+    return make_session_factory(make_engine(get_settings().database_url))
+
+
+def _user_id(session: Any, username: str) -> int:
+    from lagscope.services.users import find_user
+
+    found = find_user(session, username)
+    if found is None:
+        raise NotFound(f"no user {username!r}")
+    return found.id
+
+
+def _user_change(username: str, change: Callable[[Any, int], object]) -> None:
+    try:
+        with _user_sessions()() as session, session.begin():
+            user = change(session, _user_id(session, username))
+            if user is not None:
+                click.echo(json.dumps(_user_json(user)))
+    except LagscopeError as exc:
+        _fail(exc)
+
+
+def _user_json(user: Any) -> dict[str, object]:
+    return {"id": user.id, "username": user.username, "role": user.role, "disabled": user.disabled}
+
+
+@user.command("list")
+def list_users_command() -> None:
+    """Every user, one JSON object a line."""
+    from sqlalchemy import select
+
+    from lagscope.models import User
+
+    with _user_sessions()() as session:
+        for found in session.scalars(select(User).order_by(User.id)):
+            click.echo(json.dumps(_user_json(found)))
+
+
+@user.command("disable")
+@click.argument("username")
+def disable_user_command(username: str) -> None:
+    """Refuse the user's logins and every token they hold, at once."""
+    from lagscope.services import access
+
+    _user_change(username, lambda s, uid: access.set_disabled(s, uid, True))
+
+
+@user.command("enable")
+@click.argument("username")
+def enable_user_command(username: str) -> None:
+    from lagscope.services import access
+
+    _user_change(username, lambda s, uid: access.set_disabled(s, uid, False))
+
+
+@user.command("delete")
+@click.argument("username")
+def delete_user_command(username: str) -> None:
+    """Delete the user and every token they hold."""
+    from lagscope.services import access
+
+    _user_change(username, access.delete_user)
+
+
+@user.command("set-role")
+@click.argument("username")
+@click.argument("role", type=click.Choice(["viewer", "editor", "admin"]))
+def set_role_command(username: str, role: str) -> None:
+    from lagscope.services import access
+
+    _user_change(username, lambda s, uid: access.set_role(s, uid, role))
+
+
+@user.command("set-password")
+@click.argument("username")
+@click.option(
+    "--password",
+    envvar="LAGSCOPE_NEW_USER_PASSWORD",
+    prompt=True,
+    hide_input=True,
+    confirmation_prompt=True,
+    help="Prompted when not given (or set LAGSCOPE_NEW_USER_PASSWORD).",
+)
+def set_password_command(username: str, password: str) -> None:
+    """A new password; every token the user holds is revoked."""
+    from lagscope.services import access
+
+    _user_change(username, lambda s, uid: access.set_password(s, uid, password))
+
+
+@user.command("tokens")
+@click.argument("username")
+def tokens_command(username: str) -> None:
+    """The user's tokens (never the secrets), one JSON object a line."""
+    from sqlalchemy import select
+
+    from lagscope.models import ApiToken
+
+    try:
+        with _user_sessions()() as session:
+            uid = _user_id(session, username)
+            for token in session.scalars(select(ApiToken).where(ApiToken.user_id == uid)):
+                click.echo(
+                    json.dumps(
+                        {
+                            "id": token.id,
+                            "name": token.name,
+                            "kind": token.kind,
+                            "expires_at": token.expires_at.isoformat()
+                            if token.expires_at
+                            else None,
+                        }
+                    )
+                )
+    except LagscopeError as exc:
+        _fail(exc)
+
+
+@user.command("revoke-token")
+@click.argument("token_id", type=int)
+def revoke_token_command(token_id: int) -> None:
+    """Revoke one token by id (see `lagscope user tokens`)."""
+    from lagscope.models import ApiToken
+
+    with _user_sessions()() as session, session.begin():
+        token = session.get(ApiToken, token_id)
+        if token is None:
+            _fail(NotFound(f"token {token_id} not found"))
+        session.delete(token)
+    click.echo(json.dumps({"revoked": token_id}))
 
 
 @main.command()

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     admin_password: str | None = None
     # The largest request body the API reads (bytes); larger ones are answered 413.
     max_body_bytes: int = 1024 * 1024
+    # API tokens: the longest lifetime one may be given (days; none = no maximum).
+    api_token_max_days: float | None = None
+    # A live stream re-checks its token this often (seconds): a revoked token's stream ends.
+    stream_recheck_s: float = 30.0
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0

@@ -40,7 +40,7 @@ class ApiServer:
 
 
 @contextmanager
-def api_server(store_url: str, demo: bool = False) -> Iterator[ApiServer]:
+def api_server(store_url: str, demo: bool = False, **overrides: object) -> Iterator[ApiServer]:
     upgrade(store_url)
     settings = Settings(
         database_url=store_url,
@@ -48,6 +48,7 @@ def api_server(store_url: str, demo: bool = False) -> Iterator[ApiServer]:
         demo=demo,
         admin_username=ADMIN[0],
         admin_password=ADMIN[1],
+        **overrides,  # type: ignore[arg-type]
     )
     engine = make_engine(store_url)
     sessions = make_session_factory(engine)

@@ -52,9 +52,12 @@ def test_login_tokens_and_roles(api: ApiServer):
         denied = c.post("/api/v1/clusters", json={"name": "nope"})
         assert denied.status_code == 403 and "editor" in denied.json()["detail"]
         assert c.get("/api/v1/users").status_code == 403
+        # Viewers read; only editors and admins hold API tokens for scripts.
+        assert c.post("/api/v1/auth/tokens", json={"name": "cron"}).status_code == 403
+    with api.client(token_for(api, "edna", "editor")) as c:
         script_token = c.post("/api/v1/auth/tokens", json={"name": "cron"}).json()["token"]
     with api.client(script_token) as script:
-        assert script.get("/api/v1/auth/me").json()["username"] == "vera"
+        assert script.get("/api/v1/auth/me").json()["username"] == "edna"
     with api.client() as admin:
         created = admin.post(
             "/api/v1/users",

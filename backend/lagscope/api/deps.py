@@ -55,6 +55,15 @@ def get_principal(
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
+def bearer_token(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> str | None:
+    return credentials.credentials if credentials else None
+
+
+BearerDep = Annotated[str | None, Depends(bearer_token)]
+
+
 def editor(principal: PrincipalDep) -> Principal:
     principal.require("editor")
     return principal

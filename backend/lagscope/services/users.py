@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from lagscope.errors import Conflict, InvalidInput, NotAuthenticated, PermissionDenied
@@ -20,6 +20,8 @@ _HASHER = PasswordHasher()
 TOKEN_PREFIX = "lgs_"
 SESSION_TTL = timedelta(hours=12)
 MIN_PASSWORD = 10
+LAST_USED_EVERY = timedelta(minutes=1)
+_DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +48,11 @@ def create_user(session: Session, username: str, password: str, role: str = "vie
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
     if len(password) < MIN_PASSWORD:
         raise InvalidInput(f"password must have at least {MIN_PASSWORD} characters")
-    if session.scalar(select(User.id).where(User.username == username)) is not None:
+    # Unique case-insensitively: "Admin" beside "admin" would be a phishing aid in logs.
+    if find_user(session, username) is not None:
         raise Conflict(f"user {username!r} exists")
     user = User(
-        username=username, password_hash=_HASHER.hash(password), role=role, created_at=_now()
+        username=username, password_hash=hash_password(password), role=role, created_at=_now()
     )
     session.add(user)
     session.flush()
@@ -65,10 +68,21 @@ def ensure_admin(session: Session, username: str | None, password: str | None) -
 
 def login(session: Session, username: str, password: str) -> str:
     """A session token (plaintext, shown once) for a valid username and password."""
-    user = session.scalar(select(User).where(User.username == username))
-    if user is None or user.disabled or not _verify(user.password_hash, password):
+    user = find_user(session, username)
+    if user is None:
+        # Verify against a dummy hash so an unknown name costs the same argon2 work as a wrong
+        # password: the answer time must not tell which usernames exist.
+        _verify(_DUMMY_HASH, password)
         raise NotAuthenticated("wrong username or password")
+    if not _verify(user.password_hash, password) or user.disabled:
+        raise NotAuthenticated("wrong username or password")
+    # Expired tokens are useless and would pile up (a login every 12 h per person): purge them.
+    session.execute(delete(ApiToken).where(ApiToken.expires_at <= _now()))
     return issue_token(session, user, "login", kind="session", ttl=SESSION_TTL)
+
+
+def find_user(session: Session, username: str) -> User | None:
+    return session.scalar(select(User).where(func.lower(User.username) == username.lower()))
 
 
 def issue_token(
@@ -100,8 +114,15 @@ def authenticate(session: Session, token: str) -> Principal:
     now = _now()
     if user.disabled or (api_token.expires_at is not None and api_token.expires_at <= now):
         raise NotAuthenticated("token expired or user disabled")
-    api_token.last_used_at = now
+    # At most one write a minute per token: every read taking SQLite's write lock to record
+    # "used just now" would serialise the API behind the poller's writes.
+    if api_token.last_used_at is None or now - api_token.last_used_at >= LAST_USED_EVERY:
+        api_token.last_used_at = now
     return Principal(user.id, user.username, user.role)
+
+
+def hash_password(password: str) -> str:
+    return _HASHER.hash(password)
 
 
 def _verify(password_hash: str, password: str) -> bool:

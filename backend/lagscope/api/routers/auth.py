@@ -1,15 +1,26 @@
-"""Routes: log in, who am I, API tokens, users (admin)."""
+"""Routes: log in and out, who am I, API tokens (list, create, revoke), users (admin)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from datetime import timedelta
+
+from fastapi import APIRouter, Response
 from sqlalchemy import select
 
-from lagscope.api.deps import AdminDep, PrincipalDep, SessionDep
-from lagscope.api.schemas.auth import LoginIn, MeOut, TokenIn, TokenOut, UserIn, UserOut
-from lagscope.errors import NotAuthenticated
+from lagscope.api.deps import AdminDep, BearerDep, PrincipalDep, SessionDep, SettingsDep
+from lagscope.api.schemas.auth import (
+    LoginIn,
+    MeOut,
+    TokenIn,
+    TokenInfoOut,
+    TokenOut,
+    UserIn,
+    UserOut,
+    UserPatch,
+)
+from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.models import User
-from lagscope.services import users
+from lagscope.services import access, users
 
 router = APIRouter(tags=["auth"])
 
@@ -20,19 +31,55 @@ def login(body: LoginIn, session: SessionDep) -> TokenOut:
     return TokenOut(token=users.login(session, body.username, body.password))
 
 
+@router.post("/auth/logout", status_code=204, response_class=Response)
+def logout(_: PrincipalDep, token: BearerDep, session: SessionDep) -> Response:
+    """Revoke the token this request carries."""
+    if token:
+        access.logout(session, token)
+    return Response(status_code=204)
+
+
 @router.get("/auth/me", response_model=MeOut)
 def me(principal: PrincipalDep) -> MeOut:
     return MeOut(username=principal.username, role=principal.role)
 
 
+@router.get("/auth/tokens", response_model=list[TokenInfoOut])
+def list_tokens(
+    principal: PrincipalDep, session: SessionDep, user_id: QueryId | None = None
+) -> list[TokenInfoOut]:
+    """Your own tokens; an admin sees everyone's (or one user's with ``user_id``)."""
+    return [
+        TokenInfoOut(
+            id=token.id,
+            name=token.name,
+            kind="session" if token.kind == "session" else "api",
+            user_id=user.id,
+            username=user.username,
+            created_at=token.created_at,
+            expires_at=token.expires_at,
+            last_used_at=token.last_used_at,
+        )
+        for token, user in access.list_tokens(session, principal, user_id)
+    ]
+
+
 @router.post("/auth/tokens", response_model=TokenOut, status_code=201)
-def create_token(body: TokenIn, principal: PrincipalDep, session: SessionDep) -> TokenOut:
-    """An API token for scripts, acting as the caller; shown once."""
-    if principal.user_id is None:
-        raise NotAuthenticated("the demo user cannot hold tokens")
-    user = session.get(User, principal.user_id)
-    assert user is not None
-    return TokenOut(token=users.issue_token(session, user, body.name))
+def create_token(
+    body: TokenIn, principal: PrincipalDep, session: SessionDep, settings: SettingsDep
+) -> TokenOut:
+    """An API token for scripts, acting as the caller (editors and admins); shown once."""
+    expires_in = timedelta(days=body.expires_in_days) if body.expires_in_days else None
+    maximum = timedelta(days=settings.api_token_max_days) if settings.api_token_max_days else None
+    token = access.create_api_token(session, principal, body.name, expires_in, maximum)
+    return TokenOut(token=token)
+
+
+@router.delete("/auth/tokens/{token_id}", status_code=204, response_class=Response)
+def revoke_token(token_id: PathId, principal: PrincipalDep, session: SessionDep) -> Response:
+    """Revoke one of your tokens (an admin: anyone's); it fails on its next request."""
+    access.revoke_token(session, principal, token_id)
+    return Response(status_code=204)
 
 
 @router.get("/users", response_model=list[UserOut])
@@ -43,3 +90,27 @@ def list_users(_: AdminDep, session: SessionDep) -> list[User]:
 @router.post("/users", response_model=UserOut, status_code=201)
 def create_user(body: UserIn, _: AdminDep, session: SessionDep) -> User:
     return users.create_user(session, body.username, body.password, body.role)
+
+
+@router.patch("/users/{user_id}", response_model=UserOut)
+def update_user(
+    user_id: PathId, body: UserPatch, principal: PrincipalDep, session: SessionDep
+) -> User:
+    """Role and disabled: admins. Password: the user or an admin; it revokes their tokens."""
+    if body.role is not None or body.disabled is not None:
+        principal.require("admin")
+    access.may_manage(principal, user_id)
+    user = None
+    if body.role is not None:
+        user = access.set_role(session, user_id, body.role)
+    if body.disabled is not None:
+        user = access.set_disabled(session, user_id, body.disabled)
+    if body.password is not None:
+        user = access.set_password(session, user_id, body.password)
+    return user or access.get_user(session, user_id)
+
+
+@router.delete("/users/{user_id}", status_code=204, response_class=Response)
+def delete_user(user_id: PathId, _: AdminDep, session: SessionDep) -> Response:
+    access.delete_user(session, user_id)
+    return Response(status_code=204)

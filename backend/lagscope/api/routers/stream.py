@@ -25,6 +25,7 @@ from starlette.responses import StreamingResponse
 from lagscope.api.deps import get_principal
 from lagscope.api.schemas.common import QueryId
 from lagscope.api.schemas.live import SampleEventOut
+from lagscope.errors import NotAuthenticated
 from lagscope.models.types import from_micros, to_micros
 from lagscope.services.status import FeedSample, SampleFeed, open_feed
 from lagscope.services.users import Principal
@@ -65,6 +66,7 @@ async def stream_samples(
     request: Request,
     cluster_id: QueryId,
     _: Annotated[Principal, Depends(stream_principal)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     last_event_id: Annotated[int | None, Header(ge=0, le=MAX_EVENT_ID)] = None,
 ) -> StreamingResponse:
     sessions: sessionmaker[Session] = request.app.state.sessions
@@ -75,7 +77,7 @@ async def stream_samples(
     # Opened before the response starts, so an unknown cluster is a plain 404 problem.
     feed = await run_in_threadpool(_open, sessions, cluster_id, after)
     return StreamingResponse(
-        _events(request, sessions, feed),
+        _events(request, sessions, feed, credentials),
         media_type="text/event-stream",
         # no-transform and X-Accel-Buffering: proxies (nginx) must not buffer or gzip events.
         headers={"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
@@ -83,12 +85,25 @@ async def stream_samples(
 
 
 async def _events(
-    request: Request, sessions: sessionmaker[Session], feed: SampleFeed
+    request: Request,
+    sessions: sessionmaker[Session],
+    feed: SampleFeed,
+    credentials: HTTPAuthorizationCredentials | None,
 ) -> AsyncIterator[str]:
     yield f"retry: {RETRY_MS}\n\n"  # also sends the headers now: the client sees the stream open
     last_id = feed.cursor
-    quiet_since = time.monotonic()
+    quiet_since = checked_at = time.monotonic()
+    recheck_s: float = request.app.state.settings.stream_recheck_s
     while not await request.is_disconnected():
+        if time.monotonic() - checked_at >= recheck_s:
+            # A stream lasts as long as the browser tab: a revoked token, a logout or a
+            # disabled user must end it, not only the next request.
+            try:
+                await run_in_threadpool(stream_principal, request, credentials)
+            except NotAuthenticated as exc:
+                yield f"event: revoked\ndata: {json.dumps({'detail': str(exc)})}\n\n"
+                return
+            checked_at = time.monotonic()
         samples = await run_in_threadpool(_poll, sessions, feed)
         if samples:
             chunks = []

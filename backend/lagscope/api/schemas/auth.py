@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from lagscope.api.schemas.common import Name, Password, Schema
+from lagscope.api.schemas.common import Name, Password, PatchSchema, Schema
 
 Role = Literal["viewer", "editor", "admin"]
 Username = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.@-]{1,64}$")]
@@ -23,6 +24,31 @@ class TokenOut(Schema):
 
 class TokenIn(Schema):
     name: Name
+    expires_in_days: Annotated[float, Field(gt=0, le=36500)] | None = Field(
+        default=None, description="none: never (unless the server sets a maximum)"
+    )
+
+
+class TokenInfoOut(Schema):
+    """A token's metadata; the token itself is never shown again."""
+
+    id: int
+    name: str
+    kind: Literal["api", "session"]
+    user_id: int
+    username: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None = Field(description="to the minute")
+
+
+class UserPatch(PatchSchema):
+    """Admins change role and disabled; anyone may change their own password (which revokes
+    all of that user's tokens, the caller's too)."""
+
+    role: Role | None = None
+    disabled: bool | None = None
+    password: Annotated[str, StringConstraints(min_length=10, max_length=1024)] | None = None
 
 
 class MeOut(Schema):
