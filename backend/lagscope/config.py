@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     admin_password: str | None = None
     # The largest request body the API reads (bytes); larger ones are answered 413.
     max_body_bytes: int = 1024 * 1024
+    # Login: failures free before back-off starts, per username and per client address, and
+    # how many password checks (argon2) may run at once.
+    login_free_failures_user: int = 5
+    login_free_failures_address: int = 20
+    login_concurrency: int = 2
     # API tokens: the longest lifetime one may be given (days; none = no maximum).
     api_token_max_days: float | None = None
     # A live stream re-checks its token this often (seconds): a revoked token's stream ends.

@@ -42,6 +42,14 @@ class NotAuthenticated(LagscopeError):
     """No valid token or password was presented."""
 
 
+class Throttled(LagscopeError):
+    """Too many failed attempts: try again after ``retry_after_s`` seconds."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class PermissionDenied(LagscopeError):
     """The caller is known, but their role does not allow the operation."""
 

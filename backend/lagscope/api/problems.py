@@ -27,6 +27,7 @@ from lagscope.errors import (
     NotFound,
     PermissionDenied,
     ServerUnreachable,
+    Throttled,
     UnsupportedServer,
 )
 
@@ -40,6 +41,7 @@ _STATUS: tuple[tuple[type[LagscopeError], int], ...] = (
     (InvalidInput, 422),
     (NotAuthenticated, 401),
     (PermissionDenied, 403),
+    (Throttled, 429),
     (ServerUnreachable, 502),
     (AccessDenied, 502),
     (UnsupportedServer, 502),
@@ -91,9 +93,13 @@ def install(app: FastAPI) -> None:
     async def domain_error(_: Request, exc: LagscopeError) -> JSONResponse:
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
         extra: dict[str, Any] = {}
+        headers: dict[str, str] = {}
         if isinstance(exc, CollectorError):
             extra = {"server": exc.server, "code": exc.code}
-        return problem(status, type(exc).__name__, str(exc), **extra)
+        if isinstance(exc, Throttled):
+            headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+            extra = {"retry_after_s": max(1, round(exc.retry_after_s))}
+        return problem(status, type(exc).__name__, str(exc), headers=headers, **extra)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -11,7 +11,7 @@ from lagscope.models.series import (
     SampleRollup1m,
     SourceProgress,
 )
-from lagscope.models.users import ApiToken, User
+from lagscope.models.users import ApiToken, LoginThrottle, User
 
 __all__ = [
     "Annotation",
@@ -21,6 +21,7 @@ __all__ = [
     "Cluster",
     "Instance",
     "InstanceSample",
+    "LoginThrottle",
     "ParamChange",
     "ParamValue",
     "Sample",

@@ -44,3 +44,15 @@ class ApiToken(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
 
     user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class LoginThrottle(Base):
+    """Failed logins per key (``user:<name>`` or ``addr:<client address>``), in the store so
+    every API process applies the same back-off."""
+
+    __tablename__ = "login_throttles"
+
+    key: Mapped[str] = mapped_column(String(160), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    blocked_until: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    updated_at: Mapped[datetime] = mapped_column(EpochMicros)

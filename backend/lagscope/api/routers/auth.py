@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
-from fastapi import APIRouter, Response
+import anyio
+import anyio.to_thread
+from fastapi import APIRouter, Request, Response
 from sqlalchemy import select
 
 from lagscope.api.deps import AdminDep, BearerDep, PrincipalDep, SessionDep, SettingsDep
@@ -19,16 +22,39 @@ from lagscope.api.schemas.auth import (
     UserPatch,
 )
 from lagscope.api.schemas.common import PathId, QueryId
+from lagscope.config import Settings
 from lagscope.models import User
-from lagscope.services import access, users
+from lagscope.services import access, throttle, users
+from lagscope.services import login as login_service
 
 router = APIRouter(tags=["auth"])
 
 
-@router.post("/auth/login", response_model=TokenOut)
-def login(body: LoginIn, session: SessionDep) -> TokenOut:
-    """Exchange a username and password for a bearer token valid 12 hours."""
-    return TokenOut(token=users.login(session, body.username, body.password))
+@router.post(
+    "/auth/login",
+    response_model=TokenOut,
+    responses={429: {"description": "Too many failed logins; see Retry-After"}},
+)
+async def login(body: LoginIn, request: Request) -> TokenOut:
+    """Exchange a username and password for a bearer token valid 12 hours. Repeated failures
+    for a username or from an address are answered 429 with ``Retry-After``."""
+    state = request.app.state
+    settings: Settings = state.settings
+    if getattr(state, "login_limiter", None) is None:
+        state.login_limiter = anyio.CapacityLimiter(settings.login_concurrency)
+    policy = throttle.Policy(
+        settings.login_free_failures_user, settings.login_free_failures_address
+    )
+    work = partial(
+        login_service.login,
+        state.sessions,
+        body.username,
+        body.password,
+        request.client.host if request.client else None,
+        policy,
+    )
+    token = await anyio.to_thread.run_sync(work, limiter=state.login_limiter)
+    return TokenOut(token=token)
 
 
 @router.post("/auth/logout", status_code=204, response_class=Response)
