@@ -36,7 +36,7 @@ from lagscope.services.secrets import SecretBox
 from lagscope.store_setup import upgrade
 
 REPLICAS_PER_CLUSTER = 4
-SECRET = "bench-secret"
+SECRET = "bench-secret-3b7e9d1c5a2f4086-Lm"
 
 
 def percentile(values: list[float], q: float) -> float:

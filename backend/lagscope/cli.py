@@ -156,6 +156,15 @@ def heartbeat(refresh: float) -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 def api(host: str, port: int) -> None:
     """Serve the HTTP API (and, once built, the UI) with uvicorn."""
+    from lagscope.config import get_settings, require_loopback_or_allowed
+
+    settings = get_settings()
+    if settings.demo:
+        try:
+            require_loopback_or_allowed(host, settings)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+
     import uvicorn
 
     from lagscope.api.app import create_app

@@ -6,6 +6,10 @@ at-rest encryption of stored credentials worthless.
 
 from __future__ import annotations
 
+import ipaddress
+import math
+import os
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,6 +32,8 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///./lagscope.db"
     secret_key: str = PLACEHOLDER_SECRET
     demo: bool = False
+    # Demo mode answers loopback clients only, unless this says otherwise (a demo on a VM).
+    demo_allow_remote: bool = False
     broker_url: str = "redis://127.0.0.1:6379/0"
     # The first admin, created at API start-up when the store has no user yet.
     admin_username: str | None = None
@@ -68,15 +74,74 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _refuse_placeholder_secret(self) -> Settings:
-        if not self.demo and self.secret_key == PLACEHOLDER_SECRET:
+    def _refuse_unsafe_secrets(self) -> Settings:
+        if self.demo:
+            if self.secret_key != PLACEHOLDER_SECRET:
+                # Demo mode lets every caller in as an admin; a real key marks a real store.
+                raise ValueError(
+                    "LAGSCOPE_DEMO=1 lets every caller in as an admin without a login and is "
+                    "refused together with a real LAGSCOPE_SECRET_KEY (a real deployment's "
+                    "store): unset LAGSCOPE_DEMO, or run the throwaway demo without the key"
+                )
+            return self
+        if self.secret_key == PLACEHOLDER_SECRET:
             raise ValueError(
                 "LAGSCOPE_SECRET_KEY must be set (it encrypts stored credentials); "
                 "only LAGSCOPE_DEMO=1 may run with the placeholder"
             )
+        if problem := weak_key_problem(self.secret_key):
+            raise ValueError(
+                f"LAGSCOPE_SECRET_KEY is too weak: {problem}; make one with "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
         return self
+
+
+MIN_KEY_CHARS = 32
+MIN_KEY_BITS = 128.0
+
+
+def weak_key_problem(key: str) -> str | None:
+    """Why a secret key is too weak to protect stored passwords, or None.
+
+    The entropy is estimated from the key's own character frequencies (Shannon bits per
+    character times its length): a random 32-byte URL-safe token scores ~200 bits, while
+    repeated or few-symbol keys ("aaaa…", "abcabc…", "0000…1111") fall far below 128.
+    """
+    if len(key) < MIN_KEY_CHARS:
+        return f"{len(key)} characters, at least {MIN_KEY_CHARS} are needed"
+    counts = Counter(key)
+    per_char = -sum(n / len(key) * math.log2(n / len(key)) for n in counts.values())
+    bits = max(per_char * len(key), 0.0)
+    if bits < MIN_KEY_BITS or len(counts) < 10:
+        return f"about {bits:.0f} bits of entropy, {MIN_KEY_BITS:.0f} are needed"
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    """Demo mode serves loopback clients only: 127.0.0.0/8, ::1 and localhost."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+def require_loopback_or_allowed(host: str, settings: Settings | None = None) -> None:
+    """Refuse to bind demo mode to a non-loopback address unless explicitly allowed."""
+    allow = settings.demo_allow_remote if settings else _env_flag("LAGSCOPE_DEMO_ALLOW_REMOTE")
+    if not is_loopback(host) and not allow:
+        raise ValueError(
+            f"demo mode binds to loopback only (got --host {host}); every caller is an admin "
+            "there. Set LAGSCOPE_DEMO_ALLOW_REMOTE=1 to serve it to other machines anyway"
+        )
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

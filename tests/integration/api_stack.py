@@ -18,13 +18,13 @@ import uvicorn
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.api.app import create_app
-from lagscope.config import Settings
+from lagscope.config import PLACEHOLDER_SECRET, Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
 from lagscope.store_setup import upgrade
 
 ADMIN = ("admin", "admin-password-1")
-SECRET = "api-test-secret"
+SECRET = "api-test-secret-5f0c3a9e71d24b68-Xw"
 
 
 @dataclass
@@ -44,7 +44,7 @@ def api_server(store_url: str, demo: bool = False, **overrides: object) -> Itera
     upgrade(store_url)
     settings = Settings(
         database_url=store_url,
-        secret_key=SECRET,
+        secret_key=PLACEHOLDER_SECRET if demo else SECRET,
         demo=demo,
         admin_username=ADMIN[0],
         admin_password=ADMIN[1],

@@ -26,7 +26,7 @@ from lagscope.store_setup import upgrade
 from .stack import ManagedProcess, RedisServer, lagscope_command
 from .waiting import wait_until
 
-SECRET = "pipeline-test-secret"
+SECRET = "pipeline-test-secret-8d1f4c2e9b7a6350-Qz"
 
 
 @dataclass

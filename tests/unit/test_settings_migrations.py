@@ -21,6 +21,51 @@ def test_placeholder_secret_refused_outside_demo(monkeypatch):
     assert Settings(demo=True).demo
 
 
+STRONG = "q7Vd3kPz_Lr9XbN2mT5wYc8HgJ4sFe6A"  # 32 random URL-safe characters
+
+
+def test_demo_mode_with_a_real_key_is_refused(monkeypatch):
+    monkeypatch.delenv("LAGSCOPE_SECRET_KEY", raising=False)
+    with pytest.raises(ValidationError, match="refused together with a real LAGSCOPE_SECRET_KEY"):
+        Settings(demo=True, secret_key=STRONG)
+    assert Settings(demo=False, secret_key=STRONG).secret_key == STRONG
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("short-but-random-Xq7", "characters, at least 32"),
+        ("a" * 48, "bits of entropy"),
+        ("abcd" * 12, "bits of entropy"),
+        ("01" * 30, "bits of entropy"),
+    ],
+)
+def test_weak_secret_keys_are_refused_outside_demo(key, why):
+    with pytest.raises(ValidationError, match=why) as refused:
+        Settings(demo=False, secret_key=key)
+    assert "secrets.token_urlsafe(32)" in str(refused.value)
+
+
+def test_generated_keys_pass():
+    import secrets
+
+    for _ in range(200):
+        Settings(demo=False, secret_key=secrets.token_urlsafe(32))
+
+
+def test_demo_binds_to_loopback_only_unless_allowed(monkeypatch):
+    from lagscope.config import is_loopback, require_loopback_or_allowed
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.1", "::1", "[::1]", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "10.0.0.5", "::", "example.com"))
+    monkeypatch.delenv("LAGSCOPE_DEMO_ALLOW_REMOTE", raising=False)
+    require_loopback_or_allowed("127.0.0.1")
+    with pytest.raises(ValueError, match="loopback only"):
+        require_loopback_or_allowed("0.0.0.0")
+    monkeypatch.setenv("LAGSCOPE_DEMO_ALLOW_REMOTE", "1")
+    require_loopback_or_allowed("0.0.0.0")
+
+
 def test_database_url_shorthands_are_normalised():
     s = Settings(demo=True, database_url="postgres://u@h/db")
     assert s.database_url == "postgresql+psycopg://u@h/db"
@@ -50,3 +95,17 @@ def test_alembic_upgrade_and_check_on_sqlite(tmp_path):
     assert down.returncode == 0, down.stderr
     again = alembic("upgrade", "head", url=url)
     assert again.returncode == 0, again.stderr
+
+
+def test_api_command_refuses_demo_mode_on_a_public_address(monkeypatch):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAGSCOPE_")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "lagscope", "api", "--host", "0.0.0.0", "--port", "1"],
+        env={**env, "LAGSCOPE_DEMO": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "loopback only" in refused.stderr, refused.stderr

@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
-from lagscope.config import Settings
+from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
 from lagscope.services.secrets import SecretBox
 from lagscope.services.users import DEMO_PRINCIPAL, Principal, authenticate
@@ -45,8 +45,14 @@ def get_principal(
     session: SessionDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    if request.app.state.settings.demo:
-        return DEMO_PRINCIPAL  # explicit demo mode only: settings refuse it with a real secret
+    settings: Settings = request.app.state.settings
+    if settings.demo:
+        # Explicit demo mode only (settings refuse it with a real secret), and only for this
+        # machine: a demo reached through a port forward must not make strangers admins.
+        client = request.client.host if request.client else ""
+        if not settings.demo_allow_remote and not is_loopback(client):
+            raise NotAuthenticated("demo mode answers loopback clients only")
+        return DEMO_PRINCIPAL
     if credentials is None:
         raise NotAuthenticated("send 'Authorization: Bearer <token>'")
     return authenticate(session, credentials.credentials)

@@ -9,7 +9,6 @@ API in demo mode (no login) on one port. Everything it starts stops on Ctrl-C (o
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import threading
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 import uvicorn
 
 from lagscope.api.app import create_app
-from lagscope.config import Settings
+from lagscope.config import PLACEHOLDER_SECRET, Settings, require_loopback_or_allowed
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.load import WriteLoad
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
@@ -39,7 +38,10 @@ def run_demo(
     for leftover in workdir.glob("lagscope-demo.db*"):
         leftover.unlink()  # a fresh history each run
     url = f"sqlite:///{store}"
-    secret = secrets.token_urlsafe(24)
+    # Demo mode refuses a real key (it would mark a real store): the lab's throwaway
+    # credentials are encrypted under the placeholder.
+    secret = PLACEHOLDER_SECRET
+    require_loopback_or_allowed(host)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
