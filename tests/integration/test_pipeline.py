@@ -20,7 +20,6 @@ from lagscope.demo.load import WriteLoad
 from lagscope.models import Instance, InstanceSample, ParamChange
 
 from .pipeline_stack import Pipeline, now, start_pipeline
-from .stack import sleep_s
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -44,11 +43,15 @@ def load(lab) -> Iterator[WriteLoad]:
 
 def test_samples_arrive_every_second(pipeline: Pipeline):
     started = now()
-    sleep_s(6)
+    for name in ("replica1", "replica2"):
+        wait_until(
+            lambda name=name: len(pipeline.samples(name, started)) >= 6,
+            timeout_s=30,
+            message=f"six samples of {name}",
+        )
     pipeline.assert_alive()
     for name in ("replica1", "replica2"):
         rows = pipeline.samples(name, started)
-        assert len(rows) >= 5, f"{name}: {len(rows)} samples in 6 s"
         gaps = [(b.ts - a.ts).total_seconds() for a, b in itertools.pairwise(rows)]
         assert 0.8 <= statistics.median(gaps) <= 1.2, gaps
         assert all(r.verdict == Verdict.CAUGHT_UP for r in rows[-3:]), [r.verdict for r in rows]
@@ -70,9 +73,17 @@ def test_stopped_sql_thread_shows_within_two_polls(lab, pipeline: Pipeline, load
             timeout_s=4,
             message="verdict stopped",
         )
-        sleep_s(3)
-        rows = [r for r in pipeline.samples("replica1", stopped_at) if r.sql_running is False]
-        assert len(rows) >= 3
+
+        def stopped_rows() -> list:
+            return [r for r in pipeline.samples("replica1", stopped_at) if r.sql_running is False]
+
+        wait_until(lambda: len(stopped_rows()) >= 3, timeout_s=30, message="three stopped polls")
+        wait_until(
+            lambda: (b := [r.received_not_applied or 0 for r in stopped_rows()])[-1] > b[0] > 0,
+            timeout_s=30,
+            message="the apply backlog to grow while stopped",
+        )
+        rows = stopped_rows()
         first_stopped = next(
             r for r in pipeline.samples("replica1", stopped_at) if r.verdict == Verdict.STOPPED
         )
@@ -91,9 +102,19 @@ def test_far_replica_receives_later_than_the_near_one(lab, pipeline: Pipeline, l
     proxy.set_delay(0.4)
     try:
         load.start()
-        sleep_s(2)
+        # The load reaches the far replica through the delayed proxy: wait until it shows.
+        wait_until(
+            lambda: ((row := pipeline.latest("replica2")) and (row.not_received or 0)) > 0,
+            timeout_s=30,
+            message="the far replica to have events in flight",
+        )
         started = now()
-        sleep_s(6)
+        for name in ("replica1", "replica2"):
+            wait_until(
+                lambda name=name: len(pipeline.samples(name, started)) >= 6,
+                timeout_s=30,
+                message=f"six samples of {name} under load",
+            )
         near = [r.not_received for r in pipeline.samples("replica1", started)]
         far = [r.not_received for r in pipeline.samples("replica2", started)]
         assert len(near) >= 4 and len(far) >= 4
@@ -150,7 +171,14 @@ def test_killed_replica_is_unreachable_and_others_keep_their_cadence(lab, pipeli
     lab.kill("replica1")
     killed_at = now()
     try:
-        sleep_s(5)
+        wait_until(
+            lambda: (
+                len(pipeline.samples("replica1", killed_at)) >= 5
+                and len(pipeline.samples("replica2", killed_at)) >= 4
+            ),
+            timeout_s=30,
+            message="five polls of the dead replica and four of the live one",
+        )
         dead = pipeline.samples("replica1", killed_at)
         alive = pipeline.samples("replica2", killed_at)
         assert dead and all(r.verdict == Verdict.UNREACHABLE for r in dead[2:]), [
@@ -176,13 +204,17 @@ def test_heartbeat_lag_matches_a_known_stop(lab, pipeline: Pipeline):
         with replica.cursor() as cur:
             cur.execute("STOP SLAVE SQL_THREAD")
         stopped = time.time()
-        sleep_s(5)
+        since = datetime.fromtimestamp(stopped + 1.5, UTC)
+        wait_until(
+            lambda: len(pipeline.samples("replica1", since)) >= 4,
+            timeout_s=30,
+            message="four polls with the applier stopped",
+        )
     finally:
         with replica.cursor() as cur:
             cur.execute("START SLAVE SQL_THREAD")
         restarted = time.time()
         replica.close()
-    since = datetime.fromtimestamp(stopped + 1.5, UTC)
     rows = [
         r
         for r in pipeline.samples("replica1", since)
@@ -236,11 +268,19 @@ def real_lag_s(lab) -> float:
     return time.time() - float(newest)
 
 
+def lag_slope(rows) -> float:
+    """Least-squares slope of lag over time (s per s); +inf until there are enough points."""
+    points = [(r.ts.timestamp(), r.lag_s) for r in rows if r.lag_s is not None]
+    if len(points) < 5:
+        return float("inf")
+    return statistics.linear_regression(*zip(*points, strict=True)).slope
+
+
 def test_strict_flush_replica_falls_behind_and_relaxing_recovers(lab, pipeline: Pipeline):
     """sync_relay_log=1 + sync_master_info=1 make the IO thread fsync per event: under load the
     replica falls tens of seconds behind on the receive side. Lagscope's lag must follow the real
     lag, call it receive_bound, flag SBM when it reads 0, and show the relaxation as events in
-    the window where the lag starts to fall."""
+    the window where the lag turns. Nothing here asserts how fast this machine drains."""
     replica = lab.connect("replica1")
     # 2500 trx/s: above what the strict IO thread receives (~1000/s here), below what a relaxed
     # serial applier sustains, so relaxing really drains the backlog.
@@ -267,15 +307,40 @@ def test_strict_flush_replica_falls_behind_and_relaxing_recovers(lab, pipeline: 
 
         relaxed_at = now()  # before the first SET: a poll may land between them
         set_globals(replica, RELAXED)
-        peak = max(r.lag_s or 0 for r in pipeline.samples("replica1", started))
-        sleep_s(15)
-        after = pipeline.samples("replica1", relaxed_at)
-        assert after[-1].lag_s is not None and after[-1].lag_s < peak - 5, (peak, after[-1].lag_s)
-        # The network side empties at once (a few trx of the running load stay in flight) and
-        # what remains is apply work.
+        # What Lagscope must get right whatever this machine's speed (a shared 2-core box may
+        # drain slowly): the network side empties, the verdict turns to apply-side or caught up,
+        # the apply rate rises, and the lag stops growing. Each within a generous deadline.
         peak_not_received = max(r.not_received or 0 for r in strict_rows)
-        assert (after[-1].not_received or 0) < 0.01 * peak_not_received
-        assert after[-1].verdict in (Verdict.APPLY_BOUND, Verdict.CAUGHT_UP)
+        wait_until(
+            lambda: (pipeline.latest("replica1").not_received or 0) < 0.05 * peak_not_received,
+            timeout_s=90,
+            interval_s=0.5,
+            message=f"not_received to collapse from its strict peak {peak_not_received}",
+        )
+        wait_until(
+            lambda: pipeline.verdict("replica1") in (Verdict.APPLY_BOUND, Verdict.CAUGHT_UP),
+            timeout_s=90,
+            interval_s=0.5,
+            message="the verdict to leave receive_bound",
+        )
+        strict_apply = statistics.median(r.apply_rate or 0 for r in strict_rows[-10:])
+        wait_until(
+            lambda: (
+                statistics.median(
+                    r.apply_rate or 0 for r in pipeline.samples("replica1", relaxed_at)[-5:]
+                )
+                > 1.2 * strict_apply
+            ),
+            timeout_s=90,
+            interval_s=0.5,
+            message=f"the apply rate to rise above the strict {strict_apply:.0f} trx/s",
+        )
+        wait_until(
+            lambda: lag_slope(pipeline.samples("replica1", relaxed_at)[-8:]) < 0,
+            timeout_s=120,
+            interval_s=0.5,
+            message="the lag to turn down after relaxing",
+        )
         with pipeline.session() as s:
             changes = s.scalars(
                 select(ParamChange).where(ParamChange.first_new_at >= relaxed_at)
@@ -288,7 +353,8 @@ def test_strict_flush_replica_falls_behind_and_relaxing_recovers(lab, pipeline: 
         }
         for change in by_name.values():
             assert change.last_old_at <= relaxed_at <= change.first_new_at
-            assert (change.first_new_at - relaxed_at).total_seconds() < PARAMS_EVERY_S + 1.5
+            # Read within a few parameter intervals (a busy worker may skip a tick or two).
+            assert (change.first_new_at - relaxed_at).total_seconds() < 3 * PARAMS_EVERY_S + 2
     finally:
         load.stop()
         set_globals(replica, DEFAULTS)
