@@ -286,26 +286,26 @@ def test_metrics_exposition_carries_the_labels(client: httpx.Client, pipeline: P
     for family in text_string_to_metric_families(response.text):
         for sample in family.samples:
             found.setdefault(sample.name, []).append(sample)
-    lags = {s.labels["instance"]: s for s in found["lagscope_lag_seconds"]}
+    lags = {s.labels["server"]: s for s in found["lagscope_lag_seconds"]}
     assert set(lags) == set(REPLICAS)
     for name, sample in lags.items():
         assert sample.labels == {
             "cluster": "lab",
-            "instance": name,
+            "server": name,
             "channel": "",
             "region": REPLICAS[name],
         }
         assert 0 <= sample.value < 5
     for family in ("lagscope_verdict", "lagscope_lag_source"):
-        ones = [(s.labels["instance"], s.labels) for s in found[family] if s.value == 1]
+        ones = [(s.labels["server"], s.labels) for s in found[family] if s.value == 1]
         assert sorted(i for i, _ in ones) == sorted(REPLICAS), family
     current = {
-        s.labels["instance"]: s.labels["verdict"] for s in found["lagscope_verdict"] if s.value
+        s.labels["server"]: s.labels["verdict"] for s in found["lagscope_verdict"] if s.value
     }
     assert current == dict.fromkeys(REPLICAS, "caught_up")
     for name in ("lagscope_io_running", "lagscope_sql_running"):
-        assert {s.labels["instance"]: s.value for s in found[name]} == dict.fromkeys(REPLICAS, 1)
-    assert {s.labels["instance"]: s.value for s in found["lagscope_up"]} == {
+        assert {s.labels["server"]: s.value for s in found[name]} == dict.fromkeys(REPLICAS, 1)
+    assert {s.labels["server"]: s.value for s in found["lagscope_up"]} == {
         "source": 1.0,
         "replica1": 1.0,
         "replica2": 1.0,
@@ -317,10 +317,8 @@ def test_metrics_exposition_carries_the_labels(client: httpx.Client, pipeline: P
     for name in ("lagscope_clock_offset_seconds", "lagscope_last_poll_timestamp_seconds"):
         assert len(found[name]) == 3, name
     # Numbers match the store: the sample each channel's timestamp names.
-    sampled = {
-        s.labels["instance"]: s.value for s in found["lagscope_last_sample_timestamp_seconds"]
-    }
-    trx = {s.labels["instance"]: s.value for s in found["lagscope_trx_behind"]}
+    sampled = {s.labels["server"]: s.value for s in found["lagscope_last_sample_timestamp_seconds"]}
+    trx = {s.labels["server"]: s.value for s in found["lagscope_trx_behind"]}
     with pipeline.session() as s:
         for name, at_s in sampled.items():
             # A float of epoch seconds keeps microseconds only to within a few.

@@ -27,7 +27,7 @@ def samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
 def channel(**overrides) -> ChannelPoint:
     values = {
         "cluster": "lab",
-        "instance": "replica1",
+        "server": "replica1",
         "channel": "",
         "region": "near",
         "ts": AT,
@@ -51,7 +51,7 @@ def test_a_caught_up_channel_and_its_instance():
         [InstancePoint("lab", "replica1", "near", True, 0.0012, -0.003, AT)],
     ).decode()
     found = samples(text)
-    labels = {"cluster": "lab", "instance": "replica1", "channel": "", "region": "near"}
+    labels = {"cluster": "lab", "server": "replica1", "channel": "", "region": "near"}
     assert found["lagscope_lag_seconds"] == [(labels, 0.125)]
     assert found["lagscope_seconds_behind_source"] == [(labels, 0.0)]
     assert found["lagscope_apply_rate_trx_per_second"] == [(labels, 12.5)]
@@ -66,7 +66,7 @@ def test_a_caught_up_channel_and_its_instance():
         "source_timeline": 0.0,
         "seconds_behind_source": 0.0,
     }
-    instance = {"cluster": "lab", "instance": "replica1", "region": "near"}
+    instance = {"cluster": "lab", "server": "replica1", "region": "near"}
     assert found["lagscope_up"] == [(instance, 1.0)]
     assert found["lagscope_poll_round_trip_seconds"] == [(instance, 0.0012)]
     assert found["lagscope_clock_offset_seconds"] == [(instance, -0.003)]

@@ -25,8 +25,10 @@ from lagscope.collectors.snapshot import IoState
 from lagscope.models import Cluster, Instance, Sample
 from lagscope.services.status import is_stale, latest_channel_rows, latest_instance_samples
 
-CHANNEL_LABELS = ("cluster", "instance", "channel", "region")
-INSTANCE_LABELS = ("cluster", "instance", "region")
+# "server", not "instance": Prometheus owns the `instance` label (the scrape target) and would
+# rename ours to `exported_instance`.
+CHANNEL_LABELS = ("cluster", "server", "channel", "region")
+INSTANCE_LABELS = ("cluster", "server", "region")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +36,7 @@ class ChannelPoint:
     """One channel's latest sample, flattened for the exposition."""
 
     cluster: str
-    instance: str
+    server: str
     channel: str
     region: str
     ts: datetime
@@ -52,13 +54,13 @@ class ChannelPoint:
 
     @property
     def labels(self) -> list[str]:
-        return [self.cluster, self.instance, self.channel, self.region]
+        return [self.cluster, self.server, self.channel, self.region]
 
 
 @dataclass(frozen=True, slots=True)
 class InstancePoint:
     cluster: str
-    instance: str
+    server: str
     region: str
     up: bool
     round_trip_s: float | None = None
@@ -67,7 +69,7 @@ class InstancePoint:
 
     @property
     def labels(self) -> list[str]:
-        return [self.cluster, self.instance, self.region]
+        return [self.cluster, self.server, self.region]
 
 
 def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], list[InstancePoint]]:
@@ -96,7 +98,7 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
         points.append(
             InstancePoint(
                 cluster=instance.cluster.name,
-                instance=instance.name,
+                server=instance.name,
                 region=instance.region,
                 # Up: the newest poll reached it, and that poll is recent (a stopped worker
                 # must not leave every server "up" forever).
@@ -113,7 +115,7 @@ def _channel_point(cluster: str, instance: Instance, channel: str, s: Sample) ->
     io_state = io_state_from_code(s.io_state) if s.io_state is not None else None
     return ChannelPoint(
         cluster=cluster,
-        instance=instance.name,
+        server=instance.name,
         channel=channel,
         region=instance.region,
         ts=s.ts,
