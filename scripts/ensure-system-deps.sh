@@ -13,13 +13,8 @@ have redis-server || need+=(redis-server)
 # PostgreSQL server binaries: the migration tests start their own cluster with initdb.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
-# The UI's end-to-end tests drive Debian's Chromium (Playwright cannot download its own here).
-have chromium || need+=(chromium)
-# /metrics is checked by a real Prometheus scrape; Alertmanager consumes the alert webhook body.
+# /metrics is checked by a real Prometheus scrape.
 have prometheus || need+=(prometheus)
-have prometheus-alertmanager || need+=(prometheus-alertmanager)
-# The UI is built with Node 20+ / npm.
-have npm || need+=(nodejs npm)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
