@@ -1,0 +1,208 @@
+"""Webhook bodies as pure functions: generic JSON (schema ``lagscope.alert/v1``), Alertmanager v4,
+Slack incoming-webhook (``text`` + ``blocks``).
+
+Every body carries the context an operator needs: current lag and its source, the decomposition
+and verdict, the parameter changes and annotations in the hour before it fired, and dashboard links.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+GENERIC_SCHEMA = "lagscope.alert/v1"
+AM_ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's "no end" value
+CONTEXT_WINDOW_S = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    at: float
+    name: str
+    old: str | None
+    new: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    at: float
+    text: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlertContext:
+    """One notification's facts, gathered by the service from the store."""
+
+    rule_id: int
+    rule_name: str
+    metric: str
+    severity: str
+    status: str  # "firing" | "resolved"
+    starts_at: float
+    ends_at: float | None
+    cluster_id: int
+    cluster_name: str
+    instance: str
+    channel: str
+    value: float | None
+    threshold: float
+    lag_s: float | None = None
+    lag_source: str | None = None
+    not_received: float | None = None
+    received_not_applied: float | None = None
+    verdict: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    changes: tuple[Change, ...] = ()
+    notes: tuple[Note, ...] = ()
+    idempotency_key: str = ""
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+def dashboard_url(external_url: str, ctx: AlertContext) -> str:
+    """Link to the cluster's explorer from an hour before the start to the end (or now)."""
+    to = ctx.ends_at if ctx.ends_at is not None else ctx.starts_at + CONTEXT_WINDOW_S
+    frm, till = quote(iso(ctx.starts_at - CONTEXT_WINDOW_S)), quote(iso(to))
+    return f"{external_url.rstrip('/')}/clusters/{ctx.cluster_id}?from={frm}&to={till}"
+
+
+def alert_labels(ctx: AlertContext) -> dict[str, str]:
+    base = {
+        "alertname": ctx.rule_name,
+        "metric": ctx.metric,
+        "severity": ctx.severity,
+        "cluster": ctx.cluster_name,
+        "instance": ctx.instance,
+        "channel": ctx.channel,
+    }
+    return {**ctx.labels, **base}
+
+
+def fingerprint(labels: dict[str, str]) -> str:
+    """Stable 16-hex id of a label set (Alertmanager's fingerprints are 16 hex digits too)."""
+    text = "\x00".join(f"{k}\x01{v}" for k, v in sorted(labels.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def summary(ctx: AlertContext) -> str:
+    state = "FIRING" if ctx.status == "firing" else "RESOLVED"
+    val = "unknown (NULL)" if ctx.value is None else f"{ctx.value:g}"
+    return (
+        f"[{state}] {ctx.rule_name}: {ctx.metric}={val} (threshold {ctx.threshold:g}) "
+        f"on {ctx.cluster_name}/{ctx.instance} channel '{ctx.channel}'"
+    )
+
+
+def _context_json(ctx: AlertContext) -> dict[str, Any]:
+    return {
+        "lag_s": ctx.lag_s,
+        "lag_source": ctx.lag_source,
+        "decomposition": {
+            "not_received": ctx.not_received,
+            "received_not_applied": ctx.received_not_applied,
+        },
+        "verdict": ctx.verdict,
+        "param_changes": [
+            {"at": iso(c.at), "name": c.name, "old": c.old, "new": c.new} for c in ctx.changes
+        ],
+        "annotations": [{"at": iso(n.at), "text": n.text, "tags": list(n.tags)} for n in ctx.notes],
+    }
+
+
+def generic(ctx: AlertContext, external_url: str) -> dict[str, Any]:
+    return {
+        "schema": GENERIC_SCHEMA,
+        "idempotency_key": ctx.idempotency_key,
+        "status": ctx.status,
+        "rule": {"id": ctx.rule_id, "name": ctx.rule_name, "metric": ctx.metric},
+        "severity": ctx.severity,
+        "labels": alert_labels(ctx),
+        "scope": {"cluster_id": ctx.cluster_id, "instance": ctx.instance, "channel": ctx.channel},
+        "value": ctx.value,
+        "threshold": ctx.threshold,
+        "starts_at": iso(ctx.starts_at),
+        "ends_at": None if ctx.ends_at is None else iso(ctx.ends_at),
+        "summary": summary(ctx),
+        "context": _context_json(ctx),
+        "links": {"dashboard": dashboard_url(external_url, ctx)},
+    }
+
+
+def _changes_text(ctx: AlertContext) -> str:
+    lines = [f"{iso(c.at)} {c.name}: {c.old} → {c.new}" for c in ctx.changes]
+    lines += [f"{iso(n.at)} note: {n.text}" for n in ctx.notes]
+    return "\n".join(lines) if lines else "none"
+
+
+def am_alert(ctx: AlertContext, external_url: str) -> dict[str, Any]:
+    """One alert in Alertmanager's shape (also what its POST /api/v2/alerts ingests)."""
+    labels = alert_labels(ctx)
+    return {
+        "status": ctx.status,
+        "labels": labels,
+        "annotations": {
+            "summary": summary(ctx),
+            "lag_source": ctx.lag_source or "",
+            "verdict": ctx.verdict or "",
+            "changes_last_hour": _changes_text(ctx),
+            "dashboard": dashboard_url(external_url, ctx),
+        },
+        "startsAt": iso(ctx.starts_at),
+        "endsAt": AM_ZERO_TIME if ctx.ends_at is None else iso(ctx.ends_at),
+        "generatorURL": dashboard_url(external_url, ctx),
+        "fingerprint": fingerprint(labels),
+    }
+
+
+def alertmanager(ctx: AlertContext, external_url: str, receiver: str) -> dict[str, Any]:
+    """Alertmanager webhook v4 body carrying one alert (we group per rule × channel)."""
+    alert = am_alert(ctx, external_url)
+    group = {"alertname": ctx.rule_name}
+    return {
+        "version": "4",
+        "groupKey": f'{{}}:{{alertname="{ctx.rule_name}"}}/{alert["fingerprint"]}',
+        "truncatedAlerts": 0,
+        "status": ctx.status,
+        "receiver": receiver,
+        "groupLabels": group,
+        "commonLabels": alert["labels"],
+        "commonAnnotations": alert["annotations"],
+        "externalURL": external_url,
+        "alerts": [alert],
+    }
+
+
+def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
+    """Slack incoming-webhook body: ``text`` is the fallback, ``blocks`` the rich layout."""
+    facts = [
+        f"*Lag:* {ctx.lag_s if ctx.lag_s is not None else 'unknown'} s ({ctx.lag_source or '?'})",
+        f"*Not received:* {ctx.not_received} · *Received, not applied:* {ctx.received_not_applied}",
+        f"*Verdict:* {ctx.verdict or '?'}",
+    ]
+    return {
+        "text": summary(ctx),
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": summary(ctx)}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(facts)}},
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": "*Last hour:*\n" + _changes_text(ctx)},
+            },
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "text": {"type": "plain_text", "text": "Open in Lagscope"},
+                        "url": dashboard_url(external_url, ctx),
+                    }
+                ],
+            },
+        ],
+    }

@@ -1,0 +1,113 @@
+"""Webhook bodies: generic v1, Alertmanager v4 (checked against its documented fields), Slack."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from datetime import datetime
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from lagscope.alerts import payloads, signing
+from lagscope.alerts.payloads import AlertContext, Change, Note
+
+EXT = "https://lagscope.example"
+T0 = 1_795_000_000.0
+
+
+def ctx(status: str = "firing", ends_at: float | None = None) -> AlertContext:
+    return AlertContext(
+        rule_id=7, rule_name="replica lag", metric="lag", severity="critical", status=status,
+        starts_at=T0, ends_at=ends_at, cluster_id=3, cluster_name="prod", instance="r1:3306",
+        channel="", value=42.0, threshold=30.0, lag_s=42.0, lag_source="heartbeat",
+        not_received=0.5, received_not_applied=41.5, verdict="apply_bound",
+        labels={"team": "db"},
+        changes=(Change(T0 - 600, "slave_parallel_threads", "4", "0"),),
+        notes=(Note(T0 - 300, "deploy 1.2", ("deploy",)),), idempotency_key="n-1",
+    )  # fmt: skip
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class AmAlert(_Strict):
+    """Fields from https://prometheus.io/docs/alerting/latest/configuration/#webhook_config."""
+
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    startsAt: str
+    endsAt: str
+    generatorURL: str
+    fingerprint: str
+
+    @field_validator("startsAt", "endsAt")
+    @classmethod
+    def rfc3339(cls, v: str) -> str:
+        datetime.fromisoformat(v.replace("Z", "+00:00"))
+        return v
+
+
+class AmWebhook(_Strict):
+    version: Literal["4"]
+    groupKey: str
+    truncatedAlerts: int
+    status: Literal["firing", "resolved"]
+    receiver: str
+    groupLabels: dict[str, str]
+    commonLabels: dict[str, str]
+    commonAnnotations: dict[str, str]
+    externalURL: str
+    alerts: list[AmAlert]
+
+
+def test_alertmanager_body_matches_documented_schema() -> None:
+    body = json.loads(json.dumps(payloads.alertmanager(ctx(), EXT, "ops")))
+    hook = AmWebhook.model_validate(body)
+    assert hook.alerts[0].endsAt == payloads.AM_ZERO_TIME
+    assert len(hook.alerts[0].fingerprint) == 16
+    assert "slave_parallel_threads: 4 → 0" in hook.alerts[0].annotations["changes_last_hour"]
+    resolved = payloads.alertmanager(ctx("resolved", T0 + 120), EXT, "ops")
+    assert AmWebhook.model_validate(resolved).alerts[0].endsAt.startswith("2026-")
+    assert resolved["alerts"][0]["fingerprint"] == hook.alerts[0].fingerprint
+
+
+def test_schema_check_can_fail() -> None:
+    body = payloads.alertmanager(ctx(), EXT, "ops")
+    del body["alerts"][0]["fingerprint"]
+    with pytest.raises(ValueError):
+        AmWebhook.model_validate(body)
+
+
+def test_generic_carries_context_and_links() -> None:
+    body = payloads.generic(ctx(), EXT)
+    assert body["schema"] == "lagscope.alert/v1"
+    assert body["context"]["lag_source"] == "heartbeat"
+    assert body["context"]["decomposition"] == {"not_received": 0.5, "received_not_applied": 41.5}
+    assert body["context"]["param_changes"][0]["name"] == "slave_parallel_threads"
+    assert body["context"]["annotations"][0]["text"] == "deploy 1.2"
+    assert body["links"]["dashboard"].startswith(f"{EXT}/clusters/3?from=")
+    assert body["labels"]["team"] == "db" and body["labels"]["alertname"] == "replica lag"
+
+
+def test_slack_has_text_and_blocks() -> None:
+    body = payloads.slack(ctx(), EXT)
+    assert body["text"].startswith("[FIRING] replica lag")
+    assert {b["type"] for b in body["blocks"]} >= {"section", "actions"}
+    assert any("slave_parallel_threads" in json.dumps(b) for b in body["blocks"])
+
+
+def test_signature_matches_documented_algorithm() -> None:
+    secret, body, ts = b"s3cret", b'{"a":1}', 1_795_000_000
+    expected = hmac.new(secret, b"1795000000." + body, hashlib.sha256).hexdigest()
+    sig = signing.sign(secret, ts, body)
+    assert sig == "v1=" + expected
+    assert signing.verify(secret, str(ts), body, sig, now=ts + 10)
+    assert not signing.verify(secret, str(ts), body + b" ", sig, now=ts + 10)
+    assert not signing.verify(b"other", str(ts), body, sig, now=ts + 10)
+    assert not signing.verify(secret, str(ts), body, sig, now=ts + 3600)  # replay too old
+    assert not signing.verify(secret, "x", body, sig, now=ts)
