@@ -1,0 +1,86 @@
+"""Pure delivery decisions: webhook URL validation against a destination allow-list, and the retry
+back-off schedule (exponential with full jitter, covering at least an hour of receiver outage).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+
+class WebhookUrlError(ValueError):
+    """A webhook URL that may not be used; the message says why."""
+
+
+def _host_allowed(host: str, allow: Sequence[str]) -> bool:
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    for entry in allow:
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        if ip is not None and "/" in entry:
+            try:
+                if ip in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                continue
+        elif entry.startswith("*."):
+            if host.endswith(entry[1:]):
+                return True
+        elif host == entry:
+            return True
+    return False
+
+
+def validate_webhook_url(url: str, allow: Sequence[str]) -> str:
+    """Return the URL if http(s), without credentials, and its host is on the allow-list.
+
+    ``allow`` holds host names, ``*.suffix`` wildcards and CIDR networks; empty means nothing is
+    allowed (an admin must opt in, so alerts cannot be aimed at arbitrary internal services).
+    Name resolution is checked again at send time by the delivery (DNS can change).
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https"):
+        raise WebhookUrlError("webhook URL must start with http:// or https://")
+    if parts.username or parts.password:
+        raise WebhookUrlError("put credentials in the target's secret, not in the URL")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise WebhookUrlError("webhook URL has no host")
+    try:
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError as exc:
+        raise WebhookUrlError("webhook URL has an invalid port") from exc
+    if not _host_allowed(host, allow):
+        raise WebhookUrlError(
+            f"host {host!r} is not on the webhook destination allow-list "
+            "(LAGSCOPE_WEBHOOK_ALLOWED_HOSTS)"
+        )
+    return parts.geturl()
+
+
+def same_host(original: str, redirect: str) -> bool:
+    """Redirects are followed only to the same scheme, host and port."""
+    a, b = urlsplit(original), urlsplit(redirect)
+    return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
+
+
+def backoff_schedule(
+    base_s: float = 10.0, cap_s: float = 900.0, horizon_s: float = 3600.0
+) -> list[float]:
+    """Nominal delays before each retry: base·2^n capped, until even their minimum after
+    :func:`jittered` (half of each) adds up to ``horizon_s`` of receiver outage."""
+    delays: list[float] = []
+    while sum(delays) / 2 < horizon_s:
+        delays.append(min(cap_s, base_s * 2 ** len(delays)))
+    return delays
+
+
+def jittered(delay_s: float, rng: random.Random) -> float:
+    """Jitter in [delay/2, delay]: spreads retries yet keeps the schedule's total ≥ half nominal."""
+    return delay_s / 2 + rng.random() * delay_s / 2
