@@ -177,3 +177,53 @@ def test_connection_test_reports_flavor_privileges_and_channels(lab, api: ApiSer
         )
         assert with_socket_closed.status_code == 502
         assert with_socket_closed.json()["title"] == "ServerUnreachable"
+
+
+def test_moving_an_instance_needs_the_password_again(api: ApiServer):
+    """An editor must not harvest a stored password by pointing the instance elsewhere."""
+    with api.client() as c:
+        cid = c.post(
+            "/api/v1/clusters",
+            json={
+                "name": "moving",
+                "heartbeat": {"mode": "lagscope", "user": "hb", "password": "hb-secret-1"},
+            },
+        ).json()["id"]
+        source = c.post(
+            "/api/v1/instances",
+            json={
+                "cluster_id": cid,
+                "name": "db1",
+                "host": "10.0.0.5",
+                "user": "mon",
+                "password": "s3cret-pw",
+                "role": "source",
+            },
+        ).json()
+        for change in ({"host": "198.51.100.7"}, {"port": 3307}, {"user": "other"}):
+            refused = c.patch(f"/api/v1/instances/{source['id']}", json=change)
+            assert refused.status_code == 422, refused.text
+            assert "needs the password again" in refused.json()["detail"]
+        with api.sessions() as session:
+            stored = session.get(Instance, source["id"])
+            assert stored is not None and stored.host == "10.0.0.5" and stored.port == 3306
+            kept_password = stored.password_enc
+        # Unchanged values and other fields need no password.
+        same = c.patch(
+            f"/api/v1/instances/{source['id']}", json={"host": "10.0.0.5", "region": "x"}
+        )
+        assert same.status_code == 200, same.text
+        moved = c.patch(
+            f"/api/v1/instances/{source['id']}",
+            json={"host": "198.51.100.7", "password": "new-pw-1"},
+        )
+        assert moved.status_code == 200 and moved.json()["host"] == "198.51.100.7"
+        with api.sessions() as session:
+            stored = session.get(Instance, source["id"])
+            assert stored is not None and stored.password_enc not in ("", kept_password)
+        # The source moved: the heartbeat login (which goes to the source) must be re-entered.
+        cluster = c.get(f"/api/v1/clusters/{cid}").json()
+        assert cluster["heartbeat"]["has_password"] is False
+        # An explicit empty password moves it with no password at all.
+        emptied = c.patch(f"/api/v1/instances/{source['id']}", json={"port": 3310, "password": ""})
+        assert emptied.status_code == 200 and emptied.json()["has_password"] is False

@@ -23,7 +23,10 @@ def get_session(request: Request) -> Iterator[Session]:
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": commit before the response is sent. With FastAPI's default ("request")
+# the commit ran after the client already had its 200/201, so a client reading right after its
+# own write could miss it, and a failed commit was reported as a success.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def get_settings(request: Request) -> Settings:

@@ -64,6 +64,7 @@ class Instance(Base):
     password_enc: Mapped[str] = mapped_column(Text, default="")
     region: Mapped[str] = mapped_column(String(64), default="")
     role: Mapped[str] = mapped_column(String(16), default="replica")  # source | replica
+
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     # Learned from the server.
     flavor: Mapped[str | None] = mapped_column(String(16), default=None)
@@ -89,6 +90,11 @@ class Instance(Base):
     channels: Mapped[list[Channel]] = relationship(
         back_populates="instance", cascade="all, delete-orphan", order_by="Channel.name"
     )
+
+    @property
+    def has_password(self) -> bool:
+        """Whether a password is stored (the API says this, never the password)."""
+        return bool(self.password_enc)
 
 
 class Channel(Base):

@@ -42,11 +42,15 @@ def writer_plans(session: Session, box: SecretBox) -> list[WriterPlan]:
         source = next((i for i in cluster.instances if i.role == "source"), None)
         if source is None or not cluster.heartbeat_user:
             continue
+        if cluster.heartbeat_password_enc is None:
+            # Cleared when the source moved: re-entering it is how the writer resumes, so the
+            # old password never reaches the new address.
+            continue
         spec = ConnectionSpec(
             host=source.host,
             port=source.port,
             user=cluster.heartbeat_user,
-            password=box.decrypt(cluster.heartbeat_password_enc or ""),
+            password=box.decrypt(cluster.heartbeat_password_enc),
         )
         plans.append(
             WriterPlan(

@@ -154,6 +154,10 @@ def get_instance(session: Session, instance_id: int) -> Instance:
     return instance
 
 
+# Where a stored password is sent: changing one of these is changing who receives it.
+TARGET_FIELDS = ("host", "port", "user")
+
+
 def update_instance(
     session: Session, box: SecretBox, instance: Instance, changes: dict[str, Any]
 ) -> Instance:
@@ -165,11 +169,22 @@ def update_instance(
         )
         if taken is not None:
             raise Conflict(f"the cluster already has an instance named {changes['name']!r}")
+    moved = [f for f in TARGET_FIELDS if f in changes and changes[f] != getattr(instance, f)]
+    if moved and "password" not in changes:
+        # Keeping the stored password would send it to whatever the new address is: an editor
+        # could harvest it (a server asking for mysql_clear_password receives it in clear).
+        raise InvalidInput(
+            f"changing {', '.join(moved)} needs the password again in the same request "
+            '(the stored one is never sent to a new target); give "password": "" for none'
+        )
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
             setattr(instance, field, changes[field])
-    if changes.get("password") is not None:
-        instance.password_enc = box.encrypt(changes["password"])
+    if "password" in changes:
+        instance.password_enc = box.encrypt(changes["password"]) if changes["password"] else ""
+    if instance.role == "source" and {"host", "port"} & set(moved):
+        # The heartbeat writer logs in to the source: its password must not follow it either.
+        instance.cluster.heartbeat_password_enc = None
     session.flush()
     return instance
 

@@ -64,6 +64,7 @@ class InstanceOut(Schema):
     host: str
     port: int
     user: str
+    has_password: bool
     role: Role
     region: str
     enabled: bool
