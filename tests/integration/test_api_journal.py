@@ -232,9 +232,19 @@ def test_annotation_crud_author_scope_and_roles(api: ApiServer):
     with api.client(editor) as e:
         mine = e.post("/api/v1/annotations", json=base).json()
         assert mine["author"] == "eddie"
-        assert e.delete(f"/api/v1/annotations/{note['id']}").status_code == 204
-        assert e.get(f"/api/v1/annotations/{note['id']}").status_code == 404
-        assert e.delete(f"/api/v1/annotations/{note['id']}").status_code == 404
+        # Another editor's note (the admin's) can be neither edited nor deleted.
+        assert e.patch(f"/api/v1/annotations/{note['id']}", json={"text": "y"}).status_code == 403
+        assert e.delete(f"/api/v1/annotations/{note['id']}").status_code == 403
+        assert e.get(f"/api/v1/annotations/{note['id']}").json()["text"] == note["text"]
+        # The author edits and deletes their own.
+        assert e.patch(f"/api/v1/annotations/{mine['id']}", json={"text": "z"}).status_code == 200
+        assert e.delete(f"/api/v1/annotations/{mine['id']}").status_code == 204
+        assert e.get(f"/api/v1/annotations/{mine['id']}").status_code == 404
+        assert e.delete(f"/api/v1/annotations/{mine['id']}").status_code == 404
+        eddies = e.post("/api/v1/annotations", json=base).json()
+    with api.client() as c:
+        # An admin may delete anyone's.
+        assert c.delete(f"/api/v1/annotations/{eddies['id']}").status_code == 204
 
 
 def test_windows_are_checked_and_name_the_field(api: ApiServer):

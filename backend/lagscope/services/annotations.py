@@ -15,10 +15,11 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from lagscope.errors import InvalidInput, NotFound
+from lagscope.errors import InvalidInput, NotFound, PermissionDenied
 from lagscope.models import Annotation, Channel, Cluster
 from lagscope.services.inventory import get_cluster
 from lagscope.services.journal import EARLIEST, LATEST, instance_in_cluster, require_window
+from lagscope.services.users import Principal
 
 MAX_TEXT = 2000
 MAX_TAGS = 20
@@ -98,6 +99,16 @@ def update_annotation(
         annotation.tags = _tags(changes["tags"] or ())
     session.flush()
     return annotation
+
+
+def require_author_or_admin(principal: Principal, annotation: Annotation) -> None:
+    """An editor may change or delete only their own notes: the journal is a record of who
+    said what, so another editor must not rewrite or erase it. Admins may (moderation)."""
+    if principal.can("admin") or principal.username.casefold() == annotation.author.casefold():
+        return
+    raise PermissionDenied(
+        f"only the author ({annotation.author}) or an admin may change this annotation"
+    )
 
 
 def delete_annotation(session: Session, annotation: Annotation) -> None:

@@ -96,14 +96,17 @@ def get_annotation(annotation_id: PathId, _: PrincipalDep, session: SessionDep) 
 
 @router.patch("/annotations/{annotation_id}", response_model=AnnotationOut)
 def update_annotation(
-    annotation_id: PathId, body: AnnotationPatch, _: EditorDep, session: SessionDep
+    annotation_id: PathId, body: AnnotationPatch, principal: EditorDep, session: SessionDep
 ) -> AnnotationOut:
     note = notes_service.get_annotation(session, annotation_id)
+    notes_service.require_author_or_admin(principal, note)
     changes = body.model_dump(exclude_unset=True)
     return annotation_out(notes_service.update_annotation(session, note, changes))
 
 
 @router.delete("/annotations/{annotation_id}", status_code=204, response_class=Response)
-def delete_annotation(annotation_id: PathId, _: EditorDep, session: SessionDep) -> Response:
-    notes_service.delete_annotation(session, notes_service.get_annotation(session, annotation_id))
+def delete_annotation(annotation_id: PathId, principal: EditorDep, session: SessionDep) -> Response:
+    note = notes_service.get_annotation(session, annotation_id)
+    notes_service.require_author_or_admin(principal, note)
+    notes_service.delete_annotation(session, note)
     return Response(status_code=204)
