@@ -3,15 +3,19 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# Playwright drives Debian's Chromium (tests/e2e); its own browser download never works here.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: test demo lint typecheck unit integration deps system-deps bench clean
+.PHONY: test demo lint typecheck unit integration deps system-deps bench clean ui ui-check client
 
-# The product on one URL: a live MariaDB lab under load, polling, the API (demo mode).
-demo: deps
-	$(VENV)/bin/lagscope demo --port $${PORT:-8000}
+# The product on one URL: a live MariaDB lab under load, polling, the API (demo mode) serving
+# the dashboard, and the tuning story (README: the demo tour). E.g. DEMO_ARGS="--scenario steady"
+# or DEMO_ARGS="--phase-seconds 90,120,150 --load-tps 1500 --loop".
+demo: deps ui
+	$(VENV)/bin/lagscope demo --port $${PORT:-8000} $(DEMO_ARGS)
 
 # Everything a fresh Debian machine lacks, then every check and test.
-test: deps lint typecheck
+test: deps lint typecheck ui ui-check
 	$(PY) -m pytest tests
 
 unit: deps
@@ -37,8 +41,34 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
+# --- Web UI (frontend/) ----------------------------------------------------------------------
+# Stamps: `npm ci` when package-lock.json changes, `npm run build` when a source changes.
+UI := frontend
+UI_DEPS := $(UI)/node_modules/.lagscope-stamp
+UI_BUILD := $(UI)/dist/.lagscope-stamp
+UI_SOURCES := $(shell find $(UI)/src $(UI)/public -type f 2>/dev/null) $(UI)/index.html \
+	$(UI)/vite.config.ts $(UI)/tsconfig.json $(UI)/package.json
+
+$(UI_DEPS): $(UI)/package-lock.json
+	cd $(UI) && npm ci --no-audit --no-fund
+	touch $@
+
+$(UI_BUILD): $(UI_DEPS) $(UI_SOURCES)
+	cd $(UI) && npm run build
+	touch $@
+
+ui: system-deps $(UI_BUILD)
+
+ui-check: $(UI_DEPS)
+	cd $(UI) && npm run typecheck && npm run lint && npx vitest run
+
+# Regenerate the UI's API client from the API's OpenAPI document (after changing the API).
+client: deps $(UI_DEPS)
+	$(PY) scripts/dump_openapi.py
+	cd $(UI) && npm run client
+
 bench: deps
 	$(PY) bench/lab_start.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis $(UI)/node_modules $(UI)/dist

@@ -32,7 +32,7 @@ from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_comman
 from lagscope.lab import Lab, LabConfig
 from lagscope.models import InstanceSample, Sample
 from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.services.secrets import store_box
 from lagscope.store_setup import upgrade
 
 REPLICAS_PER_CLUSTER = 4
@@ -77,7 +77,7 @@ def _tree(root: int) -> list[int]:
 def build_store(url: str, lab: Lab, clusters: int) -> None:
     upgrade(url)
     sessions = make_session_factory(make_engine(url))
-    box = SecretBox(SECRET)
+    box = store_box(sessions, SECRET)
     user, password = lab.credentials.monitor
     real = [lab.server("replica1"), lab.server("replica2")]
     with sessions() as session, session.begin():

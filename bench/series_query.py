@@ -85,7 +85,7 @@ CASES = (
 
 
 def build_channels(sessions: sessionmaker[Session], count: int, now: datetime) -> list[int]:
-    box = SecretBox("bench-secret")
+    box = SecretBox("bench-secret", b"unpolled-salt")
     with sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, "bench-series")
         inventory.add_instance(

@@ -228,7 +228,7 @@ def _snapshot(
 
 
 def build_clusters(sessions: sessionmaker[Session], clusters: int, replicas: int) -> list[int]:
-    box = SecretBox("bench-secret")
+    box = SecretBox("bench-secret", b"unpolled-salt")
     ids = []
     with sessions() as session, session.begin():
         for n in range(clusters):

@@ -15,6 +15,13 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 # /metrics is checked by a real Prometheus scrape.
 have prometheus || need+=(prometheus)
+# The dashboard's end-to-end tests drive Debian's Chromium (Playwright's own browser download does not work here).
+have chromium || need+=(chromium)
+# The web UI is built with Node (>= 20.19) and npm.
+have node || need+=(nodejs)
+have npm || need+=(npm)
+# Alert webhooks are checked by a real Alertmanager consuming the Alertmanager-format body.
+have prometheus-alertmanager || need+=(prometheus-alertmanager)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

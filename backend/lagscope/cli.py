@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
+from lagscope.collectors.connection import (
+    TLS_MODES,
+    ConnectionSpec,
+    TlsMode,
+    check_tls_setting,
+)
+from lagscope.collectors.executor import PyMySQLExecutor
 from lagscope.collectors.export import snapshot_to_dict
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.poller import InstancePoller
@@ -44,6 +50,21 @@ def main() -> None:
     "--heartbeat-table", default=None, help="schema.table (pt-heartbeat: heartbeat.heartbeat)"
 )
 @click.option("--param", "extra_params", multiple=True, help="Extra variable to read (repeatable).")
+@click.option(
+    "--tls",
+    type=click.Choice(TLS_MODES),
+    default="preferred",
+    show_default=True,
+    help="preferred: TLS if offered, unverified; required: TLS, unverified; verify_ca: the "
+    "chain must lead to --tls-ca (or the system CAs); verify_identity: and name the host.",
+)
+@click.option(
+    "--tls-ca",
+    "tls_ca_path",
+    default=None,
+    type=click.Path(dir_okay=False, resolve_path=True),
+    help="CA bundle (PEM) for verify_*.",
+)
 def probe(
     host: str,
     port: int,
@@ -54,6 +75,8 @@ def probe(
     heartbeat: str,
     heartbeat_table: str | None,
     extra_params: tuple[str, ...],
+    tls: TlsMode,
+    tls_ca_path: str | None,
 ) -> None:
     """Print one normalized snapshot of a server as JSON, or a clear error naming the cause."""
     spec = ConnectionSpec(
@@ -64,8 +87,11 @@ def probe(
         unix_socket=unix_socket,
         connect_timeout_s=timeout,
         read_timeout_s=timeout,
+        tls=tls,
+        tls_ca_path=tls_ca_path,
     )
     try:
+        check_tls_setting(tls, tls_ca_path)
         table = _heartbeat_table(heartbeat, heartbeat_table)
         poller = InstancePoller(PyMySQLExecutor(spec), heartbeat=table, extra_params=extra_params)
         try:
@@ -137,13 +163,15 @@ def heartbeat(refresh: float) -> None:
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
     from lagscope.services.heartbeat import HeartbeatService
-    from lagscope.services.secrets import SecretBox
+    from lagscope.services.secrets import store_box
 
     settings = get_settings()
+    sessions = make_session_factory(make_engine(settings.database_url))
     service = HeartbeatService(
-        make_session_factory(make_engine(settings.database_url)),
-        SecretBox(settings.secret_key),
+        sessions,
+        store_box(sessions, settings.secret_key, settings.old_keys()),
         refresh_s=refresh,
+        allowed=settings.allow_list(),
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -344,6 +372,45 @@ def revoke_token_command(token_id: int) -> None:
     click.echo(json.dumps({"revoked": token_id}))
 
 
+@main.group("secrets")
+def secrets_group() -> None:
+    """Stored credentials and the secret key."""
+
+
+@secrets_group.command("rotate")
+@click.option("--dry-run", is_flag=True, help="Check every value decrypts; change nothing.")
+def rotate_command(dry_run: bool) -> None:
+    """Re-encrypt every stored credential under LAGSCOPE_SECRET_KEY, in one transaction.
+
+    Values are read with LAGSCOPE_SECRET_KEY or LAGSCOPE_OLD_SECRET_KEYS; if any decrypts with
+    none of them, nothing is changed and each is named (exit status 2). Prints the counts.
+    """
+    from lagscope.config import get_settings
+    from lagscope.services.rotation import RotationRefused, rotate_credentials
+    from lagscope.services.secrets import SecretBox, ensure_salt
+
+    settings = get_settings()
+    try:
+        with _user_sessions()() as session, session.begin():
+            box = SecretBox(settings.secret_key, lambda: ensure_salt(session), settings.old_keys())
+            report = rotate_credentials(session, box, dry_run)
+    except RotationRefused as exc:
+        error = {"error": "RotationRefused", "message": str(exc), "unreadable": exc.unreadable}
+        click.echo(json.dumps(error), err=True)
+        sys.exit(2)
+    except LagscopeError as exc:
+        _fail(exc)
+    click.echo(
+        json.dumps(
+            {
+                "dry_run": report.dry_run,
+                "rotated": dict(report.rotated),
+                "decrypted_with": dict(report.decrypted_with),
+            }
+        )
+    )
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
@@ -351,13 +418,129 @@ def revoke_token_command(token_id: int) -> None:
     "--dir", "workdir", default=".demo", show_default=True, help="Store, logs and Redis files."
 )
 @click.option("--duration", default=None, type=float, help="Stop after this many seconds.")
-def demo(host: str, port: int, workdir: str, duration: float | None) -> None:
+@click.option(
+    "--scenario",
+    type=click.Choice(["tuning", "steady"]),
+    default="tuning",
+    show_default=True,
+    help="tuning: lag builds under strict flush, then falls as the replicas are tuned in "
+    "phases A, B, C; steady: a light load on the lab's defaults.",
+)
+@click.option(
+    "--phase-seconds",
+    default="60,90,150",
+    show_default=True,
+    help="Length of the tuning phases A,B,C (or one number for all).",
+)
+@click.option(
+    "--load-tps",
+    default=None,
+    type=click.FloatRange(1, 100_000),
+    help="Write load on the source, transactions/s [tuning: 2000, steady: 200].",
+)
+@click.option("--loop", is_flag=True, help="Tell the tuning story again after phase C.")
+def demo(
+    host: str,
+    port: int,
+    workdir: str,
+    duration: float | None,
+    scenario: str,
+    phase_seconds: str,
+    load_tps: float | None,
+    loop: bool,
+) -> None:
     """Run everything locally: a replication lab under load, polling, the API on one URL."""
     from pathlib import Path
 
-    from lagscope.demo.run import run_demo
+    from lagscope.demo.run import DemoOptions, run_demo
+    from lagscope.demo.scenario import parse_phase_seconds
 
-    run_demo(Path(workdir).resolve(), host, port, duration)
+    try:
+        phases = parse_phase_seconds(phase_seconds)
+    except LagscopeError as exc:
+        raise click.BadParameter(str(exc), param_hint="--phase-seconds") from exc
+    options = DemoOptions(host, port, duration, scenario, phases, load_tps, loop)
+    run_demo(Path(workdir).resolve(), options)
+
+
+@main.command()
+@click.option(
+    "--source", required=True, help="The source: name=host:port[@region]  (e.g. source=db1:3306)."
+)
+@click.option(
+    "--replica", "replicas", multiple=True, required=True, help="A replica (repeatable), same form."
+)
+@click.option("--cluster", default="lab", show_default=True, help="Cluster name in the store.")
+@click.option("--admin-user", default="root", show_default=True, help="Sets variables, writes.")
+@click.option("--monitor-user", default="lagscope_monitor", show_default=True)
+@click.option(
+    "--heartbeat-user", default="lagscope_heartbeat", show_default=True, help="'' for none."
+)
+@click.option("--scenario", "kind", type=click.Choice(["tuning", "steady"]), default="tuning")
+@click.option("--phase-seconds", default="60,90,150", show_default=True)
+@click.option("--load-tps", default=None, type=click.FloatRange(1, 100_000))
+@click.option("--loop", is_flag=True, help="Tell the tuning story again after phase C.")
+def scenario(
+    source: str,
+    replicas: tuple[str, ...],
+    cluster: str,
+    admin_user: str,
+    monitor_user: str,
+    heartbeat_user: str,
+    kind: str,
+    phase_seconds: str,
+    load_tps: float | None,
+    loop: bool,
+) -> None:
+    """Run the demo's load and tuning story on servers of your own (the docker-compose lab).
+
+    Passwords come from LAGSCOPE_SCENARIO_ADMIN_PASSWORD, LAGSCOPE_SCENARIO_MONITOR_PASSWORD
+    and LAGSCOPE_SCENARIO_HEARTBEAT_PASSWORD; the store and key from LAGSCOPE_DATABASE_URL and
+    LAGSCOPE_SECRET_KEY. Runs until SIGTERM or Ctrl-C."""
+    import os
+    import signal
+
+    from lagscope.config import get_settings
+    from lagscope.db import make_engine, make_session_factory
+    from lagscope.demo import external
+    from lagscope.demo.run import TUNING_LOAD_THREADS, TUNING_LOAD_TPS
+    from lagscope.demo.scenario import parse_phase_seconds, plan_for
+    from lagscope.services.secrets import store_box
+
+    def password(account: str) -> str:
+        return os.environ.get(f"LAGSCOPE_SCENARIO_{account}_PASSWORD", "")
+
+    try:
+        setup = external.ExternalScenario(
+            cluster=cluster,
+            source=external.parse_server(source),
+            replicas=tuple(external.parse_server(r) for r in replicas),
+            admin=external.Login(admin_user, password("ADMIN")),
+            monitor=external.Login(monitor_user, password("MONITOR")),
+            heartbeat=external.Login(heartbeat_user, password("HEARTBEAT"))
+            if heartbeat_user
+            else None,
+            plan=plan_for(kind, parse_phase_seconds(phase_seconds)),
+            load_tps=load_tps or (TUNING_LOAD_TPS if kind == "tuning" else 200.0),
+            load_threads=TUNING_LOAD_THREADS if kind == "tuning" else 2,
+            loop=loop,
+        )
+        settings = get_settings()
+        sessions = make_session_factory(make_engine(settings.database_url))
+        # The handler only records: it runs between two bytecodes of the main thread, which
+        # may hold any lock at that moment (see lagscope.demo.run._Signals).
+        stop: list[int] = []
+        signal.signal(signal.SIGTERM, lambda signum, _: stop.append(signum))
+        signal.signal(signal.SIGINT, lambda signum, _: stop.append(signum))
+        external.run_external(
+            setup,
+            sessions,
+            store_box(sessions, settings.secret_key, settings.old_keys()),
+            lambda: bool(stop),
+            emit=lambda line: print(line, flush=True),  # a container's stdout is a pipe
+        )
+    except LagscopeError as exc:
+        _fail(exc)
 
 
 def _mount_lab() -> None:

@@ -13,8 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pydantic import field_validator, model_validator
+from pydantic import PositiveFloat, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from lagscope.collectors.targets import AllowList
 
 PLACEHOLDER_SECRET = "change-me"
 
@@ -54,10 +56,53 @@ class Settings(BaseSettings):
     read_timeout_s: float = 2.0
     # Parameters are read at most this often (they change rarely; a change shows within this).
     params_every_s: float = 5.0
+    # Secret-key rotation: earlier keys, comma-separated, tried (after LAGSCOPE_SECRET_KEY) for
+    # decrypting only; `lagscope secrets rotate` re-encrypts everything under the current key.
+    old_secret_keys: str = ""
+    # A monitored server refusing the login (wrong password, locked account) is retried after
+    # base, 2×base, 4×base … capped at max (seconds), not every tick: each refusal counts towards
+    # the account's lock-out (FAILED_LOGIN_ATTEMPTS, max_password_errors, connection-control).
+    login_backoff_base_s: PositiveFloat = 1.0  # 0 would retry every tick: refused at start
+    login_backoff_max_s: PositiveFloat = 300.0
     # Retention per table (DESIGN.md §5).
     retention_raw_days: float = 3.0
     retention_1m_days: float = 60.0
     retention_1h_days: float = 730.0
+    # The web UI's production build (frontend/dist), served at "/"; none: the repository's.
+    ui_dist: str | None = None
+    # Monitored servers Lagscope may contact: comma-separated CIDRs and host names ("*.dom"
+    # for a whole domain); empty = any. Applies to connection tests, stored instances, polling.
+    allowed_targets: str = ""
+    # Connection tests (POST /instances/test) run in a pool of their own this big, with this
+    # many more waiting (beyond: 503), and at most this many per user a minute (beyond: 429):
+    # a test may wait its whole timeout on a silent host, and must not take threads or
+    # database connections from the requests the dashboard makes meanwhile.
+    probe_concurrency: int = 4
+    probe_queue: int = 16
+    probe_per_minute: int = 10
+
+    def allow_list(self) -> AllowList | None:
+        return AllowList.parse(self.allowed_targets)
+
+    # Alerts and webhooks (issue 10, README "Alerts and webhooks").
+    # Where the dashboard is reached from a notification's links.
+    external_url: str = "http://localhost:8000"
+    # Webhook destinations an admin allows: host names, *.suffix, CIDR networks, comma-separated.
+    # Empty allows none: alerts must not become a way to make requests into internal services.
+    webhook_allowed_hosts: str = ""
+    # A receiver must accept within these (seconds); a slow one is retried, not waited on.
+    webhook_connect_timeout_s: float = 3.0
+    webhook_read_timeout_s: float = 5.0
+    # Retry back-off: base·2^n capped, jittered, attempts until this much outage is covered.
+    webhook_backoff_base_s: float = 10.0
+    webhook_backoff_cap_s: float = 900.0
+    webhook_retry_horizon_s: float = 3600.0
+
+    def webhook_allow(self) -> list[str]:
+        return [h.strip() for h in self.webhook_allowed_hosts.split(",") if h.strip()]
+
+    def old_keys(self) -> tuple[str, ...]:
+        return tuple(k.strip() for k in self.old_secret_keys.split(",") if k.strip())
 
     def retention(self) -> Retention:
         return Retention(self.retention_raw_days, self.retention_1m_days, self.retention_1h_days)
@@ -71,6 +116,26 @@ class Settings(BaseSettings):
             value = "postgresql+psycopg://" + value[len("postgres://") :]
         if value.startswith("mysql://"):
             value = "mysql+pymysql://" + value[len("mysql://") :]
+        return value
+
+    @field_validator("allowed_targets")
+    @classmethod
+    def _parse_targets(cls, value: str) -> str:
+        AllowList.parse(value)  # a typo must stop the start, not silently allow nothing
+        return value
+
+    @field_validator("probe_concurrency", "probe_per_minute")
+    @classmethod
+    def _at_least_one(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("probe_queue")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("must be 0 or more")
         return value
 
     @model_validator(mode="after")

@@ -9,11 +9,18 @@ Driver exceptions (``pymysql.*``) are translated at the collector boundary with
     ├── InvalidInput                a value from a user or a config is not acceptable
     ├── NotAuthenticated            no valid credentials were presented
     ├── PermissionDenied            the caller's role does not allow this
+    ├── Throttled                   too many attempts: retry after some seconds
+    │   └── Overloaded              the server is busy with this kind of work: retry later
+    ├── CredentialsUnreadable       a stored credential decrypts with none of the secret keys
     └── CollectorError              anything that went wrong talking to a monitored server
         ├── ServerUnreachable       connect refused / timed out, connection lost, read timeout
         ├── AccessDenied            wrong credentials, or a privilege the monitoring user lacks
+        │   └── LoginRefused        the login itself was refused (wrong password, locked account)
         ├── ReplicationNotConfigured  a replica-only reading on a server with no channel
         ├── UnsupportedServer       not MySQL ≥ 5.7 or MariaDB ≥ 10.5
+        ├── TlsFailed               TLS the instance requires could not be set up or verified
+        ├── ClearTextAuthRefused    the server asked for the password in clear; not sent
+        ├── TargetNotAllowed        outside LAGSCOPE_ALLOWED_TARGETS: never contacted
         └── QueryFailed             the server refused a statement for another reason
 
 Every ``CollectorError`` names the server (``host:port``) so a message on its own says where.
@@ -50,8 +57,16 @@ class Throttled(LagscopeError):
         self.retry_after_s = retry_after_s
 
 
+class Overloaded(Throttled):
+    """Not the caller's fault: too much of this work is already queued (answered 503)."""
+
+
 class PermissionDenied(LagscopeError):
     """The caller is known, but their role does not allow the operation."""
+
+
+class CredentialsUnreadable(LagscopeError):
+    """A stored credential cannot be decrypted with LAGSCOPE_SECRET_KEY nor any old key."""
 
 
 class CollectorError(LagscopeError):
@@ -75,6 +90,15 @@ class AccessDenied(CollectorError):
     """Wrong user/password, or the monitoring user lacks a privilege a reading needs."""
 
 
+class LoginRefused(AccessDenied):
+    """The server refused the login (not a statement): bad password, locked or blocked account.
+
+    Every such refusal counts towards the account's lock-out (MySQL ``FAILED_LOGIN_ATTEMPTS``,
+    MariaDB ``max_password_errors``, the connection-control plugin's delays), so the pollers
+    back off instead of retrying every tick.
+    """
+
+
 class ReplicationNotConfigured(CollectorError):
     """A replica-only reading was asked of a server that has no replication channel."""
 
@@ -83,5 +107,23 @@ class UnsupportedServer(CollectorError):
     """The server is neither MySQL ≥ 5.7 nor MariaDB ≥ 10.5, or says something we cannot parse."""
 
 
+class TlsFailed(CollectorError):
+    """The instance's ``tls`` setting asks for TLS the connection could not have: the server
+    offers none, the certificate does not verify or name the host, or the CA bundle cannot be
+    loaded. Never followed by a clear-text attempt."""
+
+
+class ClearTextAuthRefused(CollectorError):
+    """The server asked for a clear-text auth plugin (``mysql_clear_password``, ``dialog``)
+    on a connection that is not TLS with a verified certificate; the password was not sent."""
+
+
 class QueryFailed(CollectorError):
     """The server refused a statement for a reason that is neither access nor reachability."""
+
+
+class TargetNotAllowed(CollectorError):
+    """The server's address is outside ``LAGSCOPE_ALLOWED_TARGETS``; it was not contacted.
+
+    A collector error, so polling reports it on the instance like any other failure; the API
+    answers it 422 (the request names a target the configuration refuses)."""

@@ -40,11 +40,13 @@ class ApiServer:
 
 
 @contextmanager
-def api_server(store_url: str, demo: bool = False, **overrides: object) -> Iterator[ApiServer]:
+def api_server(
+    store_url: str, demo: bool = False, secret_key: str = SECRET, **overrides: object
+) -> Iterator[ApiServer]:
     upgrade(store_url)
     settings = Settings(
         database_url=store_url,
-        secret_key=PLACEHOLDER_SECRET if demo else SECRET,
+        secret_key=PLACEHOLDER_SECRET if demo else secret_key,
         demo=demo,
         admin_username=ADMIN[0],
         admin_password=ADMIN[1],

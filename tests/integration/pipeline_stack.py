@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.db import make_engine, make_session_factory
 from lagscope.models import Channel, Instance, Sample
 from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.services.secrets import store_box
 from lagscope.store_setup import upgrade
 
 from .stack import ManagedProcess, RedisServer, lagscope_command
@@ -35,6 +36,33 @@ class Pipeline:
     cluster_id: int
     processes: list[ManagedProcess]
     sessions: sessionmaker[Session]
+    workdir: Path | None = None
+    env: dict[str, str] | None = None
+
+    def kill_worker(self) -> None:
+        """SIGKILL the Celery worker and its pool children (its own process group)."""
+        worker = next(p for p in self.processes if p.name.startswith("worker"))
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.proc.wait(timeout=30)
+        worker.stop()  # closes its log
+        self.processes.remove(worker)
+
+    def start_worker(self, name: str) -> ManagedProcess:
+        assert self.workdir is not None and self.env is not None
+        worker = ManagedProcess(name, _worker_command(), self.workdir, self.env)
+        self.processes.insert(0, worker)
+        worker.wait_for_log("ready.", timeout_s=60)
+        return worker
+
+    def restart(self, name: str, **env: str) -> ManagedProcess:
+        """Stop the process ``name`` and start it again with ``env`` changed (e.g. new keys)."""
+        assert self.workdir is not None and self.env is not None
+        old = next(p for p in self.processes if p.name == name)
+        old.stop()
+        self.env.update(env)
+        new = ManagedProcess(name, list(old.proc.args), self.workdir, self.env)  # type: ignore[arg-type]
+        self.processes[self.processes.index(old)] = new
+        return new
 
     def session(self) -> Session:
         return self.sessions()
@@ -80,18 +108,30 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def _worker_command() -> list[str]:
+    return lagscope_command("worker", "--concurrency", "2", "--without-gossip", "--without-mingle")
+
+
 @contextmanager
 def start_pipeline(
-    lab, workdir: Path, params_every_s: float = 2.0, heartbeat: bool = True
+    lab,
+    workdir: Path,
+    params_every_s: float = 2.0,
+    heartbeat: bool = True,
+    extra_env: Mapping[str, str] | None = None,
+    secret: str = SECRET,
 ) -> Iterator[Pipeline]:
     """``heartbeat=False``: no heartbeat configured at all (mode off, no writer process), as most
-    users run Lagscope; lag then comes from the source timeline."""
+    users run Lagscope; lag then comes from the source timeline.
+
+    ``secret`` encrypts the credentials registered here; ``extra_env`` is added to the processes'
+    environment (it may set another LAGSCOPE_SECRET_KEY, with ``secret`` among the old keys)."""
     redis = RedisServer(workdir)
     url = f"sqlite:///{workdir / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
     sessions = make_session_factory(engine)
-    box = SecretBox(SECRET)
+    box = store_box(sessions, secret)
     with sessions() as session, session.begin():
         cluster = inventory.create_cluster(
             session,
@@ -115,20 +155,14 @@ def start_pipeline(
         **os.environ,
         "LAGSCOPE_DATABASE_URL": url,
         "LAGSCOPE_BROKER_URL": redis.url,
-        "LAGSCOPE_SECRET_KEY": SECRET,
+        "LAGSCOPE_SECRET_KEY": secret,
         "LAGSCOPE_PARAMS_EVERY_S": str(params_every_s),
         "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
     }
     processes: list[ManagedProcess] = []
     try:
-        worker = ManagedProcess(
-            "worker",
-            lagscope_command(
-                "worker", "--concurrency", "2", "--without-gossip", "--without-mingle"
-            ),
-            workdir,
-            env,
-        )
+        worker = ManagedProcess("worker", _worker_command(), workdir, env)
         processes.append(worker)
         worker.wait_for_log("ready.")
         processes.append(
@@ -142,7 +176,7 @@ def start_pipeline(
                     "heartbeat", lagscope_command("heartbeat", "--refresh", "1"), workdir, env
                 )
             )
-        pipe = Pipeline(url, cluster_id, processes, sessions)
+        pipe = Pipeline(url, cluster_id, processes, sessions, workdir, env)
         wait_until(
             lambda: pipe.latest("replica2") is not None, timeout_s=30, message="first samples"
         )

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(sqlite_url(tmp_path_factory.mktemp("api-hardening"))) as server:
+    store = tmp_path_factory.mktemp("api-hardening")
+    # No UI build here, whatever frontend/dist holds: GET / then redirects to the docs.
+    with api_server(sqlite_url(store), ui_dist=str(store / "no-ui-build")) as server:
         yield server
 
 

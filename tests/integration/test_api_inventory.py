@@ -170,7 +170,8 @@ def test_connection_test_reports_flavor_privileges_and_channels(lab, api: ApiSer
             json={"host": replica.host, "port": replica.port, "user": user, "password": "wrong"},
         )
         assert denied.status_code == 502
-        assert denied.json()["title"] == "AccessDenied" and denied.json()["code"] == 1045
+        # A refused login is its own kind (it counts towards lock-out, so polls back off).
+        assert denied.json()["title"] == "LoginRefused" and denied.json()["code"] == 1045
         with_socket_closed = c.post(
             "/api/v1/instances/test",
             json={"host": "127.0.0.1", "port": 9, "user": user, "timeout_s": 1},

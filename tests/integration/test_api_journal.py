@@ -7,6 +7,8 @@ stored samples. The other tests run on rows written directly, where every figure
 
 from __future__ import annotations
 
+import csv
+import io
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -60,7 +62,7 @@ def api(tmp_path_factory) -> Iterator[ApiServer]:
 def make_topology(api: ApiServer, name: str, regions: dict[str, str] | None = None) -> Topology:
     """A cluster with a source and replicas near/far, each replica with its default channel."""
     regions = regions or {"near": "near", "far": "far"}
-    box = SecretBox("unused")
+    box = SecretBox("unused", b"unpolled-salt")
     with api.sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, name)
         ids, channels = {}, {}
@@ -120,6 +122,7 @@ def test_annotation_crud_author_scope_and_roles(api: ApiServer):
         assert note["author"] == "admin" and note["scope"] == "cluster"
         assert note["text"] == "raised innodb_io_capacity" and note["tags"] == ["tuning", "io"]
         assert note["ends_at"] is None
+        assert note["updated_by"] is None and note["updated_at"] is None  # never edited
 
         ranged = c.post(
             "/api/v1/annotations",
@@ -154,12 +157,19 @@ def test_annotation_crud_author_scope_and_roles(api: ApiServer):
         ).json()
         assert later == []
 
+        before_edit = datetime.now(UTC)
         patched = c.patch(
             f"/api/v1/annotations/{ranged['id']}",
             json={"ends_at": None, "instance_id": shop.instances["near"], "tags": ["backup"]},
         )
         assert patched.status_code == 200, patched.text
         body = patched.json()
+        # Who last edited it and when, returned by the edit and by a later read.
+        assert body["updated_by"] == "admin"
+        edited_at = datetime.fromisoformat(body["updated_at"])
+        assert before_edit <= edited_at <= datetime.now(UTC)
+        reread = c.get(f"/api/v1/annotations/{ranged['id']}").json()
+        assert reread["updated_at"] == body["updated_at"]
         assert body["ends_at"] is None and body["scope"] == "instance"
         assert body["channel_id"] is None and body["instance_id"] == shop.instances["near"]
         assert body["author"] == "admin" and body["text"] == "backup running on far"
@@ -235,14 +245,20 @@ def test_annotation_crud_author_scope_and_roles(api: ApiServer):
         # Another editor's note (the admin's) can be neither edited nor deleted.
         assert e.patch(f"/api/v1/annotations/{note['id']}", json={"text": "y"}).status_code == 403
         assert e.delete(f"/api/v1/annotations/{note['id']}").status_code == 403
-        assert e.get(f"/api/v1/annotations/{note['id']}").json()["text"] == note["text"]
+        untouched = e.get(f"/api/v1/annotations/{note['id']}").json()
+        assert untouched["text"] == note["text"]
+        assert untouched["updated_by"] is None  # a refused edit records no editor
         # The author edits and deletes their own.
-        assert e.patch(f"/api/v1/annotations/{mine['id']}", json={"text": "z"}).status_code == 200
+        own_edit = e.patch(f"/api/v1/annotations/{mine['id']}", json={"text": "z"})
+        assert own_edit.status_code == 200 and own_edit.json()["updated_by"] == "eddie"
         assert e.delete(f"/api/v1/annotations/{mine['id']}").status_code == 204
         assert e.get(f"/api/v1/annotations/{mine['id']}").status_code == 404
         assert e.delete(f"/api/v1/annotations/{mine['id']}").status_code == 404
         eddies = e.post("/api/v1/annotations", json=base).json()
     with api.client() as c:
+        # An admin's edit of eddie's note keeps eddie as the author and names the admin.
+        moderated = c.patch(f"/api/v1/annotations/{eddies['id']}", json={"tags": ["moderated"]})
+        assert moderated.json()["author"] == "eddie" and moderated.json()["updated_by"] == "admin"
         # An admin may delete anyone's.
         assert c.delete(f"/api/v1/annotations/{eddies['id']}").status_code == 204
 
@@ -390,6 +406,95 @@ def test_param_changes_and_a_synthetic_journal(api: ApiServer):
     assert by_instance["near"]["impact"]["lag_change_p50"] == pytest.approx(0.3 - 10.1)
     # A source change touches every replica.
     assert all(i["in_scope"] for i in second["impacts"])
+
+
+def test_journal_exports_as_csv_and_markdown_with_the_pages_figures(api: ApiServer):
+    """The export holds one row per step with the same figures as the JSON journal: when,
+    what changed, each replica's lag p95 before → after, the verdict and its reason."""
+    topo = make_topology(api, "journal-export", {"near": "beijing", "far": "ningxia"})
+    t1, t2 = T0 + timedelta(minutes=10), T0 + timedelta(minutes=20)
+    near = [
+        *ramp(T0, 600, lambda i: 9.5 + (i % 7) * 0.2, apply=lambda i: 100.0),
+        *ramp(t1, 1200, lambda i: 0.2 + (i % 5) * 0.05, apply=lambda i: 100.0),
+    ]
+    write_samples(api, topo.channels["near"], near)
+    write_samples(api, topo.channels["far"], ramp(T0, 1800, lambda i: 0.5 + (i % 3) * 0.1))
+    add_change(api, topo.instances["near"], "slave_parallel_threads", "0", "4",
+               t1 - timedelta(seconds=5), t1)  # fmt: skip
+    window = {"start": iso(T0), "end": iso(T0 + timedelta(hours=1))}
+    with api.client() as c:
+        created = c.post(
+            "/api/v1/annotations",
+            json={
+                "cluster_id": topo.cluster_id,
+                "starts_at": iso(t2),
+                # A formula for a spreadsheet, a pipe and a newline for a Markdown table.
+                "text": "=HYPERLINK(evil) | flush relaxed\nsecond line",
+            },
+        )
+        assert created.status_code == 201, created.text
+        journal = c.get(f"/api/v1/clusters/{topo.cluster_id}/journal", params=window).json()
+        as_csv = c.get(
+            f"/api/v1/clusters/{topo.cluster_id}/journal/export",
+            params={**window, "format": "csv"},
+        )
+        as_md = c.get(
+            f"/api/v1/clusters/{topo.cluster_id}/journal/export",
+            params={**window, "format": "md"},
+        )
+        wrong = c.get(
+            f"/api/v1/clusters/{topo.cluster_id}/journal/export",
+            params={**window, "format": "xlsx"},
+        )
+    assert field_of(wrong) == "query.format"
+    assert as_csv.status_code == 200, as_csv.text
+    assert as_csv.headers["content-type"] == "text/csv; charset=utf-8"
+    assert as_csv.headers["content-disposition"].startswith("attachment; filename=")
+    assert as_csv.headers["x-lagscope-truncated"] == "false"
+    header, *rows = list(csv.reader(io.StringIO(as_csv.text)))
+    assert header == [
+        "step", "when", "what changed", "far (ningxia) lag p95", "near (beijing) lag p95",
+        "verdict",
+    ]  # fmt: skip
+    steps = journal["steps"]
+    assert len(rows) == len(steps) == 2
+
+    def p95(step: dict[str, Any], replica: str) -> str:
+        (impact,) = [i for i in step["impacts"] if i["channel"]["instance_name"] == replica]
+        before, after = impact["before"]["lag_p95"], impact["after"]["lag_p95"]
+        return f"{seconds(before)} → {seconds(after)} s"
+
+    first, second = rows
+    assert first[:3] == [
+        "1",
+        parse(steps[0]["at"]).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "near: slave_parallel_threads 0 → 4",
+    ]
+    assert first[3:5] == [p95(steps[0], "far"), p95(steps[0], "near")]
+    near_impact = next(i for i in steps[0]["impacts"] if i["channel"]["instance_name"] == "near")
+    assert near_impact["impact"]["verdict"] == "improved"
+    assert first[5] == f"improved: {near_impact['impact']['reason']}"
+    # near's p95 fell from ~10.5 s to under a second, as on the page.
+    assert first[4].startswith("10.") and first[4].endswith(" s")
+    # The note whole in its CSV cell, newline included (quoted); it starts "note:", so no
+    # spreadsheet takes it for a formula (cells that would be are defused: unit test).
+    assert second[2] == "note: =HYPERLINK(evil) | flush relaxed\nsecond line"
+
+    assert as_md.headers["content-type"] == "text/markdown; charset=utf-8"
+    lines = as_md.text.splitlines()
+    assert len(lines) == 2 + len(steps)
+    assert lines[0] == (
+        "| step | when | what changed | far (ningxia) lag p95 | near (beijing) lag p95 | verdict |"
+    )
+    assert lines[2] == "| " + " | ".join(first) + " |"
+    assert "note: =HYPERLINK(evil) \\| flush relaxed second line" in lines[3]
+
+
+def seconds(value: float | None) -> str:
+    """The export's rounding, restated: 2 decimals under 1 s, 1 under 100 s, else none."""
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if value < 1 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
 def test_a_long_journal_comes_in_pages(api: ApiServer, monkeypatch):
@@ -767,12 +872,14 @@ def test_journal_tells_the_tuning_story_from_the_real_pipeline(lab, pipeline: Pi
             steps.append((set_at, names))
             run_until(max(c.first_new_at for c in found) + timedelta(seconds=PHASE_S))
         pipeline.assert_alive()
+        # The journal is read up to here: the restore below is a step of its own, and a
+        # parameter read landing between it and the query would add it to the story.
+        queried_at = now()
     finally:
         load.stop()
         set_globals(replica, DEFAULTS)
         set_parallel_threads(replica, 0)
         replica.close()
-    queried_at = now()
     print(f"\nstory: {(queried_at - began).total_seconds():.0f} s, {load.committed} trx")
     check_journal(pipeline, began, steps, queried_at)
     lab.wait_caught_up(timeout_s=120)

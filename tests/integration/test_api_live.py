@@ -364,7 +364,9 @@ def test_feed_pages_a_backlog_and_delivers_a_late_commit_once(tmp_path):
     try:
         with sessions() as s, s.begin():
             cluster = inventory.create_cluster(s, "feed")
-            replica = inventory.add_instance(s, SecretBox("k"), cluster, "r", "h", 1, "u", "p")
+            replica = inventory.add_instance(
+                s, SecretBox("k", b"unpolled-salt"), cluster, "r", "h", 1, "u", "p"
+            )
             replica.channels.extend(Channel(name=n, first_seen_at=start) for n in ("a", "b"))
             s.flush()
             a, b = (c.id for c in replica.channels)

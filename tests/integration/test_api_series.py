@@ -57,7 +57,7 @@ class Store:
 def write_fixture(api: ApiServer, end: datetime) -> Store:
     with api.sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, "series")
-        box = SecretBox("k")
+        box = SecretBox("k", b"unpolled-salt")
         inventory.add_instance(session, box, cluster, "src", "127.0.0.1", 3306, "m", "", "source")
         r1 = inventory.add_instance(session, box, cluster, "r1", "127.0.0.1", 3307, "m", "")
         r2 = inventory.add_instance(session, box, cluster, "r2", "127.0.0.1", 3308, "m", "")

@@ -11,6 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lagscope.api.webui import has_build
+
 from .stack import free_port
 from .waiting import wait_until
 
@@ -50,6 +52,9 @@ def test_demo_runs_the_product_and_stops_cleanly(tmp_path):
             lambda: polled_instances() == 3, timeout_s=60, message="demo polls its 3 servers"
         )
         assert httpx.get(f"{url}/healthz", timeout=2).json() == {"status": "ok"}
+        if has_build():  # `make test` builds the UI first: the one URL printed is the dashboard
+            assert f"{url}/ (the dashboard" in (tmp_path / "demo.log").read_text()
+            assert 'id="root"' in httpx.get(f"{url}/", timeout=5).text
         assert len(processes_working_in(tmp_path)) >= 4  # what must be gone afterwards is there now
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -52,7 +52,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
     sessions = make_session_factory(engine)
     with sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, "timeline")
-        box = SecretBox("k")
+        box = SecretBox("k", b"unpolled-salt")
         for name, port, role in (("src", 3306, "source"), ("src2", 3308, "replica")):
             inventory.add_instance(session, box, cluster, name, "127.0.0.1", port, "m", "p", role)
         inventory.add_instance(session, box, cluster, "r1", "127.0.0.1", 3307, "m", "p")

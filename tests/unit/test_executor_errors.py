@@ -8,7 +8,7 @@ import pymysql.err
 import pytest
 
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor, ResultSet, translate_error
-from lagscope.errors import AccessDenied, QueryFailed, ServerUnreachable
+from lagscope.errors import AccessDenied, LoginRefused, QueryFailed, ServerUnreachable
 
 
 @pytest.mark.parametrize(
@@ -32,9 +32,29 @@ from lagscope.errors import AccessDenied, QueryFailed, ServerUnreachable
             pymysql.err.OperationalError(
                 1045, "Access denied for user 'mon'@'localhost' (using password: YES)"
             ),
-            AccessDenied,
+            LoginRefused,
             1045,
         ),
+        (
+            pymysql.err.OperationalError(1698, "Access denied for user 'mon'@'h'"),
+            LoginRefused,
+            1698,
+        ),
+        (
+            pymysql.err.OperationalError(
+                4150, "User is blocked because of too many credential errors"
+            ),
+            LoginRefused,
+            4150,
+        ),
+        (
+            pymysql.err.OperationalError(
+                3955, "Access denied for user 'mon'@'h'. Account is blocked for 1 day(s)"
+            ),
+            LoginRefused,
+            3955,
+        ),
+        (pymysql.err.OperationalError(1862, "Your password has expired"), LoginRefused, 1862),
         (
             pymysql.err.OperationalError(
                 1227, "Access denied; you need (at least one of) the PROCESS privilege(s)"

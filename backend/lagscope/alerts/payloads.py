@@ -8,7 +8,7 @@ and verdict, the parameter changes and annotations in the hour before it fired, 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -73,6 +73,8 @@ def dashboard_url(external_url: str, ctx: AlertContext) -> str:
 
 
 def alert_labels(ctx: AlertContext) -> dict[str, str]:
+    """Rule labels, then ours. Empty values are left out: for Alertmanager (and Prometheus) an
+    empty label is no label, and a real Alertmanager drops it (the default channel is "")."""
     base = {
         "alertname": ctx.rule_name,
         "metric": ctx.metric,
@@ -81,7 +83,7 @@ def alert_labels(ctx: AlertContext) -> dict[str, str]:
         "instance": ctx.instance,
         "channel": ctx.channel,
     }
-    return {**ctx.labels, **base}
+    return {k: v for k, v in {**ctx.labels, **base}.items() if v != ""}
 
 
 def fingerprint(labels: dict[str, str]) -> str:
@@ -206,3 +208,31 @@ def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
             },
         ],
     }
+
+
+def context_to_json(ctx: AlertContext) -> dict[str, Any]:
+    """The stored form of a notification's facts: a delivery retried an hour later, by another
+    worker, sends the same body as its first attempt."""
+    data = asdict(ctx)
+    data["changes"] = [asdict(c) for c in ctx.changes]
+    data["notes"] = [{**asdict(n), "tags": list(n.tags)} for n in ctx.notes]
+    return data
+
+
+def context_from_json(data: dict[str, Any]) -> AlertContext:
+    fields = dict(data)
+    fields["changes"] = tuple(Change(**c) for c in data.get("changes", ()))
+    fields["notes"] = tuple(
+        Note(n["at"], n["text"], tuple(n.get("tags", ()))) for n in data.get("notes", ())
+    )
+    fields["labels"] = dict(data.get("labels", {}))
+    return AlertContext(**fields)
+
+
+def body_for(kind: str, ctx: AlertContext, external_url: str, receiver: str) -> dict[str, Any]:
+    """The body a target of ``kind`` (generic | alertmanager | slack) receives."""
+    if kind == "alertmanager":
+        return alertmanager(ctx, external_url, receiver)
+    if kind == "slack":
+        return slack(ctx, external_url)
+    return generic(ctx, external_url)

@@ -6,14 +6,17 @@ change when a route moves). Everything is under ``/api/v1`` except ``/healthz`` 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope import __version__
-from lagscope.api import problems
+from lagscope.api import problems, webui
 from lagscope.api.middleware import EdgeMiddleware
 from lagscope.api.routers import (
+    alerts,
     auth,
     clusters,
     compare,
@@ -24,10 +27,11 @@ from lagscope.api.routers import (
     series,
     steps,
     stream,
+    workers,
 )
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
-from lagscope.services.secrets import SecretBox
+from lagscope.services.secrets import store_box
 from lagscope.services.users import ensure_admin
 
 
@@ -50,15 +54,27 @@ def create_app(
     )
     app.state.settings = settings
     app.state.sessions = sessions
-    app.state.box = SecretBox(settings.secret_key)
+    app.state.box = store_box(sessions, settings.secret_key, settings.old_keys())
     problems.install(app)
     app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
     api = APIRouter(prefix="/api/v1")
-    for module in (auth, clusters, instances, live, series, steps, compare, stream):
+    for module in (
+        auth,
+        clusters,
+        instances,
+        live,
+        series,
+        steps,
+        compare,
+        stream,
+        workers,
+        alerts,
+    ):
         api.include_router(module.router)
     app.include_router(api)
     app.include_router(root.router)
     docs.install(app)
+    webui.install(app, Path(settings.ui_dist) if settings.ui_dist else None)  # last: fallback
     with sessions() as session, session.begin():
         ensure_admin(session, settings.admin_username, settings.admin_password)
     return app

@@ -84,4 +84,20 @@ def admin(principal: PrincipalDep) -> Principal:
 
 
 EditorDep = Annotated[Principal, Depends(editor)]
+
+
+def editor_apart(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """An editor, checked in a transaction of its own, for a route that then waits long (a
+    connection test): the request's session would hold a pooled database connection, and
+    possibly SQLite's write lock, for the whole wait."""
+    with request.app.state.sessions() as session, session.begin():
+        principal = get_principal(request, session, credentials)
+    principal.require("editor")
+    return principal
+
+
+EditorApartDep = Annotated[Principal, Depends(editor_apart)]
 AdminDep = Annotated[Principal, Depends(admin)]

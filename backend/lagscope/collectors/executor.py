@@ -4,8 +4,9 @@ A poll sends all its statements joined by ``;`` as one multi-statement query
 (``CLIENT.MULTI_STATEMENTS``) and reads the result sets back in order: one network round trip
 instead of one per statement (DESIGN.md §11: ~0.56 ms vs ~1.16 ms for four trips).
 
-This is the only module that imports ``pymysql``; :func:`translate_error` turns every driver
-exception into the :mod:`lagscope.errors` tree.
+Connections are opened by :func:`lagscope.collectors.connection.open_connection` (TLS and the
+clear-text refusal); :func:`translate_error` turns every driver exception into the
+:mod:`lagscope.errors` tree.
 """
 
 from __future__ import annotations
@@ -22,12 +23,17 @@ import pymysql.constants.CLIENT
 import pymysql.cursors
 import pymysql.err
 
+from lagscope.collectors.connection import ConnectionSpec, open_connection
 from lagscope.errors import (
     AccessDenied,
     CollectorError,
+    LoginRefused,
     QueryFailed,
     ServerUnreachable,
+    TlsFailed,
 )
+
+__all__ = ["EMPTY", "BatchFailed", "ConnectionSpec", "Executor", "PyMySQLExecutor", "ResultSet"]
 
 # Client-side error numbers (CR_*) and server ones (ER_*) that mean "cannot talk to it".
 _UNREACHABLE_CODES = frozenset({2002, 2003, 2005, 2006, 2013, 2055, 1040, 1129, 1053})
@@ -35,31 +41,15 @@ _UNREACHABLE_CODES = frozenset({2002, 2003, 2005, 2006, 2013, 2055, 1040, 1129, 
 # ER_TABLEACCESS_DENIED_ERROR, ER_COLUMNACCESS_DENIED_ERROR, ER_ACCESS_DENIED_NO_PASSWORD_ERROR,
 # ER_PROCACCESS_DENIED_ERROR.
 _ACCESS_CODES = frozenset({1045, 1044, 1227, 1142, 1143, 1698, 1370})
-
-
-class _Connection(pymysql.connections.Connection):
-    """PyMySQL ≥ 1.2 builds a new SSLContext (loading the system CA bundle, milliseconds of CPU)
-    for every connection in its default "preferred TLS" mode. Hundreds of monitored servers
-    reconnecting after an outage would pay that each time: share one context per process."""
-
-    def _create_ssl_ctx(self, sslp: Any) -> ssl.SSLContext:
-        if sslp:
-            return super()._create_ssl_ctx(sslp)  # type: ignore[misc,no-any-return]
-        return _preferred_tls_context()
-
-
-_PREFERRED_TLS: ssl.SSLContext | None = None
-
-
-def _preferred_tls_context() -> ssl.SSLContext:
-    global _PREFERRED_TLS
-    if _PREFERRED_TLS is None:
-        # What PyMySQL builds for {} : TLS when the server offers it, no certificate check.
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        _PREFERRED_TLS = context
-    return _PREFERRED_TLS
+# CR_SSL_CONNECTION_ERROR: PyMySQL's "SSL is required but the server doesn't support it".
+_TLS_REQUIRED_CODE = 2026
+# The subset refused at login, each counted by the server as a failed login (lock-out):
+# ER_ACCESS_DENIED_ERROR (bad password), ER_ACCESS_DENIED_NO_PASSWORD_ERROR, and the ones that
+# say retrying cannot help: ER_MUST_CHANGE_PASSWORD_LOGIN (expired), MySQL's
+# ER_ACCOUNT_HAS_BEEN_LOCKED and ..._ACCOUNT_BLOCKED_BY_PASSWORD_LOCK (FAILED_LOGIN_ATTEMPTS),
+# MariaDB's ER_USER_IS_BLOCKED (max_password_errors) and ER_ACCOUNT_HAS_BEEN_LOCKED.
+# 1044/1227/1142… are statement privileges: the login worked, nothing is being locked.
+_LOGIN_CODES = frozenset({1045, 1698, 1862, 3118, 3955, 4150, 4151})
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,26 +95,6 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionSpec:
-    """Where a server is and how to log in. ``repr`` never shows the password."""
-
-    host: str
-    port: int = 3306
-    user: str = "lagscope"
-    password: str = field(default="", repr=False)
-    unix_socket: str | None = None
-    # Connect 2 s / read 2 s: a dead or partitioned server must fail one instance's poll quickly
-    # and never stall the cluster's 1 s cadence for long; a locked replica can hold SHOW SLAVE
-    # STATUS for seconds, and we would rather report that than wait.
-    connect_timeout_s: float = 2.0
-    read_timeout_s: float = 2.0
-
-    @property
-    def server(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
 class PyMySQLExecutor:
     """An :class:`Executor` over one persistent PyMySQL connection, reconnecting lazily."""
 
@@ -141,22 +111,34 @@ class PyMySQLExecutor:
         if self._conn is not None:
             return
         try:
-            self._conn = _Connection(
-                host=self.spec.host,
-                port=self.spec.port,
-                user=self.spec.user,
-                password=self.spec.password,
-                unix_socket=self.spec.unix_socket,
-                connect_timeout=self.spec.connect_timeout_s,
-                read_timeout=self.spec.read_timeout_s,
-                write_timeout=self.spec.read_timeout_s,
+            checked = self.spec.allowed is not None and not self.spec.unix_socket
+            conn = open_connection(
+                self.spec,
                 client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS,
                 autocommit=True,
                 charset="utf8mb4",
                 cursorclass=pymysql.cursors.Cursor,
+                defer_connect=checked,
             )
+            if checked:
+                # PyMySQL's own path would resolve the name again; given the socket, it keeps
+                # the name as the connection's host, for TLS name checks.
+                conn.connect(self._checked_socket())
+            self._conn = conn
         except Exception as exc:
             raise translate_error(self.server, exc) from exc
+
+    def _checked_socket(self) -> socket.socket:
+        """LAGSCOPE_ALLOWED_TARGETS: resolve once, check every address, connect to the checked
+        one (never re-resolving: DNS rebinding). A unix socket path is this machine, not a
+        network target, and is not checked."""
+        assert self.spec.allowed is not None
+        address = self.spec.allowed.address_for(self.spec.host, self.spec.port)
+        sock = socket.create_connection((address, self.spec.port), self.spec.connect_timeout_s)
+        # What PyMySQL sets on the sockets it makes itself.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        return sock
 
     def run(self, statements: Sequence[str]) -> list[ResultSet]:
         self.connect()
@@ -212,7 +194,11 @@ def translate_error(server: str, exc: BaseException) -> CollectorError:
     """Map a driver or socket exception to the Lagscope error tree."""
     if isinstance(exc, CollectorError):
         return exc
+    if tls := _tls_failure(server, exc):
+        return tls
     code, message = _code_and_message(exc)
+    if code in _LOGIN_CODES:
+        return LoginRefused(server, message, code)
     if code in _ACCESS_CODES:
         return AccessDenied(server, message, code)
     if code in _UNREACHABLE_CODES or isinstance(
@@ -222,6 +208,25 @@ def translate_error(server: str, exc: BaseException) -> CollectorError:
     if isinstance(exc, pymysql.err.InterfaceError):
         return ServerUnreachable(server, message or "connection is closed", code)
     return QueryFailed(server, message, code)
+
+
+def _tls_failure(server: str, exc: BaseException) -> TlsFailed | None:
+    """TLS failures during connect, told apart from an unreachable server: PyMySQL wraps the
+    ``ssl`` error of the handshake into CR 2003 "Can't connect" (keeping the original)."""
+    code, _ = _code_and_message(exc)
+    if code == _TLS_REQUIRED_CODE:
+        return TlsFailed(
+            server, "the server offers no TLS and the instance's tls setting requires it", code
+        )
+    original = getattr(exc, "original_exception", None)
+    if isinstance(original, ssl.SSLCertVerificationError):
+        # verify_message is the short reason ("IP address mismatch, certificate is not valid
+        # for '127.0.0.1'."); the ssl module sets it, so a hand-made error may lack it.
+        reason = _clean(str(getattr(original, "verify_message", None) or original))
+        return TlsFailed(server, f"the server's TLS certificate was not accepted: {reason}")
+    if isinstance(original, ssl.SSLError):
+        return TlsFailed(server, f"TLS handshake failed: {_clean(str(original))}")
+    return None
 
 
 def _code_and_message(exc: BaseException) -> tuple[int | None, str]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.values import as_int
-from lagscope.errors import CollectorError, InvalidInput
+from lagscope.errors import CollectorError, InvalidInput, LoginRefused
 
 
 class HeartbeatWriter:
@@ -51,13 +51,26 @@ class HeartbeatWriter:
         )
         self._executor.write(sql, (self._server_id,))
 
-    def run(self, interval_s: float, stop: threading.Event) -> None:
-        """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set."""
+    def run(self, interval_s: float, stop: threading.Event, max_backoff_s: float = 300.0) -> None:
+        """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set.
+
+        A refused login is retried after 2, 4, 8 … intervals (capped at ``max_backoff_s``), not
+        every beat: each refusal counts towards the heartbeat account's lock-out on the source.
+        New credentials start a new writer (HeartbeatService), so a fixed password is tried
+        at once."""
         next_at = time.monotonic()
+        refusals = 0
         while not stop.is_set():
             try:
                 self.beat()
-                self.last_error = None
+                self.last_error, refusals = None, 0
+            except LoginRefused as exc:
+                self.last_error, refusals = exc, refusals + 1
+                next_at = time.monotonic() + min(
+                    max_backoff_s, interval_s * 2.0 ** min(refusals, 30)
+                )
+                stop.wait(next_at - time.monotonic())
+                continue
             except CollectorError as exc:
                 self.last_error = exc  # the gap in heartbeats is itself the signal on replicas
             next_at += interval_s

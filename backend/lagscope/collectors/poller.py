@@ -11,8 +11,9 @@ applier lag and are read every poll). ``snapshot.params_read`` says whether this
 
 Server state and replica status are required: if they fail, the poll fails with the translated
 error. The others are optional: a reading the server refuses (a missing privilege, a missing
-heartbeat table) is reported in ``snapshot.problems``, skipped for the rest of this connection,
-and the statements after it are re-sent at once, so one bad reading never costs the others.
+heartbeat table) is reported in ``snapshot.problems`` and skipped, to be tried again after
+``RETRY_REFUSED_S``; the statements after it are re-sent at once, so one bad reading never costs
+the others.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import AccessDenied, CollectorError, ServerUnreachable, UnsupportedServer
 
 _REQUIRED = ("server_state", "replica_status")
+# One refused statement a minute per instance costs nothing; a fixed GRANT shows within a minute.
+RETRY_REFUSED_S = 60.0
 
 # What to tell an operator when the monitoring user is refused a reading (REPLICATION.md §6.2).
 _PRIVILEGE_HINTS = {
@@ -59,6 +62,7 @@ class _Session:
     dialect: Dialect
     plan: params.ParamPlan
     disabled: dict[str, str] = field(default_factory=dict)
+    disabled_at: dict[str, float] = field(default_factory=dict)
     slow_read_at: float | None = None
 
 
@@ -112,6 +116,7 @@ class InstancePoller:
 
     def _poll(self, session: _Session) -> InstanceSnapshot:
         sent_at = self._clock()
+        self._retry_refused(session, sent_at)
         slow = session.slow_read_at is None or sent_at - session.slow_read_at >= self.slow_every_s
         readings = self._readings(session, slow)
         results = self._run_batch(session, readings)
@@ -119,6 +124,15 @@ class InstancePoller:
         if slow:
             session.slow_read_at = sent_at
         return self._snapshot(session, results, sent_at, received_at)
+
+    @staticmethod
+    def _retry_refused(session: _Session, now: float) -> None:
+        """A refused reading is tried again after ``RETRY_REFUSED_S``: an operator who runs the
+        GRANT the problem names sees the reading come back without a reconnect."""
+        for name, at in list(session.disabled_at.items()):
+            if now - at >= RETRY_REFUSED_S:
+                session.disabled.pop(name, None)
+                del session.disabled_at[name]
 
     def _readings(self, session: _Session, slow: bool) -> list[tuple[str, str]]:
         d = session.dialect
@@ -151,7 +165,8 @@ class InstancePoller:
                 name = pending[failed.index][0]
                 if name in _REQUIRED:
                     raise self._explain(name, failed.error) from failed
-                session.disabled[name] = str(self._explain(name, failed.error))
+                session.disabled[name] = self._problem(session, name, failed.error)
+                session.disabled_at[name] = self._clock()
                 results.update(zip((n for n, _ in pending), answers, strict=False))
                 pending = pending[failed.index + 1 :]
                 continue
@@ -164,6 +179,12 @@ class InstancePoller:
             return self.executor.run(statements)
         except BatchFailed as failed:
             raise self._explain(names[failed.index], failed.error) from failed
+
+    def _problem(self, session: _Session, reading: str, error: CollectorError) -> str:
+        if reading == "workers" and isinstance(error, AccessDenied):
+            # The words the workers view shows: what is missing and the GRANT that fixes it.
+            return applier_workers.privilege_problem(session.dialect.product)
+        return str(self._explain(reading, error))
 
     def _explain(self, reading: str, error: CollectorError) -> CollectorError:
         hint = _PRIVILEGE_HINTS.get(reading)
@@ -182,7 +203,11 @@ class InstancePoller:
         heartbeat = None
         if self.heartbeat is not None and "heartbeat" in results:
             heartbeat = self.heartbeat.parse(results["heartbeat"], state.server_now)
+        channels = replica_status.parse(d, results["replica_status"])
         workers_rs = results.get("workers")
+        if workers_rs is not None and applier_workers.hidden_by_privilege(d, workers_rs, channels):
+            problems["workers"] = applier_workers.privilege_problem(d.product)
+            workers_rs = None
         return InstanceSnapshot(
             server=self.server,
             flavor=session.flavor,
@@ -194,7 +219,7 @@ class InstancePoller:
             read_only=state.read_only,
             clock=server_state.clock_reading(state.server_now, sent_at, received_at),
             gtid=state.gtid,
-            channels=replica_status.parse(d, results["replica_status"]),
+            channels=channels,
             source=_optional(results, "source_status", lambda rs: source_status.parse(d, rs)),
             params=_optional(results, "params", session.plan.parse) or MappingProxyType({}),
             params_read="params" in results,

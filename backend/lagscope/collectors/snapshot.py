@@ -153,6 +153,11 @@ class ApplierWorker:
     last_error_message: str = ""
     # MariaDB processlist: how long the thread has been in ``state``.
     state_time_s: float | None = None
+    # Holding a transaction at the read (MySQL 8.0+: APPLYING_TRANSACTION set; MariaDB: any
+    # state but waiting for work); None where the server cannot tell (MySQL 5.7).
+    busy: bool | None = None
+    # How long an idle worker has been idle (replica clock), when the server says; 0 when busy.
+    idle_s: float | None = None
 
 
 def _empty_params() -> Mapping[str, str | None]:

@@ -66,7 +66,7 @@ class ManagedProcess:
                 )
             time.sleep(0.1)
 
-    def stop(self, grace_s: float = 10.0) -> None:
+    def stop(self, grace_s: float = 5.0) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:

@@ -1,9 +1,11 @@
 """``lagscope demo``: the whole product on one machine and one URL.
 
-A MariaDB lab (source, a near replica, a far replica behind a 50 ms proxy), a steady write load,
-its own Redis, an embedded SQLite store, a Celery worker, beat and the heartbeat writer, and the
-API in demo mode (no login) on one port. Everything it starts stops on Ctrl-C (or after
-``duration_s``); the store file is kept for a look afterwards.
+A MariaDB lab (source, a near replica, a far replica behind a 50 ms proxy), a write load, its
+own Redis, an embedded SQLite store, a Celery worker, beat and the heartbeat writer, and the
+API in demo mode (no login) on one port. The ``tuning`` scenario (the default) then changes the
+replicas' settings phase by phase (:mod:`lagscope.demo.scenario`); ``steady`` keeps a light load
+on the lab's defaults. Everything it starts stops on Ctrl-C (or after ``duration_s``); the store
+file is kept for a look afterwards.
 """
 
 from __future__ import annotations
@@ -14,23 +16,57 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
 
 from lagscope.api.app import create_app
+from lagscope.api.webui import has_build
 from lagscope.config import PLACEHOLDER_SECRET, Settings, require_loopback_or_allowed
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.load import WriteLoad
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
+from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, plan_for
+from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
 from lagscope.lab import Lab, LabConfig
 from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.services.secrets import store_box
 from lagscope.store_setup import upgrade
 
 FAR_DELAY_S = 0.05
+# steady: a light load the lab's default replicas follow without lag.
 LOAD_TPS = 200.0
+# How long the clean-up waits for graceful stops before the sweep SIGKILLs what is left.
+STOP_BUDGET_S = 7.0
+RUN_TAG_VAR = "LAGSCOPE_DEMO_RUN"
+LOAD_THREADS = 2
+# tuning: six writers so the source group-commits; 2000 trx/s is ~8x what a strict replica
+# applies here (~220-280/s, fsync-bound) and ~60 % of what a relaxed serial one does
+# (~3000-3600/s, CPU-bound), so lag builds in A and drains in B and C (README: measured figures).
+TUNING_LOAD_TPS = 2000.0
+TUNING_LOAD_THREADS = 6
+# The journal dates a param change within this; the default 5 s would stretch each step.
+DEMO_PARAMS_EVERY_S = 2.0
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    duration_s: float | None = None
+    scenario: str = "tuning"
+    phase_seconds: tuple[float, float, float] = DEFAULT_PHASE_SECONDS
+    load_tps: float | None = None  # None: the scenario's own
+    loop: bool = False
+
+    @property
+    def tps(self) -> float:
+        if self.load_tps is not None:
+            return self.load_tps
+        return TUNING_LOAD_TPS if self.scenario == "tuning" else LOAD_TPS
 
 
 class DemoStopped(BaseException):
@@ -64,17 +100,20 @@ class _Signals:
             raise DemoStopped(signum)
 
 
-def run_demo(
-    workdir: Path, host: str = "127.0.0.1", port: int = 8000, duration_s: float | None = None
-) -> None:
-    require_loopback_or_allowed(host)
+def run_demo(workdir: Path, options: DemoOptions | None = None) -> None:
+    options = options or DemoOptions()
+    plan_for(options.scenario, options.phase_seconds)  # refuse a bad plan before starting
+    require_loopback_or_allowed(options.host)
+    # Inherited by every child (lab servers, proxies, Redis, worker, beat): the final sweep
+    # finds them by it whatever a signal interrupted.
+    os.environ[RUN_TAG_VAR] = uuid.uuid4().hex
     signals = _Signals()
     signals.install()
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     started: list[Callable[[], object]] = []  # what to stop, in start order
     try:
-        _start_and_serve(workdir, host, port, duration_s, started, signals)
+        _start_and_serve(workdir, options, started, signals)
     except DemoStopped:
         pass
     finally:
@@ -84,9 +123,7 @@ def run_demo(
 
 def _start_and_serve(
     workdir: Path,
-    host: str,
-    port: int,
-    duration_s: float | None,
+    options: DemoOptions,
     started: list[Callable[[], object]],
     signals: _Signals,
 ) -> None:
@@ -102,13 +139,16 @@ def _start_and_serve(
     redis = RedisServer(workdir)
     started.append(redis.stop)
     upgrade(url)
-    _register(url, secret, lab)
+    cluster_id = _register(url, secret, lab)
     env = {
         **os.environ,
         "LAGSCOPE_DATABASE_URL": url,
         "LAGSCOPE_BROKER_URL": redis.url,
         "LAGSCOPE_SECRET_KEY": secret,
         "LAGSCOPE_DEMO": "1",
+        "LAGSCOPE_PARAMS_EVERY_S": os.environ.get(
+            "LAGSCOPE_PARAMS_EVERY_S", str(DEMO_PARAMS_EVERY_S)
+        ),
     }
     worker = ManagedProcess(
         "worker", lagscope_command("worker", "--concurrency", "2"), workdir, env
@@ -121,24 +161,68 @@ def _start_and_serve(
     started.append(beat.stop)
     heartbeat = ManagedProcess("heartbeat", lagscope_command("heartbeat"), workdir, env)
     started.append(heartbeat.stop)
-    load = WriteLoad(lambda: lab.connect("source"), threads=2, target_tps=LOAD_TPS)
+    threads = TUNING_LOAD_THREADS if options.scenario == "tuning" else LOAD_THREADS
+    load = WriteLoad(lambda: lab.connect("source"), threads=threads, target_tps=options.tps)
     started.append(load.stop)
     load.start()
+    sessions = make_session_factory(make_engine(url))
+    scenario = ScenarioRunner(
+        plan_for(options.scenario, options.phase_seconds),
+        [replica.name for replica in lab.replicas],
+        lab.connect,
+        store_annotator(sessions, cluster_id),
+        store_figures(sessions, cluster_id),
+        emit=lambda line: print(line, flush=True),
+        loop=options.loop,
+    )
+    started.append(scenario.stop)
     settings = Settings(database_url=url, secret_key=secret, demo=True, broker_url=redis.url)
-    _serve(settings, host, port, duration_s, signals)
+    _serve(settings, options, signals, then=scenario.start)
 
 
 def _stop_all(started: list[Callable[[], object]], workdir: Path) -> None:
-    """Stop in reverse order; one failing stop never keeps the others running. Then sweep: a
-    signal that landed between a child's start and its registration above must not leave it."""
-    for stop in reversed(started):
-        try:
-            stop()
-        except Exception as exc:
-            print(f"lagscope demo: stopping {stop!r} failed: {exc}", file=sys.stderr, flush=True)
-    for pid in children_working_in(workdir):
+    """Stop everything at once; one failing stop never keeps the others running. Then sweep: a
+    signal that landed between a child's start and its registration above must not leave it.
+
+    The stops run side by side because each one grants its process a grace period (a Celery
+    worker finishing its task, mariadbd flushing InnoDB): one after another, on a busy 2-core
+    machine, those graces added up to more than the 10 s a user waits after Ctrl-C."""
+    stoppers = [
+        threading.Thread(target=_stop_quietly, args=(stop,), name=f"stop-{i}", daemon=True)
+        for i, stop in enumerate(reversed(started))
+    ]
+    for stopper in stoppers:
+        stopper.start()
+    deadline = time.monotonic() + STOP_BUDGET_S
+    for stopper in stoppers:
+        stopper.join(max(0.0, deadline - time.monotonic()))
+    for pid in set(children_working_in(workdir)) | set(processes_of_run(os.environ[RUN_TAG_VAR])):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _stop_quietly(stop: Callable[[], object]) -> None:
+    try:
+        stop()
+    except Exception as exc:
+        print(f"lagscope demo: stopping {stop!r} failed: {exc}", file=sys.stderr, flush=True)
+
+
+def processes_of_run(tag: str) -> list[int]:
+    """Every process that inherited this run's tag, this process excluded. It finds what the
+    lab's own clean-up cannot: a mariadbd whose start a signal interrupted after the fork but
+    before the lab recorded its pid (seen: one survived a SIGINT 2.9 s into start-up)."""
+    needle = f"{RUN_TAG_VAR}={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                environ = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if needle in environ.split(b"\0"):
+                found.append(int(entry.name))
+    return found
 
 
 def children_working_in(directory: Path) -> list[int]:
@@ -156,9 +240,9 @@ def children_working_in(directory: Path) -> list[int]:
     return found
 
 
-def _register(url: str, secret: str, lab: Lab) -> None:
-    box = SecretBox(secret)
+def _register(url: str, secret: str, lab: Lab) -> int:
     sessions = make_session_factory(make_engine(url))
+    box = store_box(sessions, secret)
     user, password = lab.credentials.monitor
     with sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, "demo", heartbeat_mode="lagscope")
@@ -172,11 +256,14 @@ def _register(url: str, secret: str, lab: Lab) -> None:
             inventory.add_instance(
                 session, box, cluster, name, server.host, server.port, user, password, role, region
             )
+        return cluster.id
 
 
 def _serve(
-    settings: Settings, host: str, port: int, duration_s: float | None, signals: _Signals
+    settings: Settings, options: DemoOptions, signals: _Signals, then: Callable[[], object]
 ) -> None:
+    """Serve the API until a signal or ``duration_s``; ``then`` runs once the URL is printed."""
+    host, port, duration_s = options.host, options.port, options.duration_s
     app = create_app(settings, make_session_factory(make_engine(settings.database_url)))
     server = uvicorn.Server(
         uvicorn.Config(
@@ -192,10 +279,12 @@ def _serve(
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        print(
-            f"Lagscope demo: http://{host}:{port}/api/v1/docs (API in demo mode: no login)",
-            flush=True,
-        )
+        base = f"http://{host}:{port}"
+        if has_build(Path(settings.ui_dist) if settings.ui_dist else None):
+            print(f"Lagscope demo: {base}/ (the dashboard; demo mode: no login)", flush=True)
+        else:
+            print(f"Lagscope demo: {base}/api/v1/docs (API in demo mode: no login)", flush=True)
+        then()
         deadline = time.monotonic() + duration_s if duration_s else None
         while thread.is_alive() and not signals.requested:
             if deadline is not None and time.monotonic() >= deadline:

@@ -369,7 +369,8 @@ class ProxyClient:
         return reply
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The process's options (the docker-compose lab's far link checks its command with it)."""
     parser = argparse.ArgumentParser(prog="python -m lagscope.lab.proxy", description=__doc__)
     parser.add_argument("--listen-host", default="127.0.0.1")
     parser.add_argument("--listen-port", type=int, default=0)
@@ -377,7 +378,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--target-port", type=int, required=True)
     parser.add_argument("--delay-ms", type=float, default=0.0)
     parser.add_argument("--control", type=Path, required=True, help="unix socket for commands")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     proxy = LatencyProxy(
         args.target_host,
         args.target_port,

@@ -32,6 +32,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
+from lagscope.collectors.connection import ConnectionSpec, open_connection
 from lagscope.errors import LagscopeError
 
 # Bump when the template's recipe changes, so stale caches are not reused.
@@ -361,14 +362,14 @@ def wait_ready(server: LabServer, timeout_s: float) -> None:
 
 def root_connection(server: LabServer, timeout_s: float = 5.0) -> pymysql.Connection[Any]:
     """root over the unix socket: the lab's own channel, never handed to code under test."""
-    conn = pymysql.connect(
-        unix_socket=str(server.socket),
+    spec = ConnectionSpec(
+        host="localhost",
         user="root",
-        password="",
-        autocommit=True,
-        read_timeout=max(1, int(timeout_s)),
-        defer_connect=True,
+        unix_socket=str(server.socket),
+        connect_timeout_s=timeout_s,
+        read_timeout_s=max(1, int(timeout_s)),
     )
+    conn = open_connection(spec, autocommit=True, defer_connect=True)
     # Connect the socket ourselves: PyMySQL 1.2 leaks the unix socket when connect() fails
     # (a ResourceWarning per probe while a server starts up).
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

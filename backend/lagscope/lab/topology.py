@@ -26,6 +26,7 @@ from typing import Any
 
 import pymysql
 
+from lagscope.collectors.connection import ConnectionSpec, TlsMode, open_connection
 from lagscope.errors import InvalidInput, LagscopeError
 from lagscope.lab import servers
 from lagscope.lab.proxy import ProxyClient, ProxyControl
@@ -79,6 +80,9 @@ class LabConfig:
     parallel_mode: str = "optimistic"
     slave_net_timeout_s: int = 10
     start_timeout_s: float = 30.0
+    # Extra mariadbd flags for the source, e.g. ServerCertificate.mariadbd_options() (lab/certs.py)
+    # for a source that offers TLS with a test CA's certificate.
+    source_options: tuple[str, ...] = ()
 
     def validate(self) -> None:
         names = {f"replica{i}" for i in range(1, self.replicas + 1)}
@@ -218,7 +222,7 @@ class Lab:
                 server_id=i + 1,
                 datadir=lab_dir / name / "data",
                 socket=lab_dir / name / "mysqld.sock",
-                options=() if i == 0 else _replica_options(config, ports[i]),
+                options=config.source_options if i == 0 else _replica_options(config, ports[i]),
             )
             for i, name in enumerate(names)
         ]
@@ -239,6 +243,7 @@ class Lab:
         made = [LabServer.from_state(s) for s in state["servers"]]
         settings: dict[str, Any] = dict(state["config"])
         settings["proxied"] = tuple(settings["proxied"])
+        settings["source_options"] = tuple(settings.get("source_options", ()))
         config = LabConfig(**settings)
         proxies = {
             p["replica"]: _ProxyProcess(
@@ -283,22 +288,46 @@ class Lab:
         return {"host": server.host, "port": server.port, "user": login, "password": password}
 
     def connect(
-        self, name: str, user: str = "admin", database: str | None = None, **kwargs: Any
+        self,
+        name: str,
+        user: str = "admin",
+        database: str | None = None,
+        tls: TlsMode = "preferred",
+        tls_ca_path: str | None = None,
+        **options: Any,
     ) -> pymysql.Connection[Any]:
-        """A new autocommit connection; ``user`` is a lab account name (admin, monitor …)."""
-        params: dict[str, Any] = {"connect_timeout": 5, "autocommit": True, "database": database}
-        params.update(self.connection_params(name, user))
-        params.update(kwargs)
-        return pymysql.connect(**params)
+        """A new autocommit connection; ``user`` is a lab account name (admin, monitor …).
+
+        Through :func:`open_connection` like every Lagscope connection; ``options`` go to PyMySQL
+        (``connect_timeout``/``read_timeout`` in seconds: 5 s and none by default, the load
+        generators block on a busy server on purpose)."""
+        params = self.connection_params(name, user)
+        spec = ConnectionSpec(
+            host=params["host"],
+            port=params["port"],
+            user=params["user"],
+            password=params["password"],
+            connect_timeout_s=options.pop("connect_timeout", 5),
+            read_timeout_s=options.pop("read_timeout", None),
+            tls=tls,
+            tls_ca_path=tls_ca_path,
+        )
+        return open_connection(spec, autocommit=True, database=database, **options)
 
     def is_running(self, name: str) -> bool:
         server = self.server(name)
         return server.pid is not None and servers.is_running(server.pid, str(server.datadir))
 
     def wait_caught_up(self, timeout_s: float = 30.0) -> None:
-        """Until every running replica's gtid_slave_pos equals the source's gtid_binlog_pos."""
+        """Until every running replica has applied all the source had written when the wait
+        began (MASTER_GTID_WAIT's meaning). Not "positions equal at one instant": under a
+        steady write load on a saturated machine the replicas were always a few transactions
+        behind the moving source position, and the wait timed out with nothing wrong."""
         deadline = time.monotonic() + timeout_s
-        while behind := self._replicas_behind():
+        target: dict[str, str] | None = None
+        while behind := self._replicas_behind(target):
+            if target is None:
+                target = self._source_position()
             if time.monotonic() >= deadline:
                 details = [self._explain(name) for name in behind]
                 if not self.is_running("source"):
@@ -400,12 +429,17 @@ class Lab:
     def _elapsed(began: float) -> float:
         return time.monotonic() - began
 
-    def _replicas_behind(self) -> list[str]:
-        """Names of running replicas not at the source's position (all of them if it is down)."""
-        running = [r for r in self.replicas if self.is_running(r.name)]
+    def _source_position(self) -> dict[str, str] | None:
         try:
-            target = _gtid_set(servers.gtid_positions(self.source)["gtid_binlog_pos"])
+            return _gtid_set(servers.gtid_positions(self.source)["gtid_binlog_pos"])
         except pymysql.err.MySQLError:
+            return None
+
+    def _replicas_behind(self, target: dict[str, str] | None = None) -> list[str]:
+        """Names of running replicas that have not applied ``target`` (by default the source's
+        current position); all of them if the source is down."""
+        running = [r for r in self.replicas if self.is_running(r.name)]
+        if target is None and (target := self._source_position()) is None:
             return [r.name for r in running]
         behind = []
         for replica in running:
@@ -413,7 +447,7 @@ class Lab:
                 position = servers.gtid_positions(replica)["gtid_slave_pos"]
             except pymysql.err.MySQLError:
                 position = None
-            if position is None or _gtid_set(position) != target:
+            if position is None or not _gtid_reached(_gtid_set(position), target):
                 behind.append(replica.name)
         return behind
 
@@ -457,7 +491,9 @@ class Lab:
         for _ in range(_PORT_ATTEMPTS):
             deadline = time.monotonic() + self.config.start_timeout_s
             while proxy.pid is not None and servers.is_running(proxy.pid, str(proxy.control)):
-                with contextlib.suppress(LabError, OSError):
+                # The control socket's file appears at bind(), before listen(): "connection
+                # refused" (a LagscopeError from the client) means not ready yet.
+                with contextlib.suppress(LagscopeError, OSError):
                     if proxy.control.exists() and proxy.client.status():
                         return
                 if time.monotonic() > deadline:
@@ -486,6 +522,7 @@ class Lab:
         config = {f.name: getattr(self.config, f.name) for f in fields(self.config)}
         config["base_dir"] = None if config["base_dir"] is None else str(config["base_dir"])
         config["proxied"] = list(self.config.proxied)
+        config["source_options"] = list(self.config.source_options)
         state = {
             "version": 1,
             "dir": str(self.dir),
@@ -528,6 +565,17 @@ def _replica_options(config: LabConfig, port: int) -> tuple[str, ...]:
 def _gtid_set(text: str) -> dict[str, str]:
     """``"0-1-7,1-5-3"`` → ``{"0": "1-7", "1": "5-3"}``: order-free comparison per domain."""
     return dict(part.strip().split("-", 1) for part in text.split(",") if part.strip())
+
+
+def _gtid_reached(position: dict[str, str], target: dict[str, str]) -> bool:
+    """Whether ``position`` holds every domain of ``target`` at the same or a later sequence
+    number (MariaDB numbers transactions per domain, whichever server wrote them)."""
+    for domain, server_seq in target.items():
+        if domain not in position:
+            return False
+        if int(position[domain].rsplit("-", 1)[1]) < int(server_seq.rsplit("-", 1)[1]):
+            return False
+    return True
 
 
 def sweep_abandoned(root: Path = Path("/tmp")) -> list[Path]:

@@ -1,9 +1,19 @@
 """SQLAlchemy 2.0 typed models, one module per aggregate; ``Base.metadata`` is what Alembic sees."""
 
+from lagscope.models.alerts import (
+    AlertEvent,
+    AlertRule,
+    AlertState,
+    Delivery,
+    DeliveryAttempt,
+    Silence,
+    WebhookTarget,
+)
 from lagscope.models.annotations import Annotation
 from lagscope.models.base import Base
 from lagscope.models.inventory import Channel, Cluster, Instance
 from lagscope.models.params import ParamChange, ParamValue
+from lagscope.models.secrets import SecretKeySalt
 from lagscope.models.series import (
     InstanceSample,
     Sample,
@@ -12,13 +22,21 @@ from lagscope.models.series import (
     SourceProgress,
 )
 from lagscope.models.users import ApiToken, LoginThrottle, User
+from lagscope.models.workers import ApplierWorkerSample, ApplierWorkerState
 
 __all__ = [
+    "AlertEvent",
+    "AlertRule",
+    "AlertState",
     "Annotation",
     "ApiToken",
+    "ApplierWorkerSample",
+    "ApplierWorkerState",
     "Base",
     "Channel",
     "Cluster",
+    "Delivery",
+    "DeliveryAttempt",
     "Instance",
     "InstanceSample",
     "LoginThrottle",
@@ -27,6 +45,9 @@ __all__ = [
     "Sample",
     "SampleRollup1h",
     "SampleRollup1m",
+    "SecretKeySalt",
+    "Silence",
     "SourceProgress",
     "User",
+    "WebhookTarget",
 ]

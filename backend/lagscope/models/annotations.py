@@ -27,3 +27,7 @@ class Annotation(Base):
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
     author: Mapped[str] = mapped_column(String(128), default="")
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
+    # The last edit (PATCH): who and when; null until the note is first edited. An admin may
+    # edit another's note, so the author alone would misstate who wrote the current text.
+    updated_by: Mapped[str | None] = mapped_column(String(128))
+    updated_at: Mapped[datetime | None] = mapped_column(EpochMicros)

@@ -64,6 +64,11 @@ class Instance(Base):
     password_enc: Mapped[str] = mapped_column(Text, default="")
     region: Mapped[str] = mapped_column(String(64), default="")
     role: Mapped[str] = mapped_column(String(16), default="replica")  # source | replica
+    # How every connection to this server is protected (collectors/connection.py): preferred |
+    # required | verify_ca | verify_identity; the CA bundle (a path on the workers) for verify_*,
+    # NULL meaning the system's CAs. server_default: rows older than the column get preferred.
+    tls: Mapped[str] = mapped_column(String(16), default="preferred", server_default="preferred")
+    tls_ca_path: Mapped[str | None] = mapped_column(String(1024), default=None)
 
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     # Learned from the server.
@@ -85,6 +90,13 @@ class Instance(Base):
     params_digest: Mapped[str | None] = mapped_column(String(64), default=None)
     # The last poll that read the parameters: a change happened after it.
     params_read_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    # Logging in: None until a poll tried, then "ok", "access_denied" (the server refused the
+    # login; retried with back-off, not every tick, so the account is never locked) or
+    # "credentials_unreadable" (the stored password decrypts with no secret key). In the store
+    # so every worker, and a restarted one, honours the back-off.
+    login_state: Mapped[str | None] = mapped_column(String(32), default=None)
+    login_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    next_attempt_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
 
     cluster: Mapped[Cluster] = relationship(back_populates="instances")
     channels: Mapped[list[Channel]] = relationship(
@@ -119,6 +131,8 @@ class Channel(Base):
     source_server_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     source_host: Mapped[str | None] = mapped_column(String(255), default=None)
     source_port: Mapped[int | None] = mapped_column(Integer, default=None)
+    # SQL_Delay as last reported: alerts judge a delayed replica on lag minus its delay.
+    sql_delay_s: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     applied_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
     # The per-poll classes of the last few polls (oldest first, comma-separated codes) and the
     # verdict they gave: the verdict is made over a window, and any worker may poll next.

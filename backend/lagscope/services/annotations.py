@@ -3,7 +3,7 @@
 Scope is the whole cluster, one instance, or one channel; a channel-scoped note also records the
 channel's instance, so "notes about replica1" finds it. The scope must lie in the note's cluster:
 a note filed under one cluster but pointing into another would show on the wrong timeline.
-The author is whoever is signed in, never a field the caller fills in.
+The author (and the last editor) is whoever is signed in, never a field the caller fills in.
 """
 
 from __future__ import annotations
@@ -78,10 +78,12 @@ def create_annotation(
 
 
 def update_annotation(
-    session: Session, annotation: Annotation, changes: Mapping[str, Any]
+    session: Session, annotation: Annotation, changes: Mapping[str, Any], editor: str
 ) -> Annotation:
-    """Apply the fields the caller sent. ``instance_id`` and ``channel_id`` are the scope as a
-    pair: sending either replaces the scope, and the one left out counts as null."""
+    """Apply the fields the caller sent and record ``editor`` as the last to edit it (even an
+    empty PATCH: the request was an edit by that user). ``instance_id`` and ``channel_id`` are
+    the scope as a pair: sending either replaces the scope, and the one left out counts as
+    null."""
     if "instance_id" in changes or "channel_id" in changes:
         cluster = get_cluster(session, annotation.cluster_id)
         _set_scope(
@@ -97,6 +99,7 @@ def update_annotation(
         annotation.text = _text(changes["text"])
     if "tags" in changes:
         annotation.tags = _tags(changes["tags"] or ())
+    annotation.updated_by, annotation.updated_at = editor, datetime.now(UTC)
     session.flush()
     return annotation
 

@@ -16,7 +16,10 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 from lagscope.collectors.executor import ConnectionSpec
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
+from lagscope.collectors.targets import AllowList
+from lagscope.errors import CredentialsUnreadable
 from lagscope.models import Cluster
+from lagscope.services.inventory import tls_of
 from lagscope.services.secrets import SecretBox
 
 log = logging.getLogger(__name__)
@@ -31,7 +34,9 @@ class WriterPlan:
     table: str
 
 
-def writer_plans(session: Session, box: SecretBox) -> list[WriterPlan]:
+def writer_plans(
+    session: Session, box: SecretBox, allowed: AllowList | None = None
+) -> list[WriterPlan]:
     clusters = session.scalars(
         select(Cluster)
         .where(Cluster.enabled.is_(True), Cluster.heartbeat_mode == "lagscope")
@@ -46,11 +51,20 @@ def writer_plans(session: Session, box: SecretBox) -> list[WriterPlan]:
             # Cleared when the source moved: re-entering it is how the writer resumes, so the
             # old password never reaches the new address.
             continue
+        try:
+            password = box.decrypt(cluster.heartbeat_password_enc)
+        except CredentialsUnreadable as exc:
+            # This cluster's writer cannot start; the others must (the refresh loop runs on).
+            log.error("heartbeat writer for cluster %s not started: %s", cluster.id, exc)
+            continue
         spec = ConnectionSpec(
             host=source.host,
             port=source.port,
             user=cluster.heartbeat_user,
-            password=box.decrypt(cluster.heartbeat_password_enc),
+            password=password,
+            allowed=allowed,  # the writer logs in to the source: the same list applies
+            # The writer's login goes to the source: protected as the source's polls are.
+            **tls_of(source),
         )
         plans.append(
             WriterPlan(
@@ -66,10 +80,15 @@ def writer_plans(session: Session, box: SecretBox) -> list[WriterPlan]:
 
 class HeartbeatService:
     def __init__(
-        self, sessions: sessionmaker[Session], box: SecretBox, refresh_s: float = 10.0
+        self,
+        sessions: sessionmaker[Session],
+        box: SecretBox,
+        refresh_s: float = 10.0,
+        allowed: AllowList | None = None,
     ) -> None:
         self._sessions = sessions
         self._box = box
+        self._allowed = allowed
         self._refresh_s = refresh_s
         self._running: dict[
             WriterPlan, tuple[threading.Thread, threading.Event, HeartbeatWriter]
@@ -83,7 +102,7 @@ class HeartbeatService:
 
     def refresh(self) -> None:
         with self._sessions() as session:
-            wanted = set(writer_plans(session, self._box))
+            wanted = set(writer_plans(session, self._box, self._allowed))
         for plan in [p for p in self._running if p not in wanted]:
             self._stop(plan)
         for plan in wanted - set(self._running):

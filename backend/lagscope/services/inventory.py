@@ -9,10 +9,12 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from lagscope.collectors.executor import ConnectionSpec
+from lagscope.collectors.connection import TLS_MODES, ConnectionSpec, check_tls_setting
 from lagscope.collectors.heartbeat import HeartbeatTable
+from lagscope.collectors.targets import AllowList
 from lagscope.errors import Conflict, InvalidInput, NotFound
 from lagscope.models import Cluster, Instance
+from lagscope.services import logins
 from lagscope.services.secrets import SecretBox
 
 ROLES = ("source", "replica")
@@ -57,9 +59,16 @@ def add_instance(
     password: str,
     role: str = "replica",
     region: str = "",
+    allowed: AllowList | None = None,
+    tls: str = "preferred",
+    tls_ca_path: str | None = None,
 ) -> Instance:
+    tls_ca_path = tls_ca_path or None
+    check_tls_setting(tls, tls_ca_path)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
+    if allowed is not None:
+        allowed.check(host, port)  # early and clear; polling checks again at each connection
     if role == "source" and any(i.role == "source" for i in cluster.instances):
         raise Conflict(f"cluster {cluster.name!r} already has a source")
     if any(i.name == name for i in cluster.instances):
@@ -72,6 +81,8 @@ def add_instance(
         password_enc=box.encrypt(password),
         role=role,
         region=region,
+        tls=tls,
+        tls_ca_path=tls_ca_path,
     )
     cluster.instances.append(instance)
     session.flush()
@@ -94,16 +105,28 @@ def get_cluster(session: Session, cluster_id: int) -> Cluster:
 
 
 def connection_spec(
-    box: SecretBox, instance: Instance, connect_timeout_s: float = 2.0, read_timeout_s: float = 2.0
+    box: SecretBox,
+    instance: Instance,
+    connect_timeout_s: float = 2.0,
+    read_timeout_s: float = 2.0,
+    allowed: AllowList | None = None,
 ) -> ConnectionSpec:
     return ConnectionSpec(
+        allowed=allowed,
         host=instance.host,
         port=instance.port,
         user=instance.user,
         password=box.decrypt(instance.password_enc),
         connect_timeout_s=connect_timeout_s,
         read_timeout_s=read_timeout_s,
+        **tls_of(instance),
     )
+
+
+def tls_of(instance: Instance) -> dict[str, Any]:
+    """The instance's TLS setting as ConnectionSpec arguments: every connection to it (polls,
+    the heartbeat writer's login to a source) is protected alike."""
+    return {"tls": instance.tls, "tls_ca_path": instance.tls_ca_path}
 
 
 def heartbeat_table(cluster: Cluster) -> HeartbeatTable | None:
@@ -159,7 +182,11 @@ TARGET_FIELDS = ("host", "port", "user")
 
 
 def update_instance(
-    session: Session, box: SecretBox, instance: Instance, changes: dict[str, Any]
+    session: Session,
+    box: SecretBox,
+    instance: Instance,
+    changes: dict[str, Any],
+    allowed: AllowList | None = None,
 ) -> Instance:
     if "name" in changes and changes["name"] != instance.name:
         taken = session.scalar(
@@ -177,16 +204,47 @@ def update_instance(
             f"changing {', '.join(moved)} needs the password again in the same request "
             '(the stored one is never sent to a new target); give "password": "" for none'
         )
+    if allowed is not None and {"host", "port"} & set(moved):
+        # Only a move is checked: an instance the list has since excluded can still be
+        # renamed or disabled (polling leaves it alone meanwhile).
+        allowed.check(changes.get("host", instance.host), changes.get("port", instance.port))
+    _apply_tls(instance, changes)
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
             setattr(instance, field, changes[field])
     if "password" in changes:
         instance.password_enc = box.encrypt(changes["password"]) if changes["password"] else ""
+        # New credentials: the back-off after refused logins (or an unreadable password) was
+        # about the old ones; try the new ones at the next tick.
+        logins.reset(instance)
     if instance.role == "source" and {"host", "port"} & set(moved):
         # The heartbeat writer logs in to the source: its password must not follow it either.
         instance.cluster.heartbeat_password_enc = None
     session.flush()
     return instance
+
+
+def _apply_tls(instance: Instance, changes: dict[str, Any]) -> None:
+    """Set ``tls``/``tls_ca_path`` from a PATCH (``"tls_ca_path": ""`` removes the path).
+
+    Weakening the mode, or trusting other CAs, changes who can pass for the server:
+    like a move, it needs the password in the same request. (With TLS unverified, a MySQL 8
+    caching_sha2_password full login sends the password inside TLS to whoever answers.)
+    """
+    tls = changes.get("tls", instance.tls)
+    ca_path = changes.get("tls_ca_path", instance.tls_ca_path) or None
+    check_tls_setting(tls, ca_path)
+    weaker = TLS_MODES.index(tls) < TLS_MODES.index(instance.tls)
+    # Removing the path counts too: the system CAs trust far more issuers than a private CA.
+    other_ca = ca_path != instance.tls_ca_path
+    if (weaker or other_ca) and "password" not in changes and instance.password_enc:
+        what = f"lowering tls to {tls}" if weaker else "changing tls_ca_path"
+        raise InvalidInput(
+            f"{what} needs the password again in the same request (the stored one is "
+            'never sent under weaker protection); give "password": "" for none'
+        )
+    instance.tls = tls
+    instance.tls_ca_path = ca_path
 
 
 def delete(session: Session, row: Cluster | Instance) -> None:

@@ -17,7 +17,13 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.rollup import Bucket, RawPoint, merge, rollup
 from lagscope.config import Retention
-from lagscope.models import InstanceSample, Sample, SampleRollup1h, SampleRollup1m
+from lagscope.models import (
+    ApplierWorkerSample,
+    InstanceSample,
+    Sample,
+    SampleRollup1h,
+    SampleRollup1m,
+)
 from lagscope.models.types import from_micros, to_micros
 
 MINUTE, HOUR = 60, 3600
@@ -122,6 +128,7 @@ def enforce_retention(session: Session, now_s: float, retention: Retention) -> d
 def _retention_targets(retention: Retention) -> Iterable[tuple[str, Any, float]]:
     yield "samples", Sample.ts, retention.raw_days
     yield "instance_samples", InstanceSample.ts, retention.raw_days
+    yield "applier_worker_samples", ApplierWorkerSample.ts, retention.raw_days
     yield "samples_1m", SampleRollup1m.bucket, retention.minute_days
     yield "samples_1h", SampleRollup1h.bucket, retention.hour_days
 

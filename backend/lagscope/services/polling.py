@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from lagscope.collectors.targets import AllowList
+from lagscope.errors import CredentialsUnreadable
 from lagscope.models import Cluster, Instance
+from lagscope.services import logins
 from lagscope.services.inventory import connection_spec, heartbeat_table
-from lagscope.services.reading import ClusterReader, Target
+from lagscope.services.reading import ClusterReader, Reading, Target
 from lagscope.services.recording import TickSummary, record_tick
 from lagscope.services.secrets import SecretBox
 
@@ -24,8 +31,15 @@ def poll_cluster(
     connect_timeout_s: float = 2.0,
     read_timeout_s: float = 2.0,
     params_every_s: float = 0.0,
+    allowed: AllowList | None = None,
+    backoff: logins.Backoff = logins.DEFAULT_BACKOFF,
+    clock: Callable[[], float] = time.time,
 ) -> TickSummary | None:
-    """One tick. Returns None when the cluster is gone or disabled (a stale queued task)."""
+    """One tick. Returns None when the cluster is gone or disabled (a stale queued task).
+
+    An instance backing off after a refused login is not tried; one whose password decrypts
+    with no key is not tried either. Both are recorded as failed readings of that instance
+    only: the others are read as usual."""
     cluster = session.scalar(
         select(Cluster)
         .where(Cluster.id == cluster_id)
@@ -35,19 +49,26 @@ def poll_cluster(
         return None
     heartbeat = heartbeat_table(cluster)
     extra = tuple(cluster.extra_params or ())
-    targets = [
-        Target(
-            instance.id,
-            connection_spec(box, instance, connect_timeout_s, read_timeout_s),
-            heartbeat,
-            extra,
-            params_every_s,
-        )
-        for instance in cluster.instances
-        if instance.enabled
-    ]
+    now = datetime.fromtimestamp(clock(), UTC)
+    targets: list[Target] = []
+    skipped: list[Reading] = []
+    for instance in cluster.instances:
+        if not instance.enabled:
+            continue
+        if logins.waiting(instance, now):
+            skipped.append(logins.backing_off(instance, now))
+            continue
+        try:
+            spec = connection_spec(box, instance, connect_timeout_s, read_timeout_s, allowed)
+        except CredentialsUnreadable as exc:
+            skipped.append(logins.unreadable(instance, now, str(exc)))
+            continue
+        targets.append(Target(instance.id, spec, heartbeat, extra, params_every_s))
     deadline_s = min(cluster.poll_interval_s * DEADLINE_SHARE, connect_timeout_s + read_timeout_s)
-    readings = reader.read(targets, deadline_s)
+    readings = [*reader.read(targets, deadline_s), *skipped]
+    by_id = {i.id: i for i in cluster.instances}
+    for reading in readings:
+        logins.note(by_id[reading.instance_id], reading, backoff)
     return record_tick(session, cluster, readings)
 
 

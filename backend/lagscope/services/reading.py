@@ -59,6 +59,10 @@ class _Entry:
     poller: InstancePoller
     last_used: float
     busy: threading.Lock = field(default_factory=threading.Lock)
+    # A refused login that came back after its tick's deadline (the connection-control plugin
+    # delays failed logins by seconds): reported at the next tick instead of trying again, so
+    # the back-off sees it.
+    late_refusal: Reading | None = None
 
 
 class ClusterReader:
@@ -92,12 +96,17 @@ class ClusterReader:
             if not entry.busy.acquire(blocking=False):
                 readings.append(self._failed(target, "the previous poll has not returned yet"))
                 continue
+            if (refusal := entry.late_refusal) is not None:
+                entry.late_refusal = None
+                entry.busy.release()
+                readings.append(refusal)
+                continue
             futures[self._pool.submit(self._poll, entry)] = target
         done, late = wait(futures, timeout=deadline_s)
         readings.extend(f.result() for f in done)
-        readings.extend(
-            self._failed(futures[f], f"no answer within {deadline_s:.2f} s") for f in late
-        )
+        for future in late:
+            readings.append(self._failed(futures[future], f"no answer within {deadline_s:.2f} s"))
+            future.add_done_callback(self._keep_refusal)
         self._close_idle()
         return sorted(readings, key=lambda r: r.instance_id)
 
@@ -142,6 +151,16 @@ class ClusterReader:
                 entry = _Entry(target, poller, self._monotonic())
                 self._entries[target.instance_id] = entry
             return entry
+
+    def _keep_refusal(self, future: Future[Reading]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        reading = future.result()
+        if reading.error_kind == "LoginRefused":
+            with self._lock:
+                entry = self._entries.get(reading.instance_id)
+            if entry is not None:
+                entry.late_refusal = reading
 
     def _poll(self, entry: _Entry) -> Reading:
         try:

@@ -39,6 +39,7 @@ from lagscope.models import (
 )
 from lagscope.services.reading import Reading
 from lagscope.services.timeline import SourceProgressNow, channel_timeline, record_sources
+from lagscope.services.workers import record_workers
 
 
 @dataclass(slots=True)
@@ -62,6 +63,7 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
     summary = TickSummary()
     samples: list[dict[str, Any]] = []
     instance_samples: list[dict[str, Any]] = []
+    polled: list[tuple[Instance, InstanceSnapshot, datetime]] = []
     for instance in cluster.instances:
         reading = by_id.get(instance.id)
         if reading is None:
@@ -75,6 +77,7 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
             continue
         snap = reading.snapshot
         instance_samples.append(_instance_sample(instance, snap, at))
+        polled.append((instance, snap, at))
         if instance.id in changed:
             _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
         samples.extend(
@@ -85,6 +88,7 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
         session.execute(insert(InstanceSample), instance_samples)
     if samples:
         session.execute(insert(Sample), samples)
+    record_workers(session, polled)
     summary.samples = len(samples)
     session.flush()
     return summary
@@ -255,6 +259,7 @@ def _remember_status(channel: Channel, status: ChannelStatus) -> None:
     )
     channel.source_server_id = status.source_server_id
     channel.source_host, channel.source_port = status.source_host, status.source_port
+    channel.sql_delay_s = status.sql_delay
 
 
 def _unreachable_samples(instance: Instance, read_at: float, at: datetime) -> list[dict[str, Any]]:

@@ -143,6 +143,7 @@ _METRICS = (
             "round_trip_s", "clock_offset_s", "commits_per_s", "binlog_commits_per_s",
             "binlog_group_commits_per_s", "log_fsyncs_per_s", "data_fsyncs_per_s",
             "data_written_per_s", "log_written_per_s", "dblwr_pages_per_s",
+            "semi_sync_avg_wait_s",
         )
     ),
 )  # fmt: skip

@@ -20,8 +20,9 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.analysis.eta import Eta, eta
 from lagscope.collectors.snapshot import IoState
-from lagscope.models import Channel, Cluster, Instance, InstanceSample, Sample
+from lagscope.models import Channel, Cluster, Instance, InstanceSample, ParamValue, Sample
 from lagscope.services.inventory import get_cluster
+from lagscope.services.logins import ACCESS_DENIED
 
 # A reading older than this many poll intervals is stale: the worker or beat is not polling.
 # Three, not one: a tick may expire under load and the next one still arrives in time.
@@ -102,6 +103,12 @@ class InstanceState:
     round_trip_s: float | None
     clock_offset_s: float | None
     clock_resolution_s: float | None
+    # Durability shortcuts worth a warning: Innodb_redo_log_enabled (MySQL 8.0.21+; None where
+    # the server has no such switch) and innodb_doublewrite's current value.
+    redo_log_enabled: bool | None = None
+    doublewrite: str | None = None
+    login_state: str | None = None
+    next_attempt_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,21 +158,41 @@ def cluster_status(session: Session, cluster_id: int, now: datetime) -> ClusterS
     cluster = get_cluster(session, cluster_id)
     interval = cluster.poll_interval_s
     polled = latest_instance_samples(session, [i.id for i in cluster.instances])
+    doublewrite = current_param(session, [i.id for i in cluster.instances], "innodb_doublewrite")
     return ClusterStatus(
         id=cluster.id,
         name=cluster.name,
         poll_interval_s=interval,
         stale_after_s=STALE_POLLS * interval,
         generated_at=now,
-        instances=[_instance_state(i, polled.get(i.id), interval, now) for i in cluster.instances],
+        instances=[
+            _instance_state(i, polled.get(i.id), interval, now, doublewrite.get(i.id))
+            for i in cluster.instances
+        ],
         channels=[
             _channel_state(row, interval, now) for row in latest_channel_rows(session, [cluster_id])
         ],
     )
 
 
+def current_param(
+    session: Session, instance_ids: Sequence[int], name: str
+) -> dict[int, str | None]:
+    """One tracked parameter's current value per instance (instances never read: absent)."""
+    rows = session.execute(
+        select(ParamValue.instance_id, ParamValue.value).where(
+            ParamValue.instance_id.in_(instance_ids), ParamValue.name == name
+        )
+    )
+    return {instance_id: value for instance_id, value in rows}
+
+
 def _instance_state(
-    instance: Instance, polled: InstanceSample | None, interval_s: float, now: datetime
+    instance: Instance,
+    polled: InstanceSample | None,
+    interval_s: float,
+    now: datetime,
+    doublewrite: str | None = None,
 ) -> InstanceState:
     return InstanceState(
         id=instance.id,
@@ -183,6 +210,10 @@ def _instance_state(
         round_trip_s=polled.round_trip_s if polled else None,
         clock_offset_s=instance.clock_offset_s,
         clock_resolution_s=instance.clock_resolution_s,
+        redo_log_enabled=polled.redo_log_enabled if polled else None,
+        doublewrite=doublewrite,
+        login_state=instance.login_state,
+        next_attempt_at=instance.next_attempt_at if instance.login_state == ACCESS_DENIED else None,
     )
 
 

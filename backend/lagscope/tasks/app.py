@@ -24,6 +24,8 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
     dispatch = _every("LAGSCOPE_DISPATCH_EVERY_S", 1.0)
     rollup = _every("LAGSCOPE_ROLLUP_EVERY_S", 60.0)
     retention = _every("LAGSCOPE_RETENTION_EVERY_S", 3600.0)
+    # Pending webhook deliveries whose queued task was lost (killed worker, flushed broker).
+    sweep = _every("LAGSCOPE_DELIVERY_SWEEP_EVERY_S", 15.0)
     return {
         "dispatch-polls": {
             "task": "lagscope.dispatch_polls",
@@ -39,6 +41,11 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
             "task": "lagscope.enforce_retention",
             "schedule": retention,
             "options": {"expires": retention * 0.9},
+        },
+        "sweep-deliveries": {
+            "task": "lagscope.sweep_deliveries",
+            "schedule": sweep,
+            "options": {"expires": sweep * 0.9},
         },
     }
 

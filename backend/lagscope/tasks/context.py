@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.services.reading import ClusterReader
-from lagscope.services.secrets import SecretBox
+from lagscope.services.secrets import SecretBox, store_box
 
 
 @dataclass(slots=True)
@@ -43,12 +43,13 @@ def context() -> WorkerContext:
     if _context is None or _context.pid != os.getpid():
         settings = get_settings()
         engine = make_engine(settings.database_url)
+        sessions = make_session_factory(engine)
         _context = WorkerContext(
             pid=os.getpid(),
             settings=settings,
             engine=engine,
-            sessions=make_session_factory(engine),
+            sessions=sessions,
             reader=ClusterReader(),
-            box=SecretBox(settings.secret_key),
+            box=store_box(sessions, settings.secret_key, settings.old_keys()),
         )
     return _context

@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import time
 
-from lagscope.services import maintenance
+from lagscope.errors import Conflict
+from lagscope.services import alert_delivery, maintenance
+from lagscope.services.alert_eval import evaluate_cluster
+from lagscope.services.logins import Backoff
 from lagscope.services.polling import due_clusters, poll_cluster
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
@@ -36,7 +39,11 @@ def poll_cluster_task(cluster_id: int) -> None:
             ctx.settings.connect_timeout_s,
             ctx.settings.read_timeout_s,
             ctx.settings.params_every_s,
+            allowed=ctx.settings.allow_list(),
+            backoff=Backoff(ctx.settings.login_backoff_base_s, ctx.settings.login_backoff_max_s),
         )
+    if summary is not None:
+        evaluate_alerts(cluster_id)
     if summary and (summary.unreachable or summary.param_changes):
         log.info(
             "cluster %s: unreachable=%s param_changes=%s",
@@ -57,3 +64,46 @@ def retention_task() -> None:
     ctx = context()
     with ctx.transaction() as session:
         maintenance.enforce_retention(session, time.time(), ctx.settings.retention())
+
+
+def evaluate_alerts(cluster_id: int) -> None:
+    """After a tick (its own transaction: a lost compare-and-set race with another worker is
+    retried once on fresh state, and never undoes the tick's samples)."""
+    ctx = context()
+    for attempt in (1, 2):
+        try:
+            with ctx.transaction() as session:
+                delivery_ids = evaluate_cluster(session, cluster_id, time.time())
+        except Conflict:
+            log.info(
+                "cluster %s: alert evaluation raced another worker (try %s)", cluster_id, attempt
+            )
+            continue
+        for delivery_id in delivery_ids:
+            deliver_task.delay(delivery_id)
+        return
+
+
+@app.task(name="lagscope.deliver", ignore_result=True)
+def deliver_task(delivery_id: int) -> None:
+    """One attempt of one delivery; the next is queued with its back-off delay (and found by
+    the sweeper if that message is lost)."""
+    ctx = context()
+    with ctx.transaction() as session:
+        request = alert_delivery.prepare(session, ctx.box, ctx.settings, delivery_id, time.time())
+    if request is None:
+        return
+    outcome = alert_delivery.send(request, ctx.settings)
+    with ctx.transaction() as session:
+        delay = alert_delivery.record(session, ctx.settings, delivery_id, outcome, time.time())
+    if delay is not None:
+        deliver_task.apply_async(args=[delivery_id], countdown=delay)
+
+
+@app.task(name="lagscope.sweep_deliveries", ignore_result=True)
+def sweep_deliveries_task() -> int:
+    with context().transaction() as session:
+        due = alert_delivery.due(session, time.time())
+    for delivery_id in due:
+        deliver_task.delay(delivery_id)
+    return len(due)

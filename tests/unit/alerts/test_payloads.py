@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Literal
 
@@ -111,3 +112,11 @@ def test_signature_matches_documented_algorithm() -> None:
     assert not signing.verify(b"other", str(ts), body, sig, now=ts + 10)
     assert not signing.verify(secret, str(ts), body, sig, now=ts + 3600)  # replay too old
     assert not signing.verify(secret, "x", body, sig, now=ts)
+
+
+def test_empty_labels_are_left_out_as_alertmanager_drops_them():
+    context = replace(ctx(), labels={"team": "db", "note": ""})
+    labels = payloads.alertmanager(context, EXT, "r")["alerts"][0]["labels"]
+    assert "channel" not in labels and "note" not in labels and labels["team"] == "db"
+    named = payloads.alert_labels(replace(ctx(), channel="ch1"))
+    assert named["channel"] == "ch1"

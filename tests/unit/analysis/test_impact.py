@@ -381,4 +381,8 @@ def test_swapping_before_and_after_swaps_improved_and_worse(
     # catch-up time instead (issue 9), which has no mirror image.
     assume(not draining(sides(before, [])) and not draining(sides(after, [])))
     forward, backward = impact(sides(before, after), T), impact(sides(after, before), T)
+    # The assumption above reads every point; impact reads the before window as it judges it,
+    # and may still find a drain there (a lag of 1-2 s falling to 0): "not measurable" has no
+    # mirror image either. Hypothesis found such a pair.
+    assume(IV.NOT_MEASURABLE not in (forward.verdict, backward.verdict))
     assert backward.verdict is flipped(forward)

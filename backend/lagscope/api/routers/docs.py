@@ -2,14 +2,14 @@
 
 FastAPI's default page loads Swagger UI from a CDN, which many Lagscope hosts cannot reach; the
 ``swagger-ui-bundle`` package ships the same files, mounted here under the docs' own path.
-``GET /`` sends a person to the docs until the web UI is served there.
+``GET /`` is the web UI (api/webui.py), or a redirect here when no UI build exists.
 """
 
 from __future__ import annotations
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
@@ -30,7 +30,3 @@ def install(app: FastAPI) -> None:
             swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
             swagger_favicon_url=f"{ASSETS_URL}/favicon-32x32.png",
         )
-
-    @app.get("/", include_in_schema=False)
-    def home() -> RedirectResponse:
-        return RedirectResponse(DOCS_URL, status_code=307)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Request, Response
 
-from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep
+from lagscope.api.deps import (
+    BoxDep,
+    EditorApartDep,
+    EditorDep,
+    PrincipalDep,
+    SessionDep,
+    SettingsDep,
+)
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.api.schemas.inventory import (
     ChannelSummary,
@@ -15,10 +21,11 @@ from lagscope.api.schemas.inventory import (
     InstanceOut,
     InstancePatch,
 )
-from lagscope.collectors.executor import ConnectionSpec
+from lagscope.collectors.connection import ConnectionSpec, check_tls_setting
+from lagscope.config import Settings
 from lagscope.models import Instance
 from lagscope.services import inventory
-from lagscope.services.probe import probe
+from lagscope.services.probe import ProbeGate
 
 router = APIRouter(tags=["instances"])
 
@@ -33,7 +40,9 @@ def list_instances(
 
 
 @router.post("/instances", response_model=InstanceOut, status_code=201)
-def create_instance(body: InstanceIn, _: EditorDep, session: SessionDep, box: BoxDep) -> Instance:
+def create_instance(
+    body: InstanceIn, _: EditorDep, session: SessionDep, box: BoxDep, settings: SettingsDep
+) -> Instance:
     cluster = inventory.get_cluster(session, body.cluster_id)
     return inventory.add_instance(
         session,
@@ -46,6 +55,9 @@ def create_instance(body: InstanceIn, _: EditorDep, session: SessionDep, box: Bo
         body.password,
         body.role,
         body.region,
+        allowed=settings.allow_list(),
+        tls=body.tls,
+        tls_ca_path=body.tls_ca_path,
     )
 
 
@@ -56,10 +68,16 @@ def get_instance(instance_id: PathId, _: PrincipalDep, session: SessionDep) -> I
 
 @router.patch("/instances/{instance_id}", response_model=InstanceOut)
 def update_instance(
-    instance_id: PathId, body: InstancePatch, _: EditorDep, session: SessionDep, box: BoxDep
+    instance_id: PathId,
+    body: InstancePatch,
+    _: EditorDep,
+    session: SessionDep,
+    box: BoxDep,
+    settings: SettingsDep,
 ) -> Instance:
     instance = inventory.get_instance(session, instance_id)
-    return inventory.update_instance(session, box, instance, body.model_dump(exclude_unset=True))
+    changes = body.model_dump(exclude_unset=True)
+    return inventory.update_instance(session, box, instance, changes, settings.allow_list())
 
 
 @router.delete("/instances/{instance_id}", status_code=204, response_class=Response)
@@ -68,10 +86,24 @@ def delete_instance(instance_id: PathId, _: EditorDep, session: SessionDep) -> R
     return Response(status_code=204)
 
 
-@router.post("/instances/test", response_model=ConnectionTestOut)
-async def test_instance(body: ConnectionTestIn, _: EditorDep) -> ConnectionTestOut:
+@router.post(
+    "/instances/test",
+    response_model=ConnectionTestOut,
+    responses={
+        422: {"description": "Invalid request, or a target LAGSCOPE_ALLOWED_TARGETS refuses"},
+        429: {"description": "Too many tests by this user; see Retry-After"},
+        502: {"description": "Unreachable or not MySQL/MariaDB, access denied, unsupported"},
+        503: {"description": "Too many tests running; see Retry-After"},
+    },
+)
+async def test_instance(
+    body: ConnectionTestIn, principal: EditorApartDep, request: Request
+) -> ConnectionTestOut:
     """Connect once as the monitoring user: flavor, privileges found/missing, channels — or a
-    problem naming the cause (502: unreachable, access denied, unsupported server)."""
+    problem (502): "unreachable, or not a MySQL/MariaDB server" for anything that did not
+    answer as one (never which), access denied, unsupported server."""
+    settings: Settings = request.app.state.settings
+    check_tls_setting(body.tls, body.tls_ca_path or None)
     spec = ConnectionSpec(
         body.host,
         body.port,
@@ -79,8 +111,11 @@ async def test_instance(body: ConnectionTestIn, _: EditorDep) -> ConnectionTestO
         body.password,
         connect_timeout_s=body.timeout_s,
         read_timeout_s=body.timeout_s,
+        allowed=settings.allow_list(),
+        tls=body.tls,
+        tls_ca_path=body.tls_ca_path or None,
     )
-    report = await run_in_threadpool(probe, spec)
+    report = await _probe_gate(request).test(principal.username, spec)
     snap = report.snapshot
     return ConnectionTestOut(
         server=snap.server,
@@ -105,3 +140,15 @@ async def test_instance(body: ConnectionTestIn, _: EditorDep) -> ConnectionTestO
         ],
         problems=dict(snap.problems),
     )
+
+
+def _probe_gate(request: Request) -> ProbeGate:
+    state = request.app.state
+    gate: ProbeGate | None = getattr(state, "probe_gate", None)
+    if gate is None:
+        settings: Settings = state.settings
+        gate = ProbeGate(
+            settings.probe_concurrency, settings.probe_queue, settings.probe_per_minute
+        )
+        state.probe_gate = gate
+    return gate

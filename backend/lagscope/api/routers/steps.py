@@ -3,7 +3,7 @@ signed in reads)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
@@ -22,7 +22,7 @@ from lagscope.api.schemas.steps import (
     time_range,
 )
 from lagscope.services import annotations as notes_service
-from lagscope.services import journal
+from lagscope.services import journal, journal_export
 from lagscope.services.journal import JournalSettings
 
 router = APIRouter(tags=["steps"])
@@ -60,6 +60,42 @@ def get_journal(
     """Tuning steps in time order, each with its before/after impact per replica channel."""
     settings = JournalSettings(width_s, settle_s, min_samples, group_s)
     return journal_out(journal.journal(session, cluster_id, window.start, window.end, settings))
+
+
+_EXPORT_TYPES = {"csv": "text/csv; charset=utf-8", "md": "text/markdown; charset=utf-8"}
+
+
+@router.get(
+    "/clusters/{cluster_id}/journal/export",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}, "text/markdown": {}}}},
+)
+def export_journal(
+    cluster_id: PathId,
+    window: TimeRangeDep,
+    _: PrincipalDep,
+    session: SessionDep,
+    format: Annotated[Literal["csv", "md"], Query(description="csv or md (Markdown)")] = "csv",
+    width_s: Annotated[float, Query(ge=1, le=86_400, description=_WIDTH)] = 600,
+    settle_s: Annotated[float, Query(ge=0, le=3_600, description=_SETTLE)] = 30,
+    min_samples: Annotated[int, Query(ge=1, le=100_000, description=_MIN_SAMPLES)] = 10,
+    group_s: Annotated[float, Query(ge=0, le=600, description=_GROUP)] = 10,
+) -> Response:
+    """The journal as a table to paste into a ticket (step, when, what changed, each replica's
+    lag p95 before → after, verdict with its reason), downloaded as CSV or Markdown. The header
+    ``X-Lagscope-Truncated: true`` says more steps follow (ask again from the last one)."""
+    settings = JournalSettings(width_s, settle_s, min_samples, group_s)
+    found = journal.journal(session, cluster_id, window.start, window.end, settings)
+    stamp = window.start.strftime("%Y%m%dT%H%M%SZ")
+    filename = f"lagscope-journal-{cluster_id}-{stamp}.{format}"
+    return Response(
+        journal_export.export(found, format),
+        media_type=_EXPORT_TYPES[format],
+        headers={
+            "Content-Disposition": f'attachment; filename="{filename}"',
+            "X-Lagscope-Truncated": "true" if found.truncated else "false",
+        },
+    )
 
 
 @router.get("/annotations", response_model=list[AnnotationOut])
@@ -101,7 +137,9 @@ def update_annotation(
     note = notes_service.get_annotation(session, annotation_id)
     notes_service.require_author_or_admin(principal, note)
     changes = body.model_dump(exclude_unset=True)
-    return annotation_out(notes_service.update_annotation(session, note, changes))
+    return annotation_out(
+        notes_service.update_annotation(session, note, changes, principal.username)
+    )
 
 
 @router.delete("/annotations/{annotation_id}", status_code=204, response_class=Response)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, StringConstraints
 
 from lagscope.api.schemas.common import (
     Host,
@@ -17,10 +17,19 @@ from lagscope.api.schemas.common import (
     Port,
     Schema,
     VariableName,
+    printable,
 )
 
 HeartbeatMode = Literal["off", "lagscope", "pt-heartbeat"]
 Role = Literal["source", "replica"]
+# collectors/connection.py says what each mode checks; README "Security" for users.
+TlsMode = Literal["preferred", "required", "verify_ca", "verify_identity"]
+# A PEM CA bundle on the workers' machines (absolute; checked with the mode by the service).
+CaPath = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, max_length=1024),
+    AfterValidator(printable),
+]
 PollInterval = Annotated[float, Field(ge=0.2, le=3600)]
 
 
@@ -68,6 +77,8 @@ class InstanceOut(Schema):
     role: Role
     region: str
     enabled: bool
+    tls: TlsMode
+    tls_ca_path: str | None
     flavor: str | None
     version: str | None
     server_id: int | None
@@ -96,6 +107,10 @@ class InstanceIn(Schema):
     role: Role = "replica"
     region: Annotated[str, Field(max_length=64)] = ""
     enabled: bool = True
+    tls: TlsMode = "preferred"
+    tls_ca_path: CaPath | None = Field(
+        default=None, description="PEM CA bundle for verify_*; none: the system's CAs"
+    )
 
 
 class InstancePatch(PatchSchema):
@@ -106,6 +121,8 @@ class InstancePatch(PatchSchema):
     password: Password | None = None
     region: Annotated[str, Field(max_length=64)] | None = None
     enabled: bool | None = None
+    tls: TlsMode | None = None
+    tls_ca_path: CaPath | None = Field(default=None, description='"" removes it')
 
 
 class ConnectionTestIn(Schema):
@@ -114,6 +131,8 @@ class ConnectionTestIn(Schema):
     user: Name
     password: Password = ""
     timeout_s: Annotated[float, Field(ge=0.2, le=30)] = 3.0
+    tls: TlsMode = "preferred"
+    tls_ca_path: CaPath | None = None
 
 
 class ChannelSummary(Schema):

@@ -6,12 +6,15 @@ seconds are floats, times ISO-8601 with offset except the stream's epoch millise
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 
 from lagscope.api.schemas.common import Schema
+from lagscope.models.types import to_micros
+from lagscope.services.verdicts import ChannelRuns
 
 VerdictLabel = Literal[
     "caught_up",
@@ -25,6 +28,7 @@ VerdictLabel = Literal[
 LagSourceLabel = Literal["heartbeat", "applier", "source_timeline", "seconds_behind_source"]
 IoStateLabel = Literal["yes", "connecting", "preparing", "no"]
 Role = Literal["source", "replica"]
+LoginState = Literal["ok", "access_denied", "credentials_unreadable"]
 
 
 class EtaOut(Schema):
@@ -52,6 +56,23 @@ class InstanceStatusOut(Schema):
     round_trip_s: float | None
     clock_offset_s: float | None = Field(description="Server clock minus poller clock")
     clock_resolution_s: float | None = Field(description="The true offset is within ± this")
+    redo_log_enabled: bool | None = Field(
+        default=None,
+        description="false: the InnoDB redo log is disabled (a crash can lose or corrupt data); "
+        "null: unknown, or the server has no such switch",
+    )
+    doublewrite: str | None = Field(
+        default=None, description="innodb_doublewrite's current value (null: not read yet)"
+    )
+    login_state: LoginState | None = Field(
+        description="null: not tried yet; access_denied: the server refused the login (wrong "
+        "password, locked account), retried with back-off at next_attempt_at, at once when the "
+        "instance's password is edited; credentials_unreadable: the stored password decrypts "
+        "with no secret key (see last_error), enter it again"
+    )
+    next_attempt_at: datetime | None = Field(
+        description="With access_denied: when the login is tried next (no try before)"
+    )
 
 
 class ChannelStatusOut(Schema):
@@ -143,3 +164,55 @@ class SampleEventOut(Schema):
     verdict: VerdictLabel | None
     not_received: int | None
     received_not_applied: int | None
+
+
+class VerdictRunOut(Schema):
+    start: int = Field(description="epoch milliseconds")
+    end: int = Field(description="epoch milliseconds (exclusive)")
+    verdict: VerdictLabel
+
+
+class ChannelVerdictsOut(Schema):
+    channel_id: int
+    instance_id: int
+    resolution: Literal["raw", "1m", "1h"]
+    bucket_ms: int
+    runs: list[VerdictRunOut] = Field(
+        description="time order; a bucket's verdict is its most common (ties: the more severe); "
+        "no run where nothing was polled"
+    )
+
+
+class VerdictsOut(Schema):
+    """What each channel was doing over the range: the explorer's verdict band, and the reason
+    behind a gap in a lag line (stopped, broken, unreachable)."""
+
+    cluster_id: int
+    start: int = Field(description="epoch milliseconds")
+    end: int = Field(description="epoch milliseconds")
+    channels: list[ChannelVerdictsOut]
+
+
+def verdicts_out(
+    cluster_id: int, start: datetime, end: datetime, found: Sequence[ChannelRuns]
+) -> VerdictsOut:
+    return VerdictsOut.model_validate(
+        {
+            "cluster_id": cluster_id,
+            "start": to_micros(start) // 1000,
+            "end": to_micros(end) // 1000,
+            "channels": [
+                {
+                    "channel_id": c.channel_id,
+                    "instance_id": c.instance_id,
+                    "resolution": c.resolution,
+                    "bucket_ms": c.bucket_ms,
+                    "runs": [
+                        {"start": r.start_ms, "end": r.end_ms, "verdict": r.verdict.label}
+                        for r in c.runs
+                    ],
+                }
+                for c in found
+            ],
+        }
+    )

@@ -30,7 +30,7 @@ MetricName = Literal[
     # per instance
     "round_trip_s", "clock_offset_s", "commits_per_s", "binlog_commits_per_s",
     "binlog_group_commits_per_s", "log_fsyncs_per_s", "data_fsyncs_per_s",
-    "data_written_per_s", "log_written_per_s", "dblwr_pages_per_s",
+    "data_written_per_s", "log_written_per_s", "dblwr_pages_per_s", "semi_sync_avg_wait_s",
 ]  # fmt: skip
 DEFAULT_RANGE = timedelta(hours=1)
 _EPOCH_MS = re.compile(r"-?\d{1,15}")

@@ -149,6 +149,9 @@ class AnnotationOut(Schema):
     tags: list[str]
     author: str
     created_at: datetime
+    # The last edit: who (a username, like ``author``) and when; null while never edited.
+    updated_by: str | None
+    updated_at: datetime | None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -1,0 +1,250 @@
+"""Routes: alert rules (with a 24 h preview), firing alerts and their history, silences, webhook
+targets (secret write-only, send-test) and the delivery log. Viewers read; editors write."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from lagscope.alerts.payloads import context_from_json, dashboard_url, summary
+from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep, SettingsDep
+from lagscope.api.schemas.alerts import (
+    AttemptOut,
+    DeliveryOut,
+    EventOut,
+    FiringOut,
+    PreviewIncident,
+    PreviewOut,
+    RuleIn,
+    RuleOut,
+    RulePatch,
+    SilenceIn,
+    SilenceOut,
+    WebhookIn,
+    WebhookOut,
+    WebhookPatch,
+)
+from lagscope.api.schemas.common import PathId, QueryId
+from lagscope.config import Settings
+from lagscope.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Silence, WebhookTarget
+from lagscope.services import alert_config, alert_delivery
+from lagscope.services.alert_preview import PREVIEW_WINDOW, preview
+
+router = APIRouter(prefix="/alerts", tags=["alerts"])
+Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+@router.get("/rules", response_model=list[RuleOut])
+def list_alert_rules(_: PrincipalDep, session: SessionDep) -> list[AlertRule]:
+    return alert_config.list_rules(session)
+
+
+@router.post("/rules", response_model=RuleOut, status_code=201)
+def create_alert_rule(body: RuleIn, _: EditorDep, session: SessionDep) -> AlertRule:
+    return alert_config.create_rule(session, body.model_dump())
+
+
+@router.post("/rules/preview", response_model=PreviewOut)
+def preview_alert_rule(body: RuleIn, _: PrincipalDep, session: SessionDep) -> PreviewOut:
+    """When this (unsaved) rule would have fired over the stored samples of the last 24 h."""
+    return _preview(session, alert_config.rule_from(body.model_dump()))
+
+
+@router.get("/rules/{rule_id}", response_model=RuleOut)
+def get_alert_rule(rule_id: PathId, _: PrincipalDep, session: SessionDep) -> AlertRule:
+    return alert_config.get_rule(session, rule_id)
+
+
+@router.get("/rules/{rule_id}/preview", response_model=PreviewOut)
+def preview_saved_alert_rule(rule_id: PathId, _: PrincipalDep, session: SessionDep) -> PreviewOut:
+    return _preview(session, alert_config.get_rule(session, rule_id))
+
+
+@router.patch("/rules/{rule_id}", response_model=RuleOut)
+def update_alert_rule(
+    rule_id: PathId, body: RulePatch, _: EditorDep, session: SessionDep
+) -> AlertRule:
+    rule = alert_config.get_rule(session, rule_id)
+    return alert_config.update_rule(session, rule, body.model_dump(exclude_unset=True))
+
+
+@router.delete("/rules/{rule_id}", status_code=204, response_class=Response)
+def delete_alert_rule(rule_id: PathId, _: EditorDep, session: SessionDep) -> Response:
+    alert_config.delete_rule(session, alert_config.get_rule(session, rule_id))
+    return Response(status_code=204)
+
+
+def _preview(session: SessionDep, rule: AlertRule) -> PreviewOut:
+    end = datetime.now(UTC)
+    incidents = preview(session, rule, end)
+    return PreviewOut(
+        start=end - PREVIEW_WINDOW,
+        end=end,
+        incidents=[PreviewIncident.model_validate(i) for i in incidents],
+    )
+
+
+@router.get("/firing", response_model=list[FiringOut])
+def list_firing_alerts(
+    _: PrincipalDep, session: SessionDep, cluster_id: QueryId | None = None
+) -> list[FiringOut]:
+    """Alerts pending or firing now."""
+    return [
+        FiringOut(
+            rule_id=rule.id,
+            rule_name=rule.name,
+            metric=rule.metric,
+            severity=rule.severity,
+            cluster_id=state.cluster_id,
+            instance_id=state.instance_id,
+            channel_id=state.channel_id,
+            phase=state.phase,
+            since=state.since,
+            value=state.value,
+            notified=state.notified,
+        )
+        for state, rule in alert_config.firing(session, cluster_id)
+    ]
+
+
+@router.get("/events", response_model=list[EventOut])
+def list_alert_events(
+    _: PrincipalDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    cluster_id: QueryId | None = None,
+    rule_id: QueryId | None = None,
+    before: datetime | None = None,
+    limit: Limit = 100,
+) -> list[EventOut]:
+    """Fired, repeated and resolved notifications, newest first (``before`` pages back)."""
+    events = alert_config.list_events(session, cluster_id, rule_id, before, limit)
+    return [_event(e, settings) for e in events]
+
+
+def _event(event: AlertEvent, settings: Settings) -> EventOut:
+    ctx = context_from_json(event.context)
+    return EventOut(
+        id=event.id,
+        rule_id=event.rule_id,
+        cluster_id=event.cluster_id,
+        instance_id=event.instance_id,
+        channel_id=event.channel_id,
+        kind=event.kind,
+        at=event.at,
+        starts_at=event.starts_at,
+        value=event.value,
+        suppressed_by=event.suppressed_by,
+        idempotency_key=event.idempotency_key,
+        summary=summary(ctx),
+        explorer_url=dashboard_url(settings.external_url, ctx),
+    )
+
+
+@router.get("/silences", response_model=list[SilenceOut])
+def list_silences(
+    _: PrincipalDep, session: SessionDep, include_expired: bool = False
+) -> list[Silence]:
+    return alert_config.list_silences(session, include_expired)
+
+
+@router.post("/silences", response_model=SilenceOut, status_code=201)
+def create_silence(body: SilenceIn, principal: EditorDep, session: SessionDep) -> Silence:
+    return alert_config.create_silence(session, body.model_dump(), principal.username)
+
+
+@router.delete("/silences/{silence_id}", response_model=SilenceOut)
+def expire_silence(silence_id: PathId, _: EditorDep, session: SessionDep) -> Silence:
+    """End a silence now (it stays listed with ``include_expired``)."""
+    return alert_config.expire_silence(session, silence_id)
+
+
+@router.get("/webhooks", response_model=list[WebhookOut])
+def list_webhooks(_: PrincipalDep, session: SessionDep) -> list[WebhookTarget]:
+    return alert_config.list_targets(session)
+
+
+@router.post("/webhooks", response_model=WebhookOut, status_code=201)
+def create_webhook(
+    body: WebhookIn, _: EditorDep, session: SessionDep, box: BoxDep, settings: SettingsDep
+) -> WebhookTarget:
+    """The URL's host must be on LAGSCOPE_WEBHOOK_ALLOWED_HOSTS (422 otherwise)."""
+    return alert_config.create_target(
+        session,
+        box,
+        settings.webhook_allow(),
+        body.name,
+        body.kind,
+        body.url,
+        body.secret,
+        body.enabled,
+    )
+
+
+@router.get("/webhooks/{target_id}", response_model=WebhookOut)
+def get_webhook(target_id: PathId, _: PrincipalDep, session: SessionDep) -> WebhookTarget:
+    return alert_config.get_target(session, target_id)
+
+
+@router.patch("/webhooks/{target_id}", response_model=WebhookOut)
+def update_webhook(
+    target_id: PathId,
+    body: WebhookPatch,
+    _: EditorDep,
+    session: SessionDep,
+    box: BoxDep,
+    settings: SettingsDep,
+) -> WebhookTarget:
+    target = alert_config.get_target(session, target_id)
+    changes = body.model_dump(exclude_unset=True)
+    return alert_config.update_target(session, box, settings.webhook_allow(), target, changes)
+
+
+@router.delete("/webhooks/{target_id}", status_code=204, response_class=Response)
+def delete_webhook(target_id: PathId, _: EditorDep, session: SessionDep) -> Response:
+    alert_config.delete_target(session, alert_config.get_target(session, target_id))
+    return Response(status_code=204)
+
+
+@router.post("/webhooks/{target_id}/test", response_model=DeliveryOut)
+def send_test_webhook(
+    target_id: PathId, _: EditorDep, session: SessionDep, box: BoxDep, settings: SettingsDep
+) -> DeliveryOut:
+    """Send a made-up firing alert now, once; the attempt is in the delivery log."""
+    target = alert_config.get_target(session, target_id)
+    delivery = alert_delivery.send_test(session, box, settings, target, time.time())
+    return _delivery(delivery, alert_config.delivery_log(session, delivery.id))
+
+
+@router.get("/deliveries", response_model=list[DeliveryOut])
+def list_deliveries(
+    _: PrincipalDep,
+    session: SessionDep,
+    target_id: QueryId | None = None,
+    event_id: QueryId | None = None,
+    status: Annotated[str | None, Query(pattern="^(pending|delivered|failed)$")] = None,
+    limit: Limit = 100,
+) -> list[DeliveryOut]:
+    """Every delivery with every attempt (status code, latency, error), newest first."""
+    rows = alert_config.list_deliveries(session, target_id, event_id, status, limit)
+    return [_delivery(d, attempts) for d, attempts in rows]
+
+
+def _delivery(delivery: Delivery, attempts: list[DeliveryAttempt]) -> DeliveryOut:
+    return DeliveryOut(
+        id=delivery.id,
+        event_id=delivery.event_id,
+        target_id=delivery.target_id,
+        kind=delivery.kind,
+        idempotency_key=delivery.idempotency_key,
+        status=delivery.status,
+        attempts=delivery.attempts,
+        next_attempt_at=delivery.next_attempt_at,
+        created_at=delivery.created_at,
+        finished_at=delivery.finished_at,
+        last_error=delivery.last_error,
+        log=[AttemptOut.model_validate(a) for a in attempts],
+    )

@@ -1,0 +1,64 @@
+"""Routes: the applier workers heatmap of a cluster's replicas, and group commit on its source."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
+from lagscope.api.schemas.common import PathId, QueryId
+from lagscope.api.schemas.steps import TimeRange, time_range
+from lagscope.api.schemas.workers import (
+    GroupCommitOut,
+    WorkersHeatmapOut,
+    group_commit_out,
+    workers_heatmap_out,
+)
+from lagscope.services import group_commit as group_commit_service
+from lagscope.services import workers as workers_service
+
+router = APIRouter(tags=["workers"])
+TimeRangeDep = Annotated[TimeRange, Depends(time_range)]
+
+
+@router.get("/clusters/{cluster_id}/applier-workers", response_model=WorkersHeatmapOut)
+def get_applier_workers(
+    cluster_id: PathId,
+    window: TimeRangeDep,
+    _: PrincipalDep,
+    session: SessionDep,
+    buckets: Annotated[int, Query(ge=1, le=workers_service.MAX_BUCKETS)] = 120,
+    instance_id: QueryId | None = None,
+) -> WorkersHeatmapOut:
+    """Per replica and channel: each worker's busy share per time bucket (a heatmap of workers ×
+    time), the workers configured, the newest reading, and why it cannot be read if so.
+    Buckets are at least 1 s wide; workers are kept at poll resolution within raw retention."""
+    result = workers_service.workers_heatmap(
+        session, cluster_id, window.start, window.end, buckets, instance_id
+    )
+    return workers_heatmap_out(result)
+
+
+@router.get("/clusters/{cluster_id}/group-commit", response_model=GroupCommitOut)
+def get_group_commit(
+    cluster_id: PathId,
+    window: TimeRangeDep,
+    _: PrincipalDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    points: Annotated[int, Query(ge=1, le=2000)] = 300,
+    instance_id: QueryId | None = None,
+) -> GroupCommitOut:
+    """The source's (or ``instance_id``'s) binlog commits/s, groups/s, commits per group,
+    fsyncs/s and semi-sync wait, with the durability and group-commit parameters as lanes."""
+    result = group_commit_service.group_commit(
+        session,
+        cluster_id,
+        window.start,
+        window.end,
+        points,
+        instance_id,
+        settings.retention(),
+    )
+    return group_commit_out(result)

@@ -1,0 +1,262 @@
+"""Alert rules, silences, webhook targets, events and the delivery log. Webhook secrets go in,
+never out (only ``has_secret``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from lagscope.api.schemas.common import (
+    Name,
+    ObjectId,
+    PatchSchema,
+    Schema,
+    VariableName,
+    printable,
+    within_calendar,
+)
+
+Metric = Literal[
+    "lag",
+    "trx_behind",
+    "not_received",
+    "received_not_applied",
+    "io_stopped",
+    "sql_stopped",
+    "replication_error",
+    "eta",
+    "lag_disagreement",
+    "unreachable",
+    "credentials_problem",
+    "param_changed",
+    "clock_skew",
+]
+Severity = Literal["info", "warning", "critical"]
+NullPolicy = Literal["firing_if_broken", "firing", "keep", "ok"]
+WebhookKind = Literal["generic", "alertmanager", "slack"]
+Seconds = Annotated[float, Field(ge=0, le=7 * 86400)]
+Threshold = Annotated[float, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]
+Region = Annotated[str, StringConstraints(strip_whitespace=True, max_length=64)]
+LabelKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+LabelValue = Annotated[str, StringConstraints(max_length=256), AfterValidator(printable)]
+Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=20)]
+Moment = Annotated[datetime, AfterValidator(within_calendar)]
+Reason = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=500),
+    AfterValidator(printable),
+]
+Url = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+Secret = Annotated[str, StringConstraints(max_length=1024)]
+
+
+class OverrideIn(Schema):
+    """A different bound for one replica (or ``enabled: false`` to leave it out)."""
+
+    instance_id: ObjectId
+    threshold: Threshold | None = None
+    resolve_threshold: Threshold | None = None
+    for_s: Seconds | None = None
+    enabled: bool = True
+
+
+class ParamsIn(Schema):
+    """param_changed: which parameters (none: any) and how long a change counts."""
+
+    names: Annotated[list[VariableName], Field(max_length=100)] = []  # noqa: RUF012 - pydantic copies defaults
+    window_s: Annotated[float, Field(ge=1, le=86400)] = 600.0
+
+
+class RuleIn(Schema):
+    name: Name
+    metric: Metric
+    threshold: Threshold = 0.0
+    for_s: Seconds = 0.0
+    resolve_threshold: Threshold | None = None
+    keep_firing_s: Seconds = 0.0
+    repeat_s: Annotated[float, Field(ge=60, le=7 * 86400)] | None = None
+    cluster_id: ObjectId | None = None
+    instance_id: ObjectId | None = None
+    channel_id: ObjectId | None = None
+    region: Region | None = None
+    overrides: Annotated[list[OverrideIn], Field(max_length=200, default_factory=list)]
+    severity: Severity = "warning"
+    labels: Labels = Field(default_factory=dict)
+    target_ids: Annotated[list[ObjectId], Field(max_length=20, default_factory=list)]
+    null_policy: NullPolicy = "firing_if_broken"
+    params: ParamsIn = Field(default_factory=lambda: ParamsIn(names=[]))
+    enabled: bool = True
+
+
+class RulePatch(PatchSchema):
+    name: Name | None = None
+    metric: Metric | None = None
+    threshold: Threshold | None = None
+    for_s: Seconds | None = None
+    resolve_threshold: Threshold | None = None
+    keep_firing_s: Seconds | None = None
+    repeat_s: Annotated[float, Field(ge=60, le=7 * 86400)] | None = None
+    overrides: Annotated[list[OverrideIn], Field(max_length=200)] | None = None
+    severity: Severity | None = None
+    labels: Labels | None = None
+    target_ids: Annotated[list[ObjectId], Field(max_length=20)] | None = None
+    null_policy: NullPolicy | None = None
+    params: ParamsIn | None = None
+    enabled: bool | None = None
+
+
+class OverrideOut(Schema):
+    instance_id: int
+    threshold: float | None = None
+    resolve_threshold: float | None = None
+    for_s: float | None = None
+    enabled: bool = True
+
+
+class RuleOut(Schema):
+    id: int
+    name: str
+    metric: str
+    threshold: float
+    for_s: float
+    resolve_threshold: float | None
+    keep_firing_s: float
+    repeat_s: float | None
+    cluster_id: int | None
+    instance_id: int | None
+    channel_id: int | None
+    region: str | None
+    overrides: list[OverrideOut]
+    severity: str
+    labels: dict[str, str]
+    target_ids: list[int]
+    null_policy: str
+    params: ParamsIn
+    enabled: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+class PreviewIncident(Schema):
+    cluster_id: int
+    instance_id: int
+    instance: str
+    channel_id: int
+    channel: str
+    fired_at: datetime
+    resolved_at: datetime | None
+    peak: float | None
+
+
+class PreviewOut(Schema):
+    start: datetime
+    end: datetime
+    incidents: list[PreviewIncident]
+
+
+class FiringOut(Schema):
+    rule_id: int
+    rule_name: str
+    metric: str
+    severity: str
+    cluster_id: int
+    instance_id: int
+    channel_id: int | None
+    phase: str
+    since: datetime | None
+    value: float | None
+    notified: bool
+
+
+class EventOut(Schema):
+    id: int
+    rule_id: int
+    cluster_id: int
+    instance_id: int
+    channel_id: int | None
+    kind: str
+    at: datetime
+    starts_at: datetime
+    value: float | None
+    suppressed_by: str | None
+    idempotency_key: str
+    summary: str
+    explorer_url: str
+
+
+class SilenceIn(Schema):
+    rule_id: ObjectId | None = None
+    cluster_id: ObjectId | None = None
+    instance_id: ObjectId | None = None
+    channel_id: ObjectId | None = None
+    region: Region | None = None
+    starts_at: Moment | None = None
+    ends_at: Moment
+    reason: Reason
+
+
+class SilenceOut(Schema):
+    id: int
+    rule_id: int | None
+    cluster_id: int | None
+    instance_id: int | None
+    channel_id: int | None
+    region: str | None
+    starts_at: datetime
+    ends_at: datetime
+    reason: str
+    author: str
+    created_at: datetime
+
+
+class WebhookIn(Schema):
+    name: Name
+    kind: WebhookKind = "generic"
+    url: Url
+    secret: Secret | None = None
+    enabled: bool = True
+
+
+class WebhookPatch(PatchSchema):
+    """``secret``: a new value replaces it, ``""`` removes it, omitted keeps it."""
+
+    name: Name | None = None
+    kind: WebhookKind | None = None
+    url: Url | None = None
+    secret: Secret | None = None
+    enabled: bool | None = None
+
+
+class WebhookOut(Schema):
+    id: int
+    name: str
+    kind: str
+    url: str
+    has_secret: bool
+    enabled: bool
+    created_at: datetime
+
+
+class AttemptOut(Schema):
+    number: int
+    at: datetime
+    status_code: int | None
+    latency_s: float | None
+    error: str | None
+
+
+class DeliveryOut(Schema):
+    id: int
+    event_id: int | None
+    target_id: int
+    kind: str
+    idempotency_key: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    created_at: datetime
+    finished_at: datetime | None
+    last_error: str | None
+    log: list[AttemptOut]

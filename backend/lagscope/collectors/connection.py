@@ -1,0 +1,224 @@
+"""Opening a PyMySQL connection to a server: TLS as the instance asks, no password in clear.
+
+Every connection Lagscope opens — polls, ``POST /instances/test``, ``lagscope probe``, the
+heartbeat writer and the lab — goes through :func:`open_connection`, so two rules hold everywhere:
+
+* **TLS per instance** (``ConnectionSpec.tls``):
+
+  ``preferred`` (default)
+      TLS when the server offers it, without checking its certificate; clear text when it
+      offers none. This is PyMySQL's own behaviour when given no ``ssl`` argument (it sets
+      ``CLIENT.SSL`` only if the server's handshake advertises it), the same as the ``mysql``
+      client's ``--ssl-mode=PREFERRED``. It protects against a passive listener only.
+  ``required``
+      TLS or no connection; the certificate is not checked (PyMySQL refuses with CR 2026 when
+      the server offers no TLS, it never falls back).
+  ``verify_ca``
+      TLS, and the certificate chain must lead to the CA bundle (``tls_ca_path``, or the
+      system's CAs when none is given). The host name is not compared.
+  ``verify_identity``
+      ``verify_ca`` plus the certificate must name the host we connect to (SAN DNS or IP).
+
+* **No clear-text password without a verified server.** ``mysql_clear_password`` and the
+  ``dialog`` plugin (PAM) make PyMySQL send the password as is — without TLS too. A server, or
+  anyone between us and it, could ask for it that way and read it. :class:`_Connection`
+  refuses both plugins (:class:`~lagscope.errors.ClearTextAuthRefused`, nothing is sent)
+  unless the session is TLS whose certificate was verified in a way that pins the server
+  (:func:`clear_text_allowed`: ``verify_identity``, or ``verify_ca`` with the operator's own
+  CA bundle; ``verify_ca`` against the system CAs accepts any publicly trusted certificate,
+  which a man in the middle can buy for his own domain).
+
+This module and :mod:`lagscope.collectors.executor` are the collectors' only PyMySQL imports;
+errors here are raised as PyMySQL raises them (the lab's callers expect that), except the
+refusal and an unreadable CA bundle, which are Lagscope errors already. The executor translates.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import ssl
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
+
+import pymysql
+import pymysql.connections
+
+from lagscope.collectors.targets import AllowList
+from lagscope.errors import ClearTextAuthRefused, InvalidInput, TlsFailed
+
+TlsMode = Literal["preferred", "required", "verify_ca", "verify_identity"]
+TLS_MODES: Final[tuple[str, ...]] = get_args(TlsMode)
+VERIFYING_MODES: Final = frozenset({"verify_ca", "verify_identity"})
+
+# The client-side plugins that put the password itself on the wire (PyMySQL 1.2
+# ``Connection._process_auth``): mysql_clear_password (MySQL's LDAP/PAM, MariaDB's PAM with
+# pam_use_cleartext_plugin) and dialog (MariaDB's PAM, answering the "Password: " prompt).
+CLEAR_TEXT_PLUGINS: Final = frozenset({"mysql_clear_password", "dialog"})
+CLEAR_TEXT_REFUSAL: Final = (
+    "server asked for clear-text password auth ({plugin}); refused without a verified TLS "
+    "connection (allowed only with tls verify_identity, or verify_ca with a tls_ca_path)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSpec:
+    """Where a server is, how to log in, and how to protect the session.
+
+    ``repr`` never shows the password. Frozen and compared by value: a poller whose stored
+    instance changed (another address, password or TLS setting) sees a different spec and
+    reconnects.
+    """
+
+    host: str
+    port: int = 3306
+    user: str = "lagscope"
+    password: str = field(default="", repr=False)
+    unix_socket: str | None = None
+    # Connect 2 s / read 2 s: a dead or partitioned server must fail one instance's poll quickly
+    # and never stall the cluster's 1 s cadence for long; a locked replica can hold SHOW SLAVE
+    # STATUS for seconds, and we would rather report that than wait. None: no read timeout
+    # (the lab's load generators, which block on a busy server on purpose).
+    connect_timeout_s: float = 2.0
+    read_timeout_s: float | None = 2.0
+    tls: TlsMode = "preferred"
+    # PEM bundle for verify_ca / verify_identity; None means the system's CAs.
+    tls_ca_path: str | None = None
+    # LAGSCOPE_ALLOWED_TARGETS, checked by the executor at every (re)connection (targets.py).
+    allowed: AllowList | None = None
+
+    @property
+    def server(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def clear_text_allowed(spec: ConnectionSpec) -> bool:
+    """Whether a verified session to ``spec`` may answer a clear-text auth request: only when
+    verification pins the server — its name (verify_identity) or a private CA (verify_ca with
+    a bundle). The session must still turn out verified (checked on the socket)."""
+    return spec.tls == "verify_identity" or (
+        spec.tls == "verify_ca" and spec.tls_ca_path is not None
+    )
+
+
+class _Connection(pymysql.connections.Connection):
+    """PyMySQL's connection with the clear-text refusal and a shared "preferred" context."""
+
+    def __init__(self, *args: Any, clear_text_allowed: bool = False, **kwargs: Any) -> None:
+        # Set before PyMySQL's __init__, which connects (and so authenticates) right away.
+        self._clear_text_allowed = clear_text_allowed
+        super().__init__(*args, **kwargs)
+
+    def _create_ssl_ctx(self, sslp: Any) -> ssl.SSLContext:
+        # PyMySQL ≥ 1.2 builds a new SSLContext (loading the system CA bundle, milliseconds of
+        # CPU) for every connection in its default preferred mode. Hundreds of monitored
+        # servers reconnecting after an outage would pay that each time: share one.
+        if sslp:
+            return super()._create_ssl_ctx(sslp)  # type: ignore[misc,no-any-return]
+        return _unverified_context()
+
+    def _process_auth(self, plugin_name: Any, auth_packet: Any, handler: Any = None) -> Any:
+        # Called for an AuthSwitchRequest, before PyMySQL answers it: the one place every
+        # plugin's answer is written (the first handshake never carries a clear-text password:
+        # PyMySQL sends an empty answer for a plugin it does not scramble).
+        if isinstance(plugin_name, bytes):
+            name = plugin_name.decode("ascii", "replace")
+        else:
+            name = str(plugin_name)
+        if name in CLEAR_TEXT_PLUGINS and not (self._clear_text_allowed and self._verified_tls()):
+            raise ClearTextAuthRefused(
+                f"{self.host}:{self.port}", CLEAR_TEXT_REFUSAL.format(plugin=name)
+            )
+        return super()._process_auth(plugin_name, auth_packet, handler)  # type: ignore[misc]
+
+    def _verified_tls(self) -> bool:
+        """TLS is up and the server's certificate chain was checked (PyMySQL calls a unix
+        socket "secure" too; it is not exempt: we cannot verify who listens there)."""
+        sock = getattr(self, "_sock", None)
+        return isinstance(sock, ssl.SSLSocket) and sock.context.verify_mode == ssl.CERT_REQUIRED
+
+
+def check_tls_setting(tls: str, ca_path: str | None) -> None:
+    """Refuse a setting that would not do what it seems to (InvalidInput names the fix)."""
+    if tls not in TLS_MODES:
+        raise InvalidInput(f"tls must be one of {', '.join(TLS_MODES)}")
+    if ca_path and tls not in VERIFYING_MODES:
+        # A CA bundle with preferred/required would suggest a check that never happens.
+        raise InvalidInput(
+            f"tls_ca_path is used only by verify_ca and verify_identity, not by {tls}: choose "
+            "one of those, or drop the CA path"
+        )
+    if ca_path is not None and not os.path.isabs(ca_path):
+        # Relative to what? The API and the workers run in different directories.
+        raise InvalidInput("tls_ca_path must be an absolute path on the workers' machines")
+
+
+def open_connection(spec: ConnectionSpec, **options: Any) -> pymysql.connections.Connection[Any]:
+    """A PyMySQL connection for ``spec``; ``options`` go to PyMySQL as they are (autocommit,
+    client_flag, charset, cursorclass, database, defer_connect …)."""
+    return _Connection(
+        host=spec.host,
+        port=spec.port,
+        user=spec.user,
+        password=spec.password,
+        unix_socket=spec.unix_socket,
+        connect_timeout=spec.connect_timeout_s,
+        read_timeout=spec.read_timeout_s,
+        write_timeout=spec.read_timeout_s,
+        ssl=tls_context(spec),
+        clear_text_allowed=clear_text_allowed(spec),
+        **options,
+    )
+
+
+def tls_context(spec: ConnectionSpec) -> ssl.SSLContext | None:
+    """The ``ssl`` argument for PyMySQL: None for preferred (PyMySQL's opportunistic mode), a
+    context for the others (any ``ssl`` argument makes PyMySQL require TLS)."""
+    if spec.tls == "preferred":
+        return None
+    if spec.tls == "required":
+        return _unverified_context()
+    if spec.tls not in VERIFYING_MODES:
+        raise TlsFailed(spec.server, f"unknown tls mode {spec.tls!r}")
+    stamp = None
+    if spec.tls_ca_path is not None:
+        try:
+            found = os.stat(spec.tls_ca_path)
+        except OSError:
+            raise TlsFailed(spec.server, _unloadable(spec.tls_ca_path)) from None
+        # Keyed on the file's mtime and size: a renewed bundle is read again, an unchanged one
+        # is not parsed on every reconnect.
+        stamp = (found.st_mtime_ns, found.st_size)
+    try:
+        return _verifying_context(spec.tls_ca_path, stamp, spec.tls == "verify_identity")
+    except (OSError, ssl.SSLError, ValueError):
+        # Without the reason on purpose: an instance's CA path is an editor's input, and the
+        # OS's reason would tell them about files on the worker.
+        raise TlsFailed(spec.server, _unloadable(spec.tls_ca_path)) from None
+
+
+def _unloadable(path: str | None) -> str:
+    return f"cannot load the CA bundle {path} (missing, unreadable, or not PEM certificates)"
+
+
+@functools.cache
+def _unverified_context() -> ssl.SSLContext:
+    # What PyMySQL builds for preferred mode: TLS, no certificate check.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+@functools.lru_cache(maxsize=64)
+def _verifying_context(
+    ca_path: str | None, stamp: tuple[int, int] | None, check_hostname: bool
+) -> ssl.SSLContext:
+    del stamp  # part of the cache key only
+    context = ssl.create_default_context(cafile=ca_path)
+    # Python 3.13 turns on VERIFY_X509_STRICT, which the certificates MySQL generates for
+    # itself fail (no Authority Key Identifier); PyMySQL drops it for the same reason.
+    context.verify_flags &= ~ssl.VERIFY_X509_STRICT
+    context.check_hostname = check_hostname
+    context.verify_mode = ssl.CERT_REQUIRED
+    return context

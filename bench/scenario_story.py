@@ -1,0 +1,99 @@
+"""The demo's tuning story, measured: lag per phase on each replica, and the journal's verdicts.
+
+Runs ``lagscope demo --scenario tuning`` headless for the three phases plus a minute, then reads
+the demo's store (kept after it stops): each phase's lag p50 / max / at its end and apply rate
+per replica (the same figures the demo prints), and the journal's before → after lag p50 and
+verdict per step with its default windows. Several runs print the medians. Figures, not
+assertions: the machine is small and shared, and the story depends on its speed (README).
+
+    .venv/bin/python bench/scenario_story.py [--runs 3] [--phase-seconds 60,90,150] [--load-tps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from lagscope.db import make_engine, make_session_factory
+from lagscope.demo.processes import free_port
+from lagscope.demo.scenario import parse_phase_seconds, tuning_plan
+from lagscope.demo.scenario_runner import store_figures
+from lagscope.models import Annotation
+from lagscope.services import journal
+
+
+def one_run(phase_arg: str, load_tps: str | None, tail_s: float) -> dict[str, float]:
+    phases = tuning_plan(parse_phase_seconds(phase_arg))
+    workdir = Path(tempfile.mkdtemp(prefix="lagscope-story-"))
+    argv = [sys.executable, "-m", "lagscope", "demo", "--port", str(free_port())]
+    argv += ["--dir", str(workdir), "--phase-seconds", phase_arg]
+    argv += ["--duration", str(sum(p.seconds for p in phases) + tail_s)]
+    if load_tps:
+        argv += ["--load-tps", load_tps]
+    began = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+    print(f"  demo ran {time.monotonic() - began:.0f} s (exit {done.returncode})")
+    for line in done.stdout.splitlines():
+        if line.startswith("scenario: phase") and " s — " in line:
+            print("  " + line)
+    sessions = make_session_factory(make_engine(f"sqlite:///{workdir / 'lagscope-demo.db'}"))
+    figures: dict[str, float] = {}
+    with sessions() as session:
+        notes = session.query(Annotation).order_by(Annotation.starts_at).all()
+        at = {n.text[6]: n.starts_at for n in notes if n.text.startswith("phase ")}
+        cluster_id = notes[0].cluster_id
+        ends = {
+            "A": at.get("B"),
+            "B": at.get("C"),
+            "C": at["C"] + timedelta(seconds=phases[2].seconds),
+        }
+        read = store_figures(sessions, cluster_id)
+        for name in ("A", "B", "C"):
+            if name in at and ends[name] is not None:
+                for replica, f in read(at[name], ends[name]).items():
+                    figures[f"{name} {replica} lag p50"] = f.lag_p50 or 0.0
+                    figures[f"{name} {replica} lag at end"] = f.lag_last or 0.0
+                    figures[f"{name} {replica} apply/s"] = f.apply_rate or 0.0
+                    figures[f"{name} {replica} source/s"] = f.source_rate or 0.0
+        found = journal.journal(
+            session, cluster_id, min(at.values()) - timedelta(seconds=1), datetime.now(UTC)
+        )
+        for entry in found.entries:
+            label = next(
+                (a.text[:7] for a in entry.step.annotations if a.text.startswith("phase ")), "?"
+            )
+            for item in entry.impacts:
+                result = item.impact
+                print(
+                    f"  journal {label} {item.instance.name}: lag p50 "
+                    f"{result.before.lag_p50} -> {result.after.lag_p50} s, {result.verdict.value}"
+                )
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--phase-seconds", default="60,90,150")
+    parser.add_argument("--load-tps", default=None)
+    parser.add_argument("--tail-s", type=float, default=30.0)
+    args = parser.parse_args()
+    runs: dict[str, list[float]] = defaultdict(list)
+    for run in range(1, args.runs + 1):
+        print(f"run {run}:")
+        for key, value in one_run(args.phase_seconds, args.load_tps, args.tail_s).items():
+            runs[key].append(value)
+    print(f"medians over {args.runs} runs:")
+    for key, values in runs.items():
+        print(f"  {key}: {statistics.median(values):.1f}  (runs: {[round(v, 1) for v in values]})")
+
+
+if __name__ == "__main__":
+    main()

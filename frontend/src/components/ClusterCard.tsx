@@ -1,0 +1,103 @@
+import { Link } from "react-router";
+import type { ClusterCard, TopologyNode } from "../viewmodels/overview";
+import { Sparkline } from "./Sparkline";
+import { ProblemView } from "./States";
+import { VerdictBadge } from "./Verdict";
+
+interface Props {
+  card: ClusterCard;
+  loading: boolean;
+  error: unknown;
+  sparkStart: number;
+  sparkEnd: number;
+}
+
+export function ClusterCardView({ card, loading, error, sparkStart, sparkEnd }: Props) {
+  return (
+    <article
+      className={`card cluster-card tone-border-${card.worst.tone}`}
+      aria-labelledby={`cluster-${card.id}`}
+      data-generated-at={card.generatedAt ?? ""}
+    >
+      <header className="card-head">
+        <h2 id={`cluster-${card.id}`}>
+          <Link to={`/clusters/${card.id}`}>{card.name}</Link>
+        </h2>
+        {!card.enabled ? <span className="badge">disabled</span> : null}
+        <span className="muted card-summary">{loading ? "loading…" : card.summary}</span>
+        {!loading && !card.noSamples ? <VerdictBadge verdict={card.worst} /> : null}
+      </header>
+      {error ? <ProblemView error={error} what="the status" /> : null}
+      <ul className="topology" aria-label={`${card.name} topology`}>
+        {card.roots.map((node) => (
+          <TopologyItem key={node.id} node={node} sparkStart={sparkStart} sparkEnd={sparkEnd} />
+        ))}
+      </ul>
+    </article>
+  );
+}
+
+function TopologyItem({ node, sparkStart, sparkEnd }: { node: TopologyNode; sparkStart: number; sparkEnd: number }) {
+  return (
+    <li className="topo-node" data-instance={node.name}>
+      <div className="topo-instance">
+        <span className="topo-arrow" aria-hidden="true">
+          {node.role === "source" ? "◉" : "↳"}
+        </span>
+        <strong>{node.name}</strong>
+        <span className="muted">{node.role}</span>
+        {node.region ? <span className="badge region">{node.region}</span> : null}
+        {node.problem ? (
+          <span className="node-problem tone-bad" role="status">
+            <span aria-hidden="true">⚠ </span>
+            {node.problem}
+          </span>
+        ) : null}
+      </div>
+      {node.channels.length ? (
+        <table className="channel-rows">
+          <tbody>
+            {node.channels.map((row) => (
+              <tr key={row.channelId} data-channel={row.label}>
+                <td className="swatch-cell">
+                  <span className="swatch" style={{ background: row.color }} aria-hidden="true" />
+                </td>
+                <td className="lag num" aria-label={`lag of ${row.label}`}>
+                  {row.lagText}
+                </td>
+                <td className="muted lag-source">{row.lagSourceText}</td>
+                <td>
+                  <VerdictBadge verdict={row.verdict} />
+                </td>
+                <td>
+                  <Sparkline
+                    points={row.spark}
+                    startMs={sparkStart}
+                    endMs={sparkEnd}
+                    color={row.color}
+                    label={`${row.label}: lag over the last 15 minutes`}
+                  />
+                </td>
+                <td className="disagreement">
+                  {row.disagreement ? (
+                    <span className="tone-warn" title="The lag sources disagree">
+                      <span aria-hidden="true">≠ </span>
+                      {row.disagreement}
+                    </span>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {node.children.length ? (
+        <ul className="topology">
+          {node.children.map((child) => (
+            <TopologyItem key={child.id} node={child} sparkStart={sparkStart} sparkEnd={sparkEnd} />
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  );
+}

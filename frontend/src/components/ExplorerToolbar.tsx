@@ -1,0 +1,130 @@
+import { useState, type FormEvent } from "react";
+import { LAG_SOURCES, RANGE_NAMES, type ExplorerState, type LagSourceChoice, type RangeName } from "../viewmodels/explorerState";
+
+const SOURCE_WORDS: Record<LagSourceChoice, string> = {
+  best: "best",
+  heartbeat: "heartbeat",
+  applier: "applier",
+  server: "server (Seconds_Behind)",
+  all: "all side by side",
+};
+
+function localInput(ms: number): string {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+interface RangeProps {
+  state: ExplorerState;
+  live: boolean;
+  startMs: number;
+  endMs: number;
+  onRange: (range: RangeName) => void;
+  onCustom: (fromMs: number, toMs: number) => void;
+  onZoomOut: () => void;
+}
+
+export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, onZoomOut }: RangeProps) {
+  const [custom, setCustom] = useState<{ from: string; to: string } | null>(null);
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    if (!custom) return;
+    const from = Date.parse(custom.from);
+    const to = Date.parse(custom.to);
+    if (from < to) {
+      onCustom(from, to);
+      setCustom(null);
+    }
+  }
+
+  return (
+    <div className="range-picker">
+      <div role="group" aria-label="Time range" className="segmented">
+        {RANGE_NAMES.map((name) => (
+          <button key={name} type="button" aria-pressed={state.range === name} onClick={() => onRange(name)}>
+            {name}
+          </button>
+        ))}
+        <button
+          type="button"
+          aria-pressed={state.range === "custom"}
+          aria-expanded={custom !== null}
+          onClick={() => setCustom(custom ? null : { from: localInput(startMs), to: localInput(endMs) })}
+        >
+          custom
+        </button>
+      </div>
+      <button type="button" onClick={onZoomOut} title="Twice the range around the same centre">
+        zoom out
+      </button>
+      <span className={live ? "live-dot live" : "live-dot"} role="status">
+        {live ? "● live" : "❚❚ fixed range"}
+      </span>
+      {custom ? (
+        <form className="custom-range" onSubmit={apply}>
+          <label className="inline">
+            from
+            <input type="datetime-local" value={custom.from} onChange={(e) => setCustom({ ...custom, from: e.target.value })} />
+          </label>
+          <label className="inline">
+            to
+            <input type="datetime-local" value={custom.to} onChange={(e) => setCustom({ ...custom, to: e.target.value })} />
+          </label>
+          <button type="submit">Apply</button>
+        </form>
+      ) : null}
+    </div>
+  );
+}
+
+interface ControlProps {
+  state: ExplorerState;
+  channels: readonly { id: number; label: string; color: string; region: string }[];
+  dragMode: "annotate" | "zoom";
+  onToggle: (channelId: number) => void;
+  onSource: (source: LagSourceChoice) => void;
+  onLog: (log: boolean) => void;
+  onDragMode: (mode: "annotate" | "zoom") => void;
+}
+
+export function ExplorerControls({ state, channels, dragMode, onToggle, onSource, onLog, onDragMode }: ControlProps) {
+  return (
+    <div className="explorer-controls">
+      <fieldset>
+        <legend>Replicas</legend>
+        {channels.map((c) => (
+          <label key={c.id} className="inline">
+            <input type="checkbox" checked={!state.hidden.includes(c.id)} onChange={() => onToggle(c.id)} />
+            <span className="swatch" style={{ background: c.color }} aria-hidden="true" />
+            {c.label}
+            {c.region ? <span className="badge region">{c.region}</span> : null}
+          </label>
+        ))}
+      </fieldset>
+      <fieldset>
+        <legend>Lag source</legend>
+        {LAG_SOURCES.map((s) => (
+          <label key={s} className="inline">
+            <input type="radio" name="lag-source" value={s} checked={state.source === s} onChange={() => onSource(s)} />
+            {SOURCE_WORDS[s]}
+          </label>
+        ))}
+      </fieldset>
+      <fieldset>
+        <legend>Chart</legend>
+        <label className="inline">
+          <input type="checkbox" checked={state.log} onChange={(e) => onLog(e.target.checked)} />
+          log scale
+        </label>
+        <label className="inline">
+          drag to
+          <select value={dragMode} onChange={(e) => onDragMode(e.target.value as "annotate" | "zoom")}>
+            <option value="annotate">annotate</option>
+            <option value="zoom">zoom</option>
+          </select>
+        </label>
+      </fieldset>
+    </div>
+  );
+}

@@ -1,0 +1,209 @@
+// The lag chart: draws a LagChartModel (lines, bands, gaps), the parameter-change markers, the
+// annotations and the drag preview. Pointer → time uses the shared geometry (chartGeometry.ts).
+import { useRef, useState, type MouseEvent } from "react";
+import {
+  Area,
+  ComposedChart,
+  Line,
+  ReferenceArea,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+import { formatDateTime, formatDurationTick } from "../format/format";
+import type { AnnotationMark } from "../viewmodels/annotations";
+import { LOG_FLOOR_S, tooltipEntries, type LagChartModel, type LagRow } from "../viewmodels/lagChart";
+import type { ChangeMarker } from "../viewmodels/paramLanes";
+import { CHART_MARGIN, RIGHT_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
+import { timeAxisProps } from "./TimeAxis";
+
+interface Props {
+  model: LagChartModel;
+  markers: readonly ChangeMarker[];
+  annotations: readonly AnnotationMark[];
+  height?: number;
+  /** A click (from = to) or a drag on the plot, in epoch ms. */
+  onSelect?: (fromMs: number, toMs: number) => void;
+}
+
+export function LagChart({ model, markers, annotations, height = 300, onSelect }: Props) {
+  const box = useRef<HTMLDivElement>(null);
+  const [drag, setDrag] = useState<{ from: number; to: number } | null>(null);
+
+  function timeAt(event: MouseEvent): number | null {
+    const rect = box.current?.getBoundingClientRect();
+    if (!rect) return null;
+    const width = rect.width - Y_AXIS_WIDTH - RIGHT_MARGIN;
+    const x = event.clientX - rect.left - Y_AXIS_WIDTH;
+    if (width <= 0 || x < 0 || x > width) return null;
+    return model.startMs + (x / width) * (model.endMs - model.startMs);
+  }
+
+  const down = (event: MouseEvent) => {
+    if (event.button !== 0 || !onSelect) return;
+    const t = timeAt(event);
+    if (t !== null) setDrag({ from: t, to: t });
+  };
+  const move = (event: MouseEvent) => {
+    if (!drag) return;
+    const t = timeAt(event);
+    if (t !== null) setDrag({ ...drag, to: t });
+  };
+  const up = () => {
+    if (drag && onSelect) onSelect(drag.from, drag.to);
+    setDrag(null);
+  };
+
+  return (
+    <div
+      ref={box}
+      className="lag-chart"
+      data-testid="lag-chart"
+      data-lines={model.lines.length}
+      onMouseDown={down}
+      onMouseMove={move}
+      onMouseUp={up}
+      onMouseLeave={() => setDrag(null)}
+    >
+      <ResponsiveContainer width="100%" height={height}>
+        <ComposedChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value">
+          <XAxis {...timeAxisProps(model.startMs, model.endMs)} />
+          <YAxis
+            width={Y_AXIS_WIDTH}
+            scale={model.log ? "log" : "linear"}
+            domain={model.log ? [LOG_FLOOR_S, "auto"] : [0, "auto"]}
+            allowDataOverflow={model.log}
+            tickFormatter={formatDurationTick}
+            tick={{ fontSize: 11 }}
+          />
+          {model.gaps.map((gap, i) => (
+            <ReferenceArea
+              key={`gap-${i}`}
+              x1={gap.fromMs}
+              x2={gap.toMs}
+              fill={gap.color}
+              fillOpacity={0.07}
+              ifOverflow="hidden"
+            />
+          ))}
+          {markers.map((m) => (
+            <ReferenceArea
+              key={`win-${m.id}`}
+              x1={m.windowFromMs}
+              x2={m.t}
+              fill="#7c5cbf"
+              fillOpacity={0.15}
+              ifOverflow="hidden"
+            />
+          ))}
+          {annotations
+            .filter((a) => a.kind === "range")
+            .map((a) => (
+              <ReferenceArea
+                key={`ann-${a.id}`}
+                x1={a.drawFromMs}
+                x2={a.drawToMs}
+                fill="#e0a800"
+                fillOpacity={0.12}
+                stroke="#b38600"
+                strokeOpacity={0.4}
+                ifOverflow="hidden"
+              />
+            ))}
+          {model.lines.map((line) =>
+            line.bandKey ? (
+              <Area
+                key={line.bandKey}
+                dataKey={line.bandKey}
+                stroke="none"
+                fill={line.color}
+                fillOpacity={0.15}
+                isAnimationActive={false}
+                connectNulls={false}
+                activeDot={false}
+              />
+            ) : null,
+          )}
+          {model.lines.map((line) => (
+            <Line
+              key={line.key}
+              dataKey={line.key}
+              name={line.label}
+              stroke={line.color}
+              strokeDasharray={line.dash}
+              strokeWidth={1.6}
+              dot={false}
+              isAnimationActive={false}
+              connectNulls={false}
+            />
+          ))}
+          {markers.map((m) => (
+            <ReferenceLine
+              key={`mark-${m.id}`}
+              x={m.t}
+              stroke="#7c5cbf"
+              strokeDasharray="3 3"
+              ifOverflow="hidden"
+              label={<MarkerLabel glyph="◆" color="#7c5cbf" title={`${m.title} — ${m.detail}`} kind="param-change" />}
+            />
+          ))}
+          {annotations.map((a) => (
+            <ReferenceLine
+              key={`annl-${a.id}`}
+              x={a.drawFromMs}
+              stroke="#b38600"
+              ifOverflow="hidden"
+              label={<MarkerLabel glyph="▲" color="#b38600" title={a.title} kind="annotation" />}
+            />
+          ))}
+          {drag && Math.abs(drag.to - drag.from) > 0 ? (
+            <ReferenceArea x1={Math.min(drag.from, drag.to)} x2={Math.max(drag.from, drag.to)} fill="#2f6fde" fillOpacity={0.15} />
+          ) : null}
+          <Tooltip
+            isAnimationActive={false}
+            content={({ label, payload }) => <LagTooltip model={model} t={Number(label)} row={payload?.[0]?.payload as LagRow | undefined} />}
+          />
+        </ComposedChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+interface MarkerLabelProps {
+  glyph: string;
+  color: string;
+  title: string;
+  kind: string;
+  viewBox?: { x?: number; y?: number; height?: number };
+}
+
+/** A glyph at the foot of a reference line; its hover text is the whole story. */
+function MarkerLabel({ glyph, color, title, kind, viewBox }: MarkerLabelProps) {
+  const x = viewBox?.x ?? 0;
+  const y = (viewBox?.y ?? 0) + (viewBox?.height ?? 0) - 4;
+  return (
+    <g className={`chart-marker marker-${kind}`} data-kind={kind}>
+      <title>{title}</title>
+      <text x={x} y={y} textAnchor="middle" fill={color} fontSize={13}>
+        {glyph}
+      </text>
+    </g>
+  );
+}
+
+function LagTooltip({ model, t, row }: { model: LagChartModel; t: number; row: LagRow | undefined }) {
+  if (!Number.isFinite(t)) return null;
+  return (
+    <div className="chart-tooltip">
+      <div className="muted">{formatDateTime(t)}</div>
+      {tooltipEntries(model, row, t).map((e) => (
+        <div key={e.key} className={e.missing ? "tooltip-missing" : undefined}>
+          <span className="swatch" style={{ background: e.color }} aria-hidden="true" /> {e.label}:{" "}
+          <strong>{e.text}</strong>
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,37 @@
+import { Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { formatCount, formatDateTime, formatRate } from "../format/format";
+import type { RateModel } from "../viewmodels/decomposition";
+import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
+import { timeAxisProps } from "./TimeAxis";
+
+export function RateChart({ model, startMs, endMs }: { model: RateModel; startMs: number; endMs: number }) {
+  if (model.empty) return <p className="muted strip-empty">No rates in this range.</p>;
+  return (
+    <div>
+      <div className="legend">
+        {model.lines.map((l) => (
+          <span key={l.key}>
+            <svg width="22" height="8" aria-hidden="true">
+              <line x1="0" x2="22" y1="4" y2="4" stroke={l.color} strokeWidth="2" strokeDasharray={l.dash} />
+            </svg>{" "}
+            {l.label}
+          </span>
+        ))}
+      </div>
+      <ResponsiveContainer width="100%" height={140}>
+        <LineChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value">
+          <XAxis {...timeAxisProps(startMs, endMs)} />
+          <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} tick={{ fontSize: 11 }} />
+          {model.lines.map((l) => (
+            <Line key={l.key} dataKey={l.key} name={l.label} stroke={l.color} strokeDasharray={l.dash} dot={false} isAnimationActive={false} connectNulls={false} strokeWidth={1.5} />
+          ))}
+          <Tooltip
+            isAnimationActive={false}
+            labelFormatter={(t) => formatDateTime(Number(t))}
+            formatter={(value, name) => [formatRate(Number(value), "trx"), name]}
+          />
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}

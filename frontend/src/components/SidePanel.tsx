@@ -1,0 +1,42 @@
+import type { ChannelPanel } from "../viewmodels/sidePanel";
+import { VerdictBadge } from "./Verdict";
+
+/** The latest status per replica channel. Server error messages are rendered as text. */
+export function SidePanel({ panels }: { panels: readonly ChannelPanel[] }) {
+  return (
+    <aside className="side-panel" aria-label="Replica status">
+      <h2>Replicas now</h2>
+      {panels.length === 0 ? <p className="muted">No replica channel seen yet.</p> : null}
+      {panels.map((p) => (
+        <section key={p.channelId} className="side-channel" aria-label={`status of ${p.label}`} data-channel={p.label}>
+          <h3>
+            <span className="swatch" style={{ background: p.color }} aria-hidden="true" /> {p.label}{" "}
+            <VerdictBadge verdict={p.verdict} />
+          </h3>
+          {p.disagreement ? (
+            <p className="tone-warn small">
+              <span aria-hidden="true">≠ </span>
+              {p.disagreement}
+            </p>
+          ) : null}
+          <dl className="status-rows">
+            {p.rows.map((r) => (
+              <div key={r.term} className={r.problem ? "problem" : undefined}>
+                <dt>{r.term}</dt>
+                <dd>
+                  {r.problem ? <span aria-hidden="true">⚠ </span> : null}
+                  {r.value}
+                </dd>
+              </div>
+            ))}
+          </dl>
+          {p.errors.map((e) => (
+            <div key={e.thread} className="server-error" role="note">
+              <strong>Last {e.thread} error:</strong> <code>{e.text}</code>
+            </div>
+          ))}
+        </section>
+      ))}
+    </aside>
+  );
+}

@@ -1,0 +1,18 @@
+// API problems in words a person acts on.
+import { ApiProblem } from "../api/client";
+import { formatDuration } from "./format";
+
+export function loginErrorText(error: unknown): string {
+  if (error instanceof ApiProblem) {
+    if (error.status === 401) return "Wrong username or password.";
+    if (error.status === 429) {
+      const wait =
+        error.retryAfterS !== null ? ` Try again in ${formatDuration(error.retryAfterS)}.` : " Try again later.";
+      return `Too many failed logins for this user or address.${wait}`;
+    }
+    if (error.status === 422) return `Invalid input: ${error.detail || error.title}`;
+    if (error.status === 0) return `The API did not answer${error.detail ? `: ${error.detail}` : "."}`;
+    return error.detail ? `${error.title}: ${error.detail}` : error.title;
+  }
+  return "The API did not answer.";
+}

@@ -1,0 +1,14 @@
+// Live views poll; TanStack Query guarantees the two rules we need:
+// - no overlap: an interval tick while the previous fetch of the same key is in flight joins
+//   that fetch instead of starting another (query.fetch dedupes when cancelRefetch is unset);
+// - paused while the tab is hidden: refetchIntervalInBackground is false, and a tab coming
+//   back refetches at once (refetchOnWindowFocus).
+export const LIVE_INTERVAL_MS = 2000;
+
+export function livePolling(intervalMs: number = LIVE_INTERVAL_MS) {
+  return {
+    refetchInterval: intervalMs,
+    refetchIntervalInBackground: false,
+    refetchOnWindowFocus: true,
+  } as const;
+}

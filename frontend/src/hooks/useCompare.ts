@@ -1,0 +1,38 @@
+import { useQuery } from "@tanstack/react-query";
+import { api, unwrap } from "../api/client";
+import type { Span } from "../viewmodels/compareQuery";
+import { keys } from "./keys";
+
+export type CompareRequest =
+  | { mode: "channels"; channelId: number; otherId: number; span: Span }
+  | { mode: "windows"; channelId: number; a: Span; b: Span };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** GET /compare: two replicas over one window, or one replica in two windows. */
+export function useCompare(request: CompareRequest | null) {
+  return useQuery({
+    queryKey: keys.compare(request ?? {}),
+    enabled: request !== null,
+    queryFn: ({ signal }) => {
+      if (request === null) throw new Error("nothing to compare");
+      const query =
+        request.mode === "channels"
+          ? {
+              channel_id: request.channelId,
+              other_channel_id: request.otherId,
+              start: iso(request.span.startMs),
+              end: iso(request.span.endMs),
+            }
+          : {
+              channel_id: request.channelId,
+              a_start: iso(request.a.startMs),
+              a_end: iso(request.a.endMs),
+              b_start: iso(request.b.startMs),
+              b_end: iso(request.b.endMs),
+            };
+      return unwrap(api.GET("/api/v1/compare", { params: { query }, signal }));
+    },
+    placeholderData: (previous) => previous,
+  });
+}

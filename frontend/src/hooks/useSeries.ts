@@ -1,0 +1,63 @@
+import { useQueries, useQuery } from "@tanstack/react-query";
+import { api, unwrap, type Schemas } from "../api/client";
+import { resolveWindow, type TimeWindow } from "../viewmodels/timeWindow";
+import { keys } from "./keys";
+import { livePolling } from "./polling";
+
+export type MetricName = Schemas["SeriesResponse"]["metric"];
+
+export interface SeriesParams {
+  metric: MetricName;
+  channelIds?: readonly number[];
+  instanceIds?: readonly number[];
+  window: TimeWindow;
+  points: number;
+}
+
+export function fetchSeries(params: SeriesParams, signal?: AbortSignal) {
+  const { startMs, endMs } = resolveWindow(params.window, Date.now());
+  return unwrap(
+    api.GET("/api/v1/series", {
+      params: {
+        query: {
+          metric: params.metric,
+          channel_id: [...(params.channelIds ?? [])],
+          instance_id: [...(params.instanceIds ?? [])],
+          start: Math.floor(startMs),
+          end: Math.ceil(endMs),
+          points: params.points,
+        },
+      },
+      signal,
+    }),
+  );
+}
+
+function options(params: SeriesParams, live: boolean, enabled: boolean, intervalMs?: number) {
+  const none = !params.channelIds?.length && !params.instanceIds?.length;
+  return {
+    queryKey: keys.series(params),
+    queryFn: ({ signal }: { signal: AbortSignal }) => fetchSeries(params, signal),
+    enabled: enabled && !none,
+    placeholderData: (previous: Schemas["SeriesResponse"] | undefined) => previous,
+    ...(live && params.window.kind === "last" ? livePolling(intervalMs) : {}),
+  };
+}
+
+/** One metric of some channels or instances; live windows ("last 15 m") poll. */
+export function useSeries(params: SeriesParams, { live = true, enabled = true } = {}) {
+  return useQuery(options(params, live, enabled));
+}
+
+/** Several series queries at once (e.g. one sparkline query per cluster). */
+export function useSeriesList(
+  list: readonly SeriesParams[],
+  { live = true, intervalMs, enabled = true }: { live?: boolean; intervalMs?: number; enabled?: boolean } = {},
+) {
+  return useQueries({
+    queries: list.map((params) => ({
+      ...options(params, live, enabled, intervalMs),
+      placeholderData: undefined,
+    })),
+  });
+}

@@ -1,0 +1,106 @@
+// The explorer's state lives in the URL (shareable, back/forward work): range, custom window,
+// hidden channels, lag source, log scale.
+import type { TimeWindow } from "./timeWindow";
+
+export const RANGES = {
+  "15m": 15 * 60_000,
+  "1h": 3_600_000,
+  "6h": 6 * 3_600_000,
+  "24h": 24 * 3_600_000,
+  "7d": 7 * 86_400_000,
+  "30d": 30 * 86_400_000,
+} as const;
+export type RangeName = keyof typeof RANGES;
+export const RANGE_NAMES = Object.keys(RANGES) as RangeName[];
+
+export const LAG_SOURCES = ["best", "heartbeat", "applier", "server", "all"] as const;
+export type LagSourceChoice = (typeof LAG_SOURCES)[number];
+
+export interface ExplorerState {
+  /** A named range that follows the clock, or "custom" with from/to. */
+  range: RangeName | "custom";
+  fromMs: number | null;
+  toMs: number | null;
+  hidden: number[];
+  source: LagSourceChoice;
+  log: boolean;
+  /** Buckets per lag line (default 600; 100–2000). */
+  points: number;
+}
+
+export const DEFAULT_STATE: ExplorerState = {
+  range: "1h",
+  fromMs: null,
+  toMs: null,
+  hidden: [],
+  source: "best",
+  log: false,
+  points: 600,
+};
+
+function instant(text: string | null): number | null {
+  if (!text) return null;
+  if (/^\d{10,15}$/.test(text)) return Number(text);
+  const parsed = Date.parse(text);
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+function pointsParam(text: string | null): number {
+  const n = Number(text);
+  return text && Number.isInteger(n) ? Math.min(2000, Math.max(100, n)) : DEFAULT_STATE.points;
+}
+
+export function parseExplorerState(params: URLSearchParams): ExplorerState {
+  const range = params.get("range");
+  const fromMs = instant(params.get("from"));
+  const toMs = instant(params.get("to"));
+  const custom = fromMs !== null && toMs !== null && fromMs < toMs;
+  const source = params.get("source");
+  return {
+    range: custom ? "custom" : range && range in RANGES ? (range as RangeName) : DEFAULT_STATE.range,
+    fromMs: custom ? fromMs : null,
+    toMs: custom ? toMs : null,
+    hidden: (params.get("hide") ?? "")
+      .split(",")
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0),
+    source: LAG_SOURCES.includes(source as LagSourceChoice) ? (source as LagSourceChoice) : "best",
+    log: params.get("log") === "1",
+    points: pointsParam(params.get("pts")),
+  };
+}
+
+/** Only what differs from the defaults, in a stable order. */
+export function explorerSearch(state: ExplorerState): string {
+  const params = new URLSearchParams();
+  if (state.range === "custom" && state.fromMs !== null && state.toMs !== null) {
+    params.set("from", new Date(state.fromMs).toISOString());
+    params.set("to", new Date(state.toMs).toISOString());
+  } else if (state.range !== DEFAULT_STATE.range) {
+    params.set("range", state.range);
+  }
+  if (state.hidden.length) params.set("hide", [...state.hidden].sort((a, b) => a - b).join(","));
+  if (state.source !== "best") params.set("source", state.source);
+  if (state.log) params.set("log", "1");
+  if (state.points !== DEFAULT_STATE.points) params.set("pts", String(state.points));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+export function explorerWindow(state: ExplorerState): TimeWindow {
+  if (state.range === "custom" && state.fromMs !== null && state.toMs !== null) {
+    return { kind: "fixed", startMs: state.fromMs, endMs: state.toMs };
+  }
+  return { kind: "last", spanMs: RANGES[state.range === "custom" ? "1h" : state.range] };
+}
+
+export function isLive(state: ExplorerState): boolean {
+  return state.range !== "custom";
+}
+
+/** Zoom out: twice the span around the same centre, never past now. */
+export function zoomedOut(startMs: number, endMs: number, nowMs: number): { fromMs: number; toMs: number } {
+  const span = endMs - startMs;
+  const toMs = Math.min(nowMs, endMs + span / 2);
+  return { fromMs: toMs - 2 * span, toMs };
+}

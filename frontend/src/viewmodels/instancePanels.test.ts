@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { buildInstancePanels, commitsPerGroup, durabilityWarnings, instanceColors } from "./instancePanels";
+import { instanceStatus } from "./testdata";
+
+const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
+const pt = (s: number, v: number) => ({ t: T0 + s * 1000, min: v, avg: v, max: v, last: v, n: 1 });
+const series = (metric: "binlog_commits_per_s" | "binlog_group_commits_per_s" | "commits_per_s", values: number[]) => ({
+  metric,
+  start: T0,
+  end: T0 + 3000,
+  series: [
+    {
+      channel_id: null,
+      instance_id: 1,
+      metric,
+      resolution: "raw" as const,
+      bucket_ms: 1000,
+      points: values.map((v, i) => pt(i, v)),
+      note: null,
+    },
+  ],
+});
+
+describe("instance panels", () => {
+  it("divides binlog commits by groups, leaving buckets without groups empty", () => {
+    const commits = [
+      { t: 0, value: 100, min: null, max: null },
+      { t: 1, value: 50, min: null, max: null },
+    ];
+    const groups = [
+      { t: 0, value: 20, min: null, max: null },
+      { t: 1, value: 0, min: null, max: null },
+    ];
+    expect(commitsPerGroup(commits, groups).map((p) => p.value)).toEqual([5, null]);
+  });
+
+  it("builds a panel per question with a line per instance", () => {
+    const panels = buildInstancePanels({
+      series: {
+        commits_per_s: series("commits_per_s", [200, 210, 190]),
+        binlog_commits_per_s: series("binlog_commits_per_s", [200, 210, 190]),
+        binlog_group_commits_per_s: series("binlog_group_commits_per_s", [50, 70, 95]),
+      },
+      instances: [{ id: 1, name: "source", role: "source" }],
+      colors: new Map([[1, "#000"]]),
+      pollIntervalS: 1,
+      endMs: T0 + 3000,
+    });
+    const perGroup = panels.find((p) => p.key === "per-group");
+    expect(perGroup?.rows.map((r) => r["commits_per_group:1"])).toEqual([4, 3, 2]);
+    expect(panels.find((p) => p.key === "commits")?.lines).toEqual([
+      { key: "commits_per_s:1", label: "source", color: "#000", dash: undefined },
+    ]);
+    expect(panels.find((p) => p.key === "dblwr")?.empty).toBe(true);
+  });
+
+  it("colours the source in ink and replicas like their channel", () => {
+    const colors = instanceColors(
+      [
+        { id: 1, role: "source" },
+        { id: 2, role: "replica" },
+      ],
+      [{ id: 9, instance_id: 2 }],
+      new Map([[9, "#2f6fde"]]),
+    );
+    expect([...colors]).toEqual([
+      [1, "#1c2330"],
+      [2, "#2f6fde"],
+    ]);
+  });
+
+  it("warns about a disabled redo log and doublewrite off", () => {
+    const warnings = durabilityWarnings([
+      instanceStatus({ name: "r1", redo_log_enabled: false, doublewrite: "OFF" }),
+      instanceStatus({ name: "r2", redo_log_enabled: true, doublewrite: "ON" }),
+    ]);
+    expect(warnings.map((w) => w.instance)).toEqual(["r1", "r1"]);
+    expect(warnings[0]?.text).toContain("redo log disabled");
+    expect(warnings[1]?.text).toContain("innodb_doublewrite=OFF");
+  });
+});

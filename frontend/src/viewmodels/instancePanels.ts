@@ -1,0 +1,171 @@
+// Instance panels: what each server does per second (commits, group commits, fsyncs, bytes
+// written, doublewrite pages), and warnings for durability shortcuts.
+import type { Schemas } from "../api/client";
+import type { MetricName } from "../hooks/useSeries";
+import { mergeRows, withGaps, type GapPoint, type Row } from "./series";
+
+type SeriesResponse = Schemas["SeriesResponse"];
+type InstanceStatus = Schemas["InstanceStatusOut"];
+
+export const INSTANCE_METRICS: MetricName[] = [
+  "commits_per_s",
+  "binlog_commits_per_s",
+  "binlog_group_commits_per_s",
+  "log_fsyncs_per_s",
+  "data_fsyncs_per_s",
+  "data_written_per_s",
+  "log_written_per_s",
+  "dblwr_pages_per_s",
+];
+
+export type PanelUnit = "per_s" | "bytes_per_s" | "ratio";
+
+export interface InstanceLine {
+  key: string;
+  label: string;
+  color: string;
+  dash: string | undefined;
+}
+
+export interface InstancePanel {
+  key: string;
+  title: string;
+  unit: PanelUnit;
+  lines: InstanceLine[];
+  rows: Row[];
+  empty: boolean;
+}
+
+interface PanelSpec {
+  key: string;
+  title: string;
+  unit: PanelUnit;
+  parts: { metric: MetricName | "commits_per_group"; suffix: string; dash?: string }[];
+}
+
+const PANELS: PanelSpec[] = [
+  { key: "commits", title: "Commits per second", unit: "per_s", parts: [{ metric: "commits_per_s", suffix: "" }] },
+  {
+    key: "groups",
+    title: "Binlog group commits per second",
+    unit: "per_s",
+    parts: [{ metric: "binlog_group_commits_per_s", suffix: "" }],
+  },
+  {
+    key: "per-group",
+    title: "Commits per binlog group (bigger groups: fewer fsyncs per commit)",
+    unit: "ratio",
+    parts: [{ metric: "commits_per_group", suffix: "" }],
+  },
+  {
+    key: "fsyncs",
+    title: "fsyncs per second (redo log solid, data files dashed)",
+    unit: "per_s",
+    parts: [
+      { metric: "log_fsyncs_per_s", suffix: " redo" },
+      { metric: "data_fsyncs_per_s", suffix: " data", dash: "4 3" },
+    ],
+  },
+  {
+    key: "written",
+    title: "Bytes written per second (data solid, redo log dashed)",
+    unit: "bytes_per_s",
+    parts: [
+      { metric: "data_written_per_s", suffix: " data" },
+      { metric: "log_written_per_s", suffix: " redo", dash: "4 3" },
+    ],
+  },
+  { key: "dblwr", title: "Doublewrite pages per second", unit: "per_s", parts: [{ metric: "dblwr_pages_per_s", suffix: "" }] },
+];
+
+function points(response: SeriesResponse | undefined, instanceId: number, pollMs: number, endMs: number): GapPoint[] {
+  const s = response?.series.find((x) => x.instance_id === instanceId && x.channel_id === null);
+  return s ? withGaps(s.points, s.bucket_ms, pollMs, endMs) : [];
+}
+
+/** binlog commits / group commits per bucket (null where there were no groups). */
+export function commitsPerGroup(commits: readonly GapPoint[], groups: readonly GapPoint[]): GapPoint[] {
+  const byTime = new Map(groups.map((g) => [g.t, g.value]));
+  return commits.map((c) => {
+    const g = byTime.get(c.t);
+    const value = c.value !== null && g !== undefined && g !== null && g > 0 ? c.value / g : null;
+    return { t: c.t, value, min: null, max: null };
+  });
+}
+
+export function buildInstancePanels(input: {
+  series: Partial<Record<MetricName, SeriesResponse>>;
+  instances: readonly Pick<InstanceStatus, "id" | "name" | "role">[];
+  colors: ReadonlyMap<number, string>;
+  pollIntervalS: number;
+  endMs: number;
+}): InstancePanel[] {
+  const pollMs = input.pollIntervalS * 1000;
+  return PANELS.map((panel) => {
+    const lines: InstanceLine[] = [];
+    const perLine = new Map<string, GapPoint[]>();
+    for (const instance of input.instances) {
+      for (const part of panel.parts) {
+        const data =
+          part.metric === "commits_per_group"
+            ? commitsPerGroup(
+                points(input.series.binlog_commits_per_s, instance.id, pollMs, input.endMs),
+                points(input.series.binlog_group_commits_per_s, instance.id, pollMs, input.endMs),
+              )
+            : points(input.series[part.metric], instance.id, pollMs, input.endMs);
+        if (data.length === 0) continue;
+        const key = `${part.metric}:${instance.id}`;
+        perLine.set(key, data);
+        lines.push({
+          key,
+          label: `${instance.name}${part.suffix}`,
+          color: input.colors.get(instance.id) ?? "#666",
+          dash: part.dash,
+        });
+      }
+    }
+    const rows = mergeRows(perLine);
+    return { key: panel.key, title: panel.title, unit: panel.unit, lines, rows, empty: rows.length === 0 };
+  });
+}
+
+/** Instance colours: the source in ink, each replica in its first channel's accent. */
+export function instanceColors(
+  instances: readonly Pick<InstanceStatus, "id" | "role">[],
+  channels: readonly { id: number; instance_id: number }[],
+  channelColors: ReadonlyMap<number, string>,
+): Map<number, string> {
+  return new Map(
+    instances.map((i) => {
+      const channel = channels.find((c) => c.instance_id === i.id);
+      const color = i.role === "source" ? "#1c2330" : channel ? channelColors.get(channel.id) : undefined;
+      return [i.id, color ?? "#8a94a6"];
+    }),
+  );
+}
+
+export interface DurabilityWarning {
+  instance: string;
+  text: string;
+}
+
+/** A server running without the redo log or the doublewrite buffer, and what that risks. */
+export function durabilityWarnings(instances: readonly InstanceStatus[]): DurabilityWarning[] {
+  const warnings: DurabilityWarning[] = [];
+  for (const i of instances) {
+    if (i.redo_log_enabled === false) {
+      warnings.push({
+        instance: i.name,
+        text: `${i.name} runs with the InnoDB redo log disabled: a crash or power loss can lose committed transactions or leave the data files unusable (only for loading data you can load again).`,
+      });
+    }
+    const dblwr = (i.doublewrite ?? "").toUpperCase();
+    if (dblwr === "OFF" || dblwr === "0" || dblwr === "DETECT_ONLY") {
+      warnings.push({
+        instance: i.name,
+        text: `${i.name} runs with innodb_doublewrite=${i.doublewrite}: a page half-written when the server crashes cannot be repaired, and InnoDB may refuse to start until it is restored from a backup.`,
+      });
+    }
+  }
+  return warnings;
+}

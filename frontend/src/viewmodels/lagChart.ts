@@ -1,0 +1,211 @@
+// The lag chart: one line per replica channel (and per lag source in "all"), NULL as a gap with
+// its reason, a min/max band when buckets are coarse, log scale without lying about zero.
+import type { Schemas } from "../api/client";
+import { formatClock, formatDuration } from "../format/format";
+import { verdictInfo } from "../format/verdict";
+import type { MetricName } from "../hooks/useSeries";
+import { channelLabel } from "./colors";
+import type { LagSourceChoice } from "./explorerState";
+import { gapRanges, interpolate, withGaps, type GapPoint } from "./series";
+
+type SeriesResponse = Schemas["SeriesResponse"];
+type VerdictsOut = Schemas["VerdictsOut"];
+type ChannelStatus = Schemas["ChannelStatusOut"];
+
+export const SOURCE_METRICS: Record<Exclude<LagSourceChoice, "all">, MetricName> = {
+  best: "lag_s",
+  heartbeat: "heartbeat_lag_s",
+  applier: "applier_lag_s",
+  server: "seconds_behind_source",
+};
+const SOURCE_WORDS: Record<Exclude<LagSourceChoice, "all">, string> = {
+  best: "best",
+  heartbeat: "heartbeat",
+  applier: "applier",
+  server: "server",
+};
+const DASHES: Record<Exclude<LagSourceChoice, "all">, string | undefined> = {
+  best: undefined,
+  heartbeat: "6 3",
+  applier: "2 3",
+  server: "10 3 2 3",
+};
+/** On a log axis 0 cannot be drawn: values below this are drawn here (and said so). */
+export const LOG_FLOOR_S = 0.001;
+
+export function metricsFor(source: LagSourceChoice): MetricName[] {
+  return source === "all" ? Object.values(SOURCE_METRICS) : [SOURCE_METRICS[source]];
+}
+
+export interface LagLine {
+  key: string;
+  channelId: number;
+  label: string;
+  color: string;
+  dash: string | undefined;
+  /** Key of the [min, max] band in the rows, when drawn. */
+  bandKey: string | null;
+}
+
+export interface LagGap {
+  channelId: number;
+  label: string;
+  color: string;
+  fromMs: number;
+  toMs: number;
+  reason: string;
+}
+
+export type LagRow = { t: number } & Record<string, number | null | [number, number]>;
+
+export interface LagChartModel {
+  rows: LagRow[];
+  lines: LagLine[];
+  gaps: LagGap[];
+  startMs: number;
+  endMs: number;
+  log: boolean;
+  showBand: boolean;
+  empty: boolean;
+  notes: string[];
+}
+
+export interface LagChartInput {
+  series: Partial<Record<MetricName, SeriesResponse>>;
+  channels: readonly Pick<ChannelStatus, "id" | "instance_id" | "instance" | "name" | "sql_running" | "io_running" | "verdict">[];
+  colors: ReadonlyMap<number, string>;
+  source: LagSourceChoice;
+  hidden: readonly number[];
+  log: boolean;
+  verdicts?: VerdictsOut;
+  pollIntervalS: number;
+  startMs: number;
+  endMs: number;
+}
+
+/** Why a channel has no lag over [from, to): the worst verdict the runs say, in words. */
+export function gapReason(
+  channel: LagChartInput["channels"][number] | undefined,
+  runs: readonly { start: number; end: number; verdict: string }[],
+  fromMs: number,
+  toMs: number,
+  endMs: number,
+): string {
+  const overlapping = runs.filter((r) => r.end > fromMs && r.start < toMs && r.verdict !== "caught_up");
+  const ongoing = toMs >= endMs;
+  const first = overlapping[0];
+  if (!first) return ongoing ? "no lag value (nothing polled yet, or no lag source available)" : "no lag value (nothing polled)";
+  const since = formatClock(Math.max(first.start, fromMs));
+  const verdict = first.verdict as NonNullable<ChannelStatus["verdict"]>;
+  if (verdict === "stopped") {
+    if (ongoing && channel?.sql_running === false && channel.io_running !== false) return `SQL thread stopped since ${since}`;
+    if (ongoing && channel?.io_running === false && channel.sql_running !== false) return `IO thread stopped since ${since}`;
+    return ongoing ? `replication stopped since ${since}` : `replication stopped ${since}–${formatClock(toMs)}`;
+  }
+  const words = verdictInfo(verdict).label;
+  return ongoing ? `${words} since ${since}` : `${words} ${since}–${formatClock(toMs)}`;
+}
+
+export function buildLagChartModel(input: LagChartInput): LagChartModel {
+  const sources: Exclude<LagSourceChoice, "all">[] =
+    input.source === "all" ? ["best", "heartbeat", "applier", "server"] : [input.source];
+  const byChannel = new Map(input.channels.map((c) => [c.id, c]));
+  const lines: LagLine[] = [];
+  const perLine = new Map<string, GapPoint[]>();
+  const gaps: LagGap[] = [];
+  const notes: string[] = [];
+  let coarse = false;
+  const floor = (v: number | null) => (v === null ? null : input.log ? Math.max(v, LOG_FLOOR_S) : v);
+
+  for (const source of sources) {
+    const response = input.series[SOURCE_METRICS[source]];
+    for (const s of response?.series ?? []) {
+      if (s.channel_id === null || input.hidden.includes(s.channel_id)) continue;
+      const channel = byChannel.get(s.channel_id);
+      const label = channelLabel(channel?.instance ?? `instance ${s.instance_id}`, channel?.name ?? "");
+      const key = `${source}:${s.channel_id}`;
+      const points = withGaps(s.points, s.bucket_ms, input.pollIntervalS * 1000, input.endMs);
+      coarse ||= s.bucket_ms >= 5 * input.pollIntervalS * 1000;
+      perLine.set(key, points);
+      const color = input.colors.get(s.channel_id) ?? "#666";
+      lines.push({
+        key,
+        channelId: s.channel_id,
+        label: input.source === "all" ? `${label} (${SOURCE_WORDS[source]})` : label,
+        color,
+        dash: DASHES[source],
+        bandKey: null,
+      });
+      if (s.points.length === 0) notes.push(`${label}: no ${SOURCE_WORDS[source]} lag in this range`);
+      if (source === input.source || (input.source === "all" && source === "best")) {
+        const runs = input.verdicts?.channels.find((c) => c.channel_id === s.channel_id)?.runs ?? [];
+        const ranges = s.points.length ? gapRanges(points, input.endMs) : [{ from: input.startMs, to: input.endMs }];
+        for (const range of ranges) {
+          gaps.push({
+            channelId: s.channel_id,
+            label,
+            color,
+            fromMs: range.from,
+            toMs: range.to,
+            reason: gapReason(channel, runs, range.from, range.to, input.endMs),
+          });
+        }
+      }
+      if (s.note && !notes.includes(s.note)) notes.push(s.note);
+    }
+  }
+
+  const showBand = coarse && input.source !== "all";
+  if (showBand) for (const line of lines) line.bandKey = `${line.key}:band`;
+
+  const seen = new Set<number>();
+  for (const points of perLine.values()) for (const p of points) seen.add(p.t);
+  const times = [...seen].sort((a, b) => a - b);
+  // Per line: its points by time, looked up once per row (20 lines × 2,000 rows stays cheap).
+  const columns = lines.map((line) => {
+    const points = perLine.get(line.key) ?? [];
+    return { line, points, byTime: new Map(points.map((p) => [p.t, p])) };
+  });
+  const rows: LagRow[] = new Array(times.length);
+  for (let r = 0; r < times.length; r += 1) {
+    const t = times[r] as number;
+    const row = { t } as LagRow;
+    for (const { line, points, byTime } of columns) {
+      const own = byTime.get(t);
+      row[line.key] = floor(own ? own.value : interpolate(points, t));
+      if (line.bandKey && own && own.min !== null && own.max !== null && own.value !== null) {
+        row[line.bandKey] = [floor(own.min) as number, floor(own.max) as number];
+      }
+    }
+    rows[r] = row;
+  }
+  if (input.log) notes.push(`log scale: values under ${formatDuration(LOG_FLOOR_S)} are drawn at ${formatDuration(LOG_FLOOR_S)}`);
+  return {
+    rows,
+    lines,
+    gaps,
+    startMs: input.startMs,
+    endMs: input.endMs,
+    log: input.log,
+    showBand,
+    empty: rows.length === 0,
+    notes,
+  };
+}
+
+/** What the tooltip says for each line at time t: its value, or why it has none. */
+export function tooltipEntries(
+  model: LagChartModel,
+  row: LagRow | undefined,
+  t: number,
+): { key: string; label: string; color: string; text: string; missing: boolean }[] {
+  return model.lines.map((line) => {
+    const value = row?.[line.key];
+    if (typeof value === "number") {
+      const floored = model.log && value <= LOG_FLOOR_S;
+      return { key: line.key, label: line.label, color: line.color, text: floored ? `≤ ${formatDuration(LOG_FLOOR_S)}` : formatDuration(value), missing: false };
+    }
+    const gap = model.gaps.find((g) => g.channelId === line.channelId && g.fromMs <= t && t < g.toMs + 1);
+    return { key: line.key, label: line.label, color: line.color, text: gap ? gap.reason : "no value", missing: true };
+  });
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { buildChannelPanels, etaText } from "./sidePanel";
+import { channelStatus } from "./testdata";
+
+const NOW = Date.parse("2026-11-23T10:00:05Z");
+
+describe("buildChannelPanels", () => {
+  it("shows threads, backlog, lag sources and errors as text", () => {
+    const [panel] = buildChannelPanels(
+      [
+        channelStatus({
+          sql_running: false,
+          verdict: "broken",
+          lag_s: null,
+          seconds_behind_source: null,
+          last_sql_error: "Error 'Duplicate entry '7' for key 'PRIMARY'' on query <b>",
+          trx_behind: 1250,
+          eta: { seconds: null, catching_up: false, falling_behind_per_s: 12 },
+        }),
+      ],
+      new Map([[1, "#123"]]),
+      NOW,
+    );
+    const row = (term: string) => panel?.rows.find((r) => r.term === term);
+    expect(panel?.verdict.label).toBe("broken");
+    expect(row("lag")?.value).toBe("no value");
+    expect(row("server says")?.value).toBe("NULL");
+    expect(row("SQL thread")).toEqual({ term: "SQL thread", value: "stopped", problem: true });
+    expect(row("trx behind")?.value).toBe("1.25 k");
+    expect(row("ETA")?.value).toBe("not catching up (falling behind 12 trx/s)");
+    expect(row("sampled")?.value).toBe("5 s ago");
+    expect(panel?.errors).toEqual([{ thread: "SQL", text: "Error 'Duplicate entry '7' for key 'PRIMARY'' on query <b>" }]);
+  });
+
+  it("words the ETA", () => {
+    expect(etaText({ seconds: 0, catching_up: true, falling_behind_per_s: null })).toBe("caught up");
+    expect(etaText({ seconds: 90, catching_up: true, falling_behind_per_s: null })).toBe("1 m 30 s to catch up");
+    expect(etaText(null)).toBe("unknown");
+  });
+});

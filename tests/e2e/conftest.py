@@ -1,0 +1,110 @@
+"""Browser tests: the built UI (frontend/dist) served by the real API over the real pipeline
+polling the real MariaDB lab, driven by Playwright in Debian's Chromium.
+
+One pipeline and one API per test module (starting them costs ~15 s on a busy box); one browser
+per session; a fresh context per test, signed in with the admin's token unless the test signs
+in itself. Screenshots go to tests/e2e/artifacts/ (ignored by git). Tests wait for states with
+Playwright's auto-waiting ``expect`` and generous deadlines, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from tests.integration.api_stack import ApiServer, api_server
+from tests.integration.pipeline_stack import Pipeline, start_pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = ROOT / "frontend" / "dist"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = os.environ.get("LAGSCOPE_CHROMIUM", "/usr/bin/chromium")
+# Headless, no GPU, and nothing that phones home (updates, sync, QUIC probes) on a test box.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1440, "height": 900}
+# Two shared cores under seven engineers' tests: a state the UI reaches in 2 s may take 20.
+TIMEOUT_MS = 45_000
+TOKEN_KEY = "lagscope.token"
+
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+# Per module, not per session: Playwright's sync API keeps an asyncio loop running in the main
+# thread while it is open, and every later test calling anyio.run/asyncio.run in the same
+# session then failed with "Already running asyncio in this thread" (the unit tests run after).
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not (DIST / "index.html").is_file():
+        pytest.fail("no UI build in frontend/dist: run `make ui` first")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+    with start_pipeline(lab, tmp_path_factory.mktemp("e2e")) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def api(pipeline: Pipeline) -> Iterator[ApiServer]:
+    # Few free failures, so the throttled-login test needs only three attempts.
+    with api_server(pipeline.url, ui_dist=str(DIST), login_free_failures_user=2) as server:
+        yield server
+
+
+def new_context(browser: Browser, api: ApiServer, token: str | None) -> BrowserContext:
+    context = browser.new_context(viewport=VIEWPORT, base_url=api.url)
+    context.set_default_timeout(TIMEOUT_MS)
+    if token:
+        context.add_init_script(f"localStorage.setItem({TOKEN_KEY!r}, {json.dumps(token)})")
+    return context
+
+
+@pytest.fixture
+def page(browser: Browser, api: ApiServer) -> Iterator[Page]:
+    """A page signed in as the admin. Uncaught script errors fail the test."""
+    context = new_context(browser, api, api.admin_token)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert errors == [], f"uncaught errors in the page: {errors}"
+
+
+@pytest.fixture
+def anonymous_page(browser: Browser, api: ApiServer) -> Iterator[Page]:
+    context = new_context(browser, api, None)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def shot(page: Page, name: str) -> Path:
+    """A full-page screenshot kept as a test artifact."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

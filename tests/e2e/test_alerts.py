@@ -1,0 +1,97 @@
+"""Alerts in the browser: add a webhook target and a rule, send a test and see it in the delivery
+log; stop a replica's SQL thread and see the alert firing on the overview (and resolved after)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.integration.api_stack import ApiServer, api_server
+from tests.integration.pipeline_stack import Pipeline, start_pipeline
+from tests.integration.receiver import Receiver, receiver
+
+from .conftest import DIST, shot
+
+pytestmark = [pytest.mark.integration, pytest.mark.e2e]
+
+ALERT_ENV = {"LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"}
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+    with start_pipeline(lab, tmp_path_factory.mktemp("e2e-alerts"), extra_env=ALERT_ENV) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def api(pipeline: Pipeline) -> Iterator[ApiServer]:
+    with api_server(pipeline.url, ui_dist=str(DIST), webhook_allowed_hosts="127.0.0.1") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def hook() -> Iterator[Receiver]:
+    with receiver() as started:
+        yield started
+
+
+def sql_thread(lab, running: bool) -> None:
+    conn = lab.connect("replica1")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("START SLAVE SQL_THREAD" if running else "STOP SLAVE SQL_THREAD")
+    finally:
+        conn.close()
+
+
+def test_target_rule_test_send_and_a_firing_alert(
+    page: Page, lab, pipeline: Pipeline, hook: Receiver
+):
+    page.goto("/alerts")
+    expect(page.get_by_role("heading", name="Alerts", exact=True)).to_be_visible()
+
+    target_form = page.get_by_role("form", name="New webhook target")
+    target_form.get_by_label("Target name").fill("ops-hook")
+    target_form.get_by_label("URL").fill(f"{hook.url}/ops")
+    target_form.get_by_role("button", name="Add target").click()
+    targets = page.get_by_role("list", name="Webhook targets")
+    expect(targets).to_contain_text("ops-hook")
+
+    page.get_by_role("button", name="Send test to ops-hook").click()
+    expect(page.get_by_role("status").filter(has_text="Test")).to_have_text("Test delivered")
+    log = page.get_by_role("table", name="Delivery log")
+    expect(log).to_contain_text("ops-hook")
+    expect(log).to_contain_text("delivered")
+    expect(log).to_contain_text("#1 200")
+    assert len(hook.accepted()) == 1
+    shot(page, "alerts-test-sent")
+
+    rule_form = page.get_by_role("form", name="New alert rule")
+    rule_form.get_by_label("Name").fill("replica SQL thread stopped")
+    rule_form.get_by_label("Metric").select_option("sql_stopped")
+    rule_form.get_by_label("Threshold (above)").fill("0")
+    rule_form.get_by_label("For (s)").fill("2")
+    rule_form.get_by_label("Cluster").select_option(label="lab")
+    rule_form.get_by_label("ops-hook").check()
+    rule_form.get_by_role("button", name="Create rule").click()
+    expect(page.get_by_role("table", name="Alert rules")).to_contain_text(
+        "replica SQL thread stopped"
+    )
+
+    try:
+        sql_thread(lab, False)
+        page.goto("/")
+        banner = page.get_by_role("region", name="Firing alerts")
+        expect(banner).to_contain_text("replica SQL thread stopped")
+        expect(banner).to_contain_text("1 alert firing")
+        shot(page, "overview-alert-firing")
+    finally:
+        sql_thread(lab, True)
+    expect(page.get_by_role("region", name="Firing alerts")).to_have_count(0)
+    page.goto("/alerts")
+    history = page.get_by_role("table", name="Alert history")
+    expect(history).to_contain_text("resolved")
+    expect(history).to_contain_text("firing")
+    lab.wait_caught_up(timeout_s=120)

@@ -1,0 +1,168 @@
+"""The cluster lag explorer over the real lab: live lines per replica, a stopped SQL thread shown
+as stopped with a gap in its line, a parameter change as a lane and a marker, and annotations
+created by clicking and dragging on the chart. Each test leaves the lab replicating."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from lagscope.lab import Lab
+from tests.integration.pipeline_stack import Pipeline
+
+from .conftest import shot
+
+pytestmark = [pytest.mark.integration, pytest.mark.e2e]
+
+
+def open_explorer(page: Page, pipeline: Pipeline, query: str = "range=15m") -> Locator:
+    page.goto(f"/clusters/{pipeline.cluster_id}?{query}")
+    chart = page.get_by_test_id("lag-chart")
+    expect(chart).to_have_attribute("data-lines", "2")
+    # Lines are drawn (a path per replica), not only announced.
+    expect(chart.locator(".recharts-line-curve")).to_have_count(2)
+    return chart
+
+
+def test_explorer_shows_both_replicas_live(page: Page, pipeline: Pipeline):
+    open_explorer(page, pipeline)
+    panel = page.get_by_role("complementary", name="Replica status")
+    for replica in ("replica1", "replica2"):
+        status = panel.get_by_role("region", name=f"status of {replica}")
+        expect(status).to_contain_text("caught up")
+    # Panels below the fold fetch and draw once scrolled near.
+    page.get_by_role(
+        "heading", name="What does each server spend its writes on?"
+    ).scroll_into_view_if_needed()
+    commits = page.get_by_role("figure", name="Commits per second", exact=True)
+    expect(commits.locator(".recharts-line-curve")).to_have_count(3)  # source and both replicas
+    # The URL carries the state: switching the lag source is shareable and goes back.
+    page.get_by_label("heartbeat", exact=True).click()  # the URL, not the input, holds the state
+    expect(page.get_by_label("heartbeat", exact=True)).to_be_checked()
+    expect(page).to_have_url(re.compile(r"range=15m&source=heartbeat"))
+    page.go_back()
+    expect(page.get_by_label("best", exact=True)).to_be_checked()
+    shot(page, "explorer")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    shot(page, "explorer-1280")
+
+
+@pytest.fixture
+def replica1(lab: Lab) -> Iterator[object]:
+    conn = lab.connect("replica1")
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def test_stopped_sql_thread_turns_stopped_and_its_line_gaps(
+    page: Page, pipeline: Pipeline, lab: Lab, replica1
+):
+    # The server's own figure (Seconds_Behind_Source) is NULL while the SQL thread is stopped:
+    # that line gaps, with the reason. (The heartbeat lag goes on, rising: it is still known.)
+    open_explorer(page, pipeline, "range=15m&source=server")
+    status = page.get_by_role("region", name="status of replica1")
+    try:
+        with replica1.cursor() as cur:
+            cur.execute("STOP SLAVE SQL_THREAD")
+        expect(status).to_contain_text("stopped")
+        expect(status.locator(".problem", has_text="SQL thread")).to_contain_text("stopped")
+        gap = page.locator('[data-gap-channel="replica1"]')
+        expect(gap).to_contain_text(re.compile(r"SQL thread stopped since \d\d:\d\d:\d\d"))
+        expect(page.locator('[data-gap-channel="replica2"]')).to_have_count(0)
+        shot(page, "explorer-stopped")
+        page.goto("/")
+        row = page.locator('[data-instance="replica1"] tr[data-channel="replica1"]')
+        expect(row).to_contain_text("stopped")
+        shot(page, "overview-stopped")
+    finally:
+        with replica1.cursor() as cur:
+            cur.execute("START SLAVE SQL_THREAD")
+    lab.wait_caught_up(timeout_s=60)
+
+
+def test_parallel_apply_change_shows_a_lane_and_a_marker(
+    page: Page, pipeline: Pipeline, lab: Lab, replica1
+):
+    with replica1.cursor() as cur:
+        cur.execute("SELECT @@global.slave_parallel_threads, @@global.slave_parallel_mode")
+        threads, mode = cur.fetchone()
+    new_mode = "conservative" if mode == "optimistic" else "optimistic"
+    chart = open_explorer(page, pipeline)
+    try:
+        with replica1.cursor() as cur:
+            cur.execute("STOP SLAVE")
+            cur.execute("SET GLOBAL slave_parallel_threads = 4")
+            cur.execute(f"SET GLOBAL slave_parallel_mode = '{new_mode}'")
+            cur.execute("START SLAVE")
+        lane = page.get_by_role("listitem", name="replica1 · slave_parallel_threads")
+        expect(lane).to_be_visible()
+        expect(lane.locator(".param-lane-segment")).to_have_text([str(threads), "4"])
+        mode_lane = page.get_by_role("listitem", name="replica1 · slave_parallel_mode")
+        expect(mode_lane.locator(".param-lane-segment")).to_have_text([mode, new_mode])
+        marker = chart.locator(".marker-param-change title", has_text="slave_parallel_threads")
+        expect(marker).to_have_count(1)
+        expect(marker).to_have_text(
+            re.compile(rf"replica1: slave_parallel_threads {threads} → 4 — changed between")
+        )
+        shot(page, "explorer-param-lanes")
+    finally:
+        with replica1.cursor() as cur:
+            cur.execute("STOP SLAVE")
+            cur.execute(f"SET GLOBAL slave_parallel_threads = {int(threads)}")
+            cur.execute(f"SET GLOBAL slave_parallel_mode = '{mode}'")
+            cur.execute("START SLAVE")
+    lab.wait_caught_up(timeout_s=60)
+
+
+def plot_point(chart: Locator, fraction: float) -> tuple[float, float]:
+    box = chart.bounding_box()
+    assert box is not None
+    left, right = 64, 16  # the chart's y-axis width and right margin (chartGeometry.ts)
+    x = box["x"] + left + (box["width"] - left - right) * fraction
+    return x, box["y"] + box["height"] * 0.4
+
+
+def test_click_annotates_a_point_and_drag_a_range(page: Page, pipeline: Pipeline):
+    chart = open_explorer(page, pipeline)
+    x, y = plot_point(chart, 0.5)
+    page.mouse.click(x, y)
+    form = page.get_by_role("form", name="New point annotation")
+    form.get_by_label("Text").fill("raised the flush interval")
+    form.get_by_label("Tags (comma-separated)").fill("tuning, flush")
+    form.get_by_role("button", name="Save annotation").click()
+    expect(form).to_be_hidden()
+    notes = page.get_by_role("list", name="Annotations in this range")
+    point = notes.locator('li[data-kind="point"]', has_text="raised the flush interval")
+    expect(point).to_contain_text("admin")
+    expect(point).to_contain_text("tuning")
+    expect(chart.locator(".marker-annotation title", has_text="raised the flush")).to_have_count(1)
+
+    x0, y0 = plot_point(chart, 0.2)
+    x1, _ = plot_point(chart, 0.4)
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, y0, steps=5)
+    page.mouse.move(x1, y0, steps=5)
+    page.mouse.up()
+    form = page.get_by_role("form", name="New range annotation")
+    form.get_by_label("Text").fill("load test window")
+    form.get_by_label("Scope").select_option(label="instance replica2")
+    form.get_by_role("button", name="Save annotation").click()
+    ranged = notes.locator('li[data-kind="range"]', has_text="load test window")
+    expect(ranged).to_contain_text("replica2")
+    expect(ranged).to_contain_text(re.compile(r"\d\d:\d\d:\d\d–\d\d:\d\d:\d\d"))
+    shot(page, "explorer-annotations")
+
+    # Edit and delete where allowed (the admin wrote them).
+    ranged.get_by_role("button", name="Edit annotation: load test window").click()
+    form = page.get_by_role("form", name="Edit annotation")
+    form.get_by_label("Text").fill("load test window (2 threads)")
+    form.get_by_role("button", name="Save annotation").click()
+    expect(notes).to_contain_text("load test window (2 threads)")
+    notes.get_by_role("button", name="Delete annotation: load test window (2 threads)").click()
+    expect(notes.locator('li[data-kind="range"]')).to_have_count(0)

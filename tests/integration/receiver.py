@@ -1,0 +1,77 @@
+"""A real HTTP webhook receiver on loopback for the alert tests: records every request (headers,
+raw body) and answers from a script of status codes (then 200), like a flaky real receiver."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    url: str
+    script: list[int] = field(default_factory=list)
+    requests: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail_next(self, *statuses: int) -> None:
+        with self.lock:
+            self.script.extend(statuses)
+
+    def accepted(self) -> list[Received]:
+        with self.lock:
+            return [r for r in self.requests if 200 <= r.status < 300]
+
+    def all(self) -> list[Received]:
+        with self.lock:
+            return list(self.requests)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.requests.clear()
+            self.script.clear()
+
+
+@contextmanager
+def receiver() -> Iterator[Receiver]:
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            with state.lock:
+                status = state.script.pop(0) if state.script else 200
+                state.requests.append(Received(self.path, dict(self.headers), body, status))
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -1,0 +1,313 @@
+"""Alerts end to end: the real lab, Redis, a real Celery worker and beat, and a real HTTP receiver
+on loopback. Rules are stored as the API stores them; everything else is the product running.
+
+Each test filters what the receiver got by its own rule id, and leaves the lab replicating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from lagscope.models import (
+    AlertEvent,
+    AlertRule,
+    AlertState,
+    Delivery,
+    DeliveryAttempt,
+    Instance,
+    ParamChange,
+)
+from lagscope.services import alert_config
+from lagscope.services.secrets import store_box
+
+from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
+from .receiver import Receiver, receiver
+from .test_api_alerts import readme_verify
+from .waiting import assert_never, wait_until
+
+pytestmark = pytest.mark.integration
+
+HOOK_SECRET = b"pipeline-hook-secret"
+ALERT_ENV = {
+    "LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+    "LAGSCOPE_WEBHOOK_BACKOFF_BASE_S": "1",
+    "LAGSCOPE_DELIVERY_SWEEP_EVERY_S": "2",
+    "LAGSCOPE_EXTERNAL_URL": "https://lagscope.example",
+}
+
+
+@pytest.fixture(scope="module")
+def hook() -> Iterator[Receiver]:
+    with receiver() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+    workdir = tmp_path_factory.mktemp("alerts-pipeline")
+    with start_pipeline(lab, workdir, params_every_s=2.0, extra_env=ALERT_ENV) as started:
+        yield started
+
+
+def target(pipe: Pipeline, hook: Receiver, name: str) -> int:
+    with pipe.session() as s, s.begin():
+        made = alert_config.create_target(
+            s,
+            store_box(pipe.sessions, SECRET),
+            ["127.0.0.1"],
+            name,
+            "generic",
+            f"{hook.url}/{name}",
+            HOOK_SECRET.decode(),
+        )
+        return made.id
+
+
+def instance_id(pipe: Pipeline, name: str) -> int:
+    with pipe.session() as s:
+        found = s.scalar(select(Instance.id).where(Instance.name == name))
+        assert found is not None
+        return found
+
+
+@pytest.fixture
+def rules(pipeline: Pipeline) -> Iterator[list[int]]:
+    """Rules a test adds; disabled afterwards so they do not fire into the next test."""
+    made: list[int] = []
+    yield made
+    with pipeline.session() as s, s.begin():
+        for rule_id in made:
+            s.get_one(AlertRule, rule_id).enabled = False
+
+
+def add_rule(pipe: Pipeline, made: list[int], target_id: int, **fields: Any) -> int:
+    with pipe.session() as s, s.begin():
+        rule = alert_config.create_rule(s, {**fields, "target_ids": [target_id]})
+        made.append(rule.id)
+        return rule.id
+
+
+def bodies(hook: Receiver, rule_id: int, status: str | None = None) -> list[dict[str, Any]]:
+    found = [r.json() for r in hook.accepted()]
+    return [
+        b for b in found if b["rule"]["id"] == rule_id and (status is None or b["status"] == status)
+    ]
+
+
+def statuses(hook: Receiver, rule_id: int) -> list[str]:
+    return [b["status"] for b in bodies(hook, rule_id)]
+
+
+def sql_thread(lab, name: str, running: bool) -> None:
+    conn = lab.connect(name)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("START SLAVE SQL_THREAD" if running else "STOP SLAVE SQL_THREAD")
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def restart_sql(lab) -> Iterator[None]:
+    yield
+    sql_thread(lab, "replica1", True)
+    lab.wait_caught_up(timeout_s=120)
+
+
+def test_sql_stopped_fires_once_after_for_and_resolves_once(
+    lab, pipeline: Pipeline, hook: Receiver, rules: list[int], restart_sql: None
+):
+    rule = add_rule(
+        pipeline,
+        rules,
+        target(pipeline, hook, "sqlstop"),
+        name="sql thread stopped",
+        metric="sql_stopped",
+        for_s=3.0,
+        instance_id=instance_id(pipeline, "replica1"),
+    )
+    stopped_at = now()
+    sql_thread(lab, "replica1", False)
+    wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=90, message="firing delivered")
+    first_stopped = min(
+        r.ts for r in pipeline.samples("replica1", stopped_at) if r.sql_running is False
+    )
+    with pipeline.session() as s:
+        fired = s.scalars(
+            select(AlertEvent).where(AlertEvent.rule_id == rule, AlertEvent.kind == "firing")
+        ).one()
+    # Judged on sample times: the first stopped poll, then at least `for` of stopped polls.
+    assert fired.at - first_stopped >= timedelta(seconds=3)
+    sql_thread(lab, "replica1", True)
+    wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved")
+    assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=5, message="a third notification")
+    assert statuses(hook, rule) == ["firing", "resolved"]
+    requests = [r for r in hook.accepted() if r.json()["rule"]["id"] == rule]
+    verify = readme_verify()
+    assert all(verify(HOOK_SECRET, r.headers, r.body) for r in requests)
+
+
+def test_worker_killed_mid_incident_sends_no_duplicate_and_the_resolved(
+    lab, pipeline: Pipeline, hook: Receiver, rules: list[int], restart_sql: None
+):
+    rule = add_rule(
+        pipeline,
+        rules,
+        target(pipeline, hook, "killed"),
+        name="sql thread stopped (restart)",
+        metric="sql_stopped",
+        for_s=1.0,
+        instance_id=instance_id(pipeline, "replica1"),
+    )
+    sql_thread(lab, "replica1", False)
+    wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=90, message="firing delivered")
+    pipeline.kill_worker()
+    pipeline.start_worker("worker-restarted")
+    restarted_at = now()
+
+    def judged_by_new_worker() -> bool:
+        with pipeline.session() as s:
+            state = s.scalars(select(AlertState).where(AlertState.rule_id == rule)).one()
+            return (
+                state.phase == "firing"
+                and state.evaluated_at is not None
+                and state.evaluated_at > restarted_at + timedelta(seconds=3)
+            )
+
+    wait_until(judged_by_new_worker, timeout_s=90, message="the new worker judging the incident")
+    assert statuses(hook, rule) == ["firing"]
+    sql_thread(lab, "replica1", True)
+    wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved")
+    assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=5, message="a third notification")
+    assert statuses(hook, rule) == ["firing", "resolved"]
+    pipeline.assert_alive()
+
+
+def test_receiver_failing_twice_gets_one_accepted_delivery_and_two_logged_failures(
+    pipeline: Pipeline, rules: list[int]
+):
+    with receiver() as flaky:
+        flaky.fail_next(500, 503)
+        rule = add_rule(
+            pipeline,
+            rules,
+            target(pipeline, flaky, "flaky"),
+            name="always (clock skew above -1 s)",
+            metric="clock_skew",
+            threshold=-1.0,
+            null_policy="firing",
+            instance_id=instance_id(pipeline, "replica2"),
+        )
+        wait_until(lambda: bodies(flaky, rule), timeout_s=90, message="an accepted delivery")
+
+        def settled() -> tuple[Delivery, list[DeliveryAttempt]] | None:
+            """The worker logs the answer after the receiver has it: wait for that commit."""
+            with pipeline.session() as s:
+                (delivery,) = s.scalars(
+                    select(Delivery).join(AlertEvent).where(AlertEvent.rule_id == rule)
+                ).all()
+                attempts = s.scalars(
+                    select(DeliveryAttempt)
+                    .where(DeliveryAttempt.delivery_id == delivery.id)
+                    .order_by(DeliveryAttempt.number)
+                ).all()
+                return (delivery, list(attempts)) if delivery.status != "pending" else None
+
+        delivery, attempts = wait_until(settled, timeout_s=60, message="the delivery settled")
+        assert delivery.status == "delivered" and delivery.attempts == 3
+        assert [(a.status_code, a.error) for a in attempts] == [
+            (500, "HTTP 500"),
+            (503, "HTTP 503"),
+            (200, None),
+        ]
+        seen = flaky.all()
+        assert [r.status for r in seen] == [500, 503, 200]
+        assert len({r.headers["Idempotency-Key"] for r in seen}) == 1
+        assert len(flaky.accepted()) == 1
+
+
+def _global(lab, name: str, statement: str) -> None:
+    conn = lab.connect(name)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("STOP SLAVE")
+            cur.execute(statement)
+            cur.execute("START SLAVE")
+    finally:
+        conn.close()
+
+
+def _threads(lab) -> str:
+    conn = lab.connect("replica1")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@GLOBAL.slave_parallel_threads")
+            return str(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _change_recorded(pipe: Pipeline, new: str, since: datetime) -> bool:
+    with pipe.session() as s:
+        return (
+            s.scalar(
+                select(ParamChange.id)
+                .join(Instance)
+                .where(
+                    Instance.name == "replica1",
+                    ParamChange.name == "slave_parallel_threads",
+                    ParamChange.new_value == new,
+                    ParamChange.first_new_at >= since,
+                )
+            )
+            is not None
+        )
+
+
+def test_lag_alert_after_a_parallel_threads_change_lists_it(
+    lab, pipeline: Pipeline, hook: Receiver, rules: list[int], restart_sql: None
+):
+    original = _threads(lab)
+    try:
+        if original == "0":
+            # The poller must see 4 before 0, or it sees no change at all.
+            before = now()
+            _global(lab, "replica1", "SET GLOBAL slave_parallel_threads = 4")
+            wait_until(
+                lambda: _change_recorded(pipeline, "4", before), timeout_s=60, message="4 seen"
+            )
+        started = now()
+        _global(lab, "replica1", "SET GLOBAL slave_parallel_threads = 0")
+        wait_until(
+            lambda: _change_recorded(pipeline, "0", started), timeout_s=60, message="change seen"
+        )
+        rule = add_rule(
+            pipeline,
+            rules,
+            target(pipeline, hook, "lag"),
+            name="replica1 lag",
+            metric="lag",
+            threshold=2.0,
+            resolve_threshold=1.0,
+            for_s=2.0,
+            instance_id=instance_id(pipeline, "replica1"),
+        )
+        sql_thread(lab, "replica1", False)  # heartbeats arrive, none applied: the lag grows
+        (body,) = wait_until(
+            lambda: bodies(hook, rule, "firing"), timeout_s=90, message="lag firing"
+        )
+        changes = body["context"]["param_changes"]
+        assert {"name": "slave_parallel_threads", "new": "0"}.items() <= next(
+            c for c in changes if c["name"] == "slave_parallel_threads" and c["new"] == "0"
+        ).items()
+        assert body["context"]["lag_source"] is not None
+        assert body["links"]["dashboard"].startswith("https://lagscope.example/clusters/")
+    finally:
+        sql_thread(lab, "replica1", True)
+        if _threads(lab) != original:
+            _global(lab, "replica1", f"SET GLOBAL slave_parallel_threads = {int(original)}")

@@ -1,0 +1,162 @@
+"""Refused logins to monitored servers back off; unreadable credentials are flagged per instance."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+from lagscope.collectors.executor import ConnectionSpec
+from lagscope.collectors.heartbeat_writer import HeartbeatWriter
+from lagscope.errors import LoginRefused
+from lagscope.models import Instance
+from lagscope.services import logins
+from lagscope.services.reading import ClusterReader, Reading, Target
+
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+
+
+def instance() -> Instance:
+    return Instance(id=7, name="r", host="h", port=1, user="u", login_failures=0)
+
+
+def refused(at: datetime) -> Reading:
+    return Reading(7, at.timestamp(), error="h:1: Access denied", error_kind="LoginRefused")
+
+
+def test_delays_double_from_the_base_and_stop_at_the_cap():
+    backoff = logins.Backoff(base_s=1.0, max_s=300.0)
+    assert [backoff.delay_s(n) for n in range(1, 12)] == [
+        1,
+        2,
+        4,
+        8,
+        16,
+        32,
+        64,
+        128,
+        256,
+        300,
+        300,
+    ]
+    assert backoff.delay_s(10_000) == 300
+
+
+def test_refusals_schedule_the_next_try_and_a_login_resets():
+    row, backoff = instance(), logins.Backoff(base_s=1.0, max_s=300.0)
+    at = T0
+    for n, expected in enumerate([1, 2, 4, 8], start=1):
+        logins.note(row, refused(at), backoff)
+        assert row.login_state == logins.ACCESS_DENIED and row.login_failures == n
+        assert row.next_attempt_at == at + timedelta(seconds=expected)
+        assert logins.waiting(row, at + timedelta(seconds=expected - 0.5))
+        assert not logins.waiting(row, at + timedelta(seconds=expected))
+        at += timedelta(seconds=expected)
+    # The server was down at the next try: nothing is known about the password, nothing counts.
+    logins.note(row, Reading(7, at.timestamp(), error="x", error_kind="ServerUnreachable"), backoff)
+    assert row.login_failures == 4 and row.login_state == logins.ACCESS_DENIED
+    # A statement refused after login: the credentials work.
+    logins.note(row, Reading(7, at.timestamp(), error="x", error_kind="AccessDenied"), backoff)
+    assert (row.login_state, row.login_failures, row.next_attempt_at) == (logins.OK, 0, None)
+
+
+def test_unreadable_credentials_and_their_recovery():
+    row, backoff = instance(), logins.DEFAULT_BACKOFF
+    logins.note(row, logins.unreadable(row, T0, "no key"), backoff)
+    assert row.login_state == logins.CREDENTIALS_UNREADABLE
+    assert not logins.waiting(row, T0)  # nothing was sent: no back-off, re-checked every tick
+    later = Reading(7, T0.timestamp(), error="down", error_kind="ServerUnreachable")
+    logins.note(row, later, backoff)
+    assert row.login_state is None
+
+
+def test_new_credentials_reset_the_back_off():
+    row = instance()
+    for _ in range(5):
+        logins.note(row, refused(T0), logins.DEFAULT_BACKOFF)
+    logins.reset(row)
+    assert (row.login_state, row.login_failures, row.next_attempt_at) == (None, 0, None)
+    assert not logins.waiting(row, T0)
+
+
+class SlowRefusal:
+    """A server whose failed logins are delayed (the connection-control plugin)."""
+
+    def __init__(self, spec: ConnectionSpec) -> None:
+        self.server = spec.server
+        self.release = threading.Event()
+        self.attempts = 0
+
+    def run(self, statements):
+        self.attempts += 1
+        self.release.wait(10)
+        raise LoginRefused(self.server, "Access denied for user 'u'@'h'", 1045)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_refusal_slower_than_the_deadline_is_reported_at_the_next_tick():
+    made: list[SlowRefusal] = []
+
+    def factory(spec: ConnectionSpec) -> SlowRefusal:
+        made.append(SlowRefusal(spec))
+        return made[-1]
+
+    reader = ClusterReader(executor_factory=factory)
+    target = Target(7, ConnectionSpec("h", 1))
+    try:
+        first = reader.read([target], deadline_s=0.05)
+        assert first[0].error_kind == "ServerUnreachable"  # no answer within the deadline
+        made[0].release.set()
+        deadline = time.monotonic() + 10
+        second: list[Reading] = []
+        while time.monotonic() < deadline:
+            second = reader.read([target], deadline_s=0.05)
+            if second[0].error_kind == "LoginRefused":
+                break
+        assert second[0].error_kind == "LoginRefused"
+        assert made[0].attempts == 1  # reported, not tried again
+    finally:
+        reader.close()
+
+
+class RefusingExecutor:
+    """The heartbeat login's server: refuses every login, counting them."""
+
+    def __init__(self, spec: ConnectionSpec) -> None:
+        self.server = spec.server
+        self.connected = False
+        self.logins = 0
+
+    def run(self, statements):
+        self.logins += 1
+        raise LoginRefused(self.server, "Access denied for user 'hb'@'h'", 1045)
+
+    def write(self, sql, args=()):
+        raise AssertionError("never reached: the login is refused first")
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_heartbeat_writer_backs_off_a_refused_login():
+    made: list[RefusingExecutor] = []
+
+    def factory(spec: ConnectionSpec) -> RefusingExecutor:
+        made.append(RefusingExecutor(spec))
+        return made[-1]
+
+    writer = HeartbeatWriter(ConnectionSpec("h", 1), executor_factory=factory)  # type: ignore[arg-type]
+    stop = threading.Event()
+    thread = threading.Thread(target=writer.run, args=(0.01, stop, 60.0))
+    started = time.monotonic()
+    thread.start()
+    time.sleep(0.6)  # the writer must run for a while: 60 beats' worth of its 10 ms interval
+    stop.set()
+    thread.join(5)
+    elapsed = time.monotonic() - started
+    # Tries at 0, 0.02, 0.06, 0.14, 0.30, 0.62 … s: about log2 of the beats, not one per beat.
+    assert 1 <= made[0].logins <= math.log2(elapsed / 0.01) + 2, (made[0].logins, elapsed)
+    assert isinstance(writer.last_error, LoginRefused)
