@@ -73,8 +73,10 @@ def tls_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsLab]:
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
-    with api_server(sqlite_url(tmp_path_factory.mktemp("api-tls"))) as server:
+def api(tls_lab: TlsLab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    # The lab's CA bundles are the only files an instance's tls_ca_path may name.
+    ca_dir = str(tls_lab.ca_path.parent)
+    with api_server(sqlite_url(tmp_path_factory.mktemp("api-tls")), tls_ca_dir=ca_dir) as server:
         yield server
 
 
@@ -216,12 +218,13 @@ def test_stored_tls_settings_reach_polls_and_the_heartbeat_writer(
 
 
 def test_tls_settings_are_validated_and_weakening_needs_the_password(api: ApiServer) -> None:
+    ca_dir = api.settings.tls_ca_dir
     with api.client() as c:
         cid = c.post("/api/v1/clusters", json={"name": "tls-patch"}).json()["id"]
         base = {"cluster_id": cid, "host": "10.0.0.9", "user": "mon", "password": "pw-1"}
         for bad, word in (
             ({"tls": "verify_full"}, "tls"),
-            ({"tls": "required", "tls_ca_path": "/etc/ssl/ca.pem"}, "tls_ca_path"),
+            ({"tls": "required", "tls_ca_path": f"{ca_dir}/ca.pem"}, "tls_ca_path"),
             ({"tls": "verify_ca", "tls_ca_path": "ca.pem"}, "absolute"),
             ({"tls": "verify_ca", "tls_ca_path": "/etc/ca\n.pem"}, "tls_ca_path"),
         ):
@@ -235,13 +238,14 @@ def test_tls_settings_are_validated_and_weakening_needs_the_password(api: ApiSer
         stronger = c.patch(url, json={"tls": "verify_identity"})
         assert stronger.status_code == 200, stronger.text
         assert stronger.json()["tls"] == "verify_identity"
-        for weaker in ({"tls": "required"}, {"tls_ca_path": "/srv/other-ca.pem"}):
+        for weaker in ({"tls": "required"}, {"tls_ca_path": f"{ca_dir}/other-ca.pem"}):
             refused = c.patch(url, json=weaker)
             assert refused.status_code == 422, refused.text
             assert "needs the password again" in refused.json()["detail"]
         assert c.get(url).json()["tls"] == "verify_identity"
-        with_ca = c.patch(url, json={"tls_ca_path": "/srv/ca.pem", "password": "pw-2"})
-        assert with_ca.status_code == 200 and with_ca.json()["tls_ca_path"] == "/srv/ca.pem"
+        with_ca = c.patch(url, json={"tls_ca_path": f"{ca_dir}/ca.pem", "password": "pw-2"})
+        assert with_ca.status_code == 200, with_ca.text
+        assert with_ca.json()["tls_ca_path"] == f"{ca_dir}/ca.pem"
         # Dropping the private CA for the system's (far more issuers) is a change of trust too.
         dropped = c.patch(url, json={"tls_ca_path": ""})
         assert dropped.status_code == 422 and "tls_ca_path" in dropped.json()["detail"]
@@ -281,3 +285,43 @@ def test_a_clear_text_account_gets_its_password_only_over_verified_tls(tls_lab: 
             spec = tls_lab.spec(host, tls=tls, tls_ca_path=ca, user=user)
             PyMySQLExecutor(spec).run(["SELECT 1"])
         assert info.value.code == 1045
+
+
+def test_a_ca_path_must_lie_in_the_ca_directory(tls_lab: TlsLab, api: ApiServer) -> None:
+    """The workers read tls_ca_path: outside LAGSCOPE_TLS_CA_DIR it would let an editor probe
+    any file on their machines, also through a symbolic link or "..", and in a test."""
+    ca_dir = Path(api.settings.tls_ca_dir)
+    link = ca_dir / "passwd.pem"
+    link.symlink_to("/etc/passwd")
+    user, password = tls_lab.lab.credentials.monitor
+    try:
+        with api.client() as c:
+            cid = c.post("/api/v1/clusters", json={"name": "tls-dir"}).json()["id"]
+            base = {"cluster_id": cid, "host": "10.0.0.9", "user": "mon", "password": "pw-1"}
+            for outside in ("/etc/passwd", str(link), f"{ca_dir}/../../../etc/passwd"):
+                body = {**base, "name": "x", "tls": "verify_ca", "tls_ca_path": outside}
+                refused = c.post("/api/v1/instances", json=body)
+                assert refused.status_code == 422, (outside, refused.text)
+                assert "LAGSCOPE_TLS_CA_DIR" in refused.json()["detail"]
+                probe = {
+                    "host": "localhost",
+                    "port": tls_lab.lab.source.port,
+                    "user": user,
+                    "password": password,
+                    "tls": "verify_ca",
+                    "tls_ca_path": outside,
+                }
+                tested = c.post("/api/v1/instances/test", json=probe)
+                assert tested.status_code == 422, (outside, tested.text)
+            made = c.post("/api/v1/instances", json={**base, "name": "db", "enabled": False})
+            assert made.status_code == 201, made.text
+            assert made.json()["enabled"] is False  # as asked, not silently enabled
+            moved = c.patch(
+                f"/api/v1/instances/{made.json()['id']}",
+                json={"tls": "verify_ca", "tls_ca_path": "/etc/passwd", "password": "pw-1"},
+            )
+            assert moved.status_code == 422 and "LAGSCOPE_TLS_CA_DIR" in moved.text
+            kept = c.get(f"/api/v1/instances/{made.json()['id']}").json()
+            assert (kept["tls"], kept["tls_ca_path"]) == ("preferred", None)
+    finally:
+        link.unlink()

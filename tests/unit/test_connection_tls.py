@@ -18,11 +18,12 @@ import pytest
 from lagscope.collectors.connection import (
     ConnectionSpec,
     _verifying_context,
+    check_tls_setting,
     open_connection,
     tls_context,
 )
 from lagscope.collectors.executor import PyMySQLExecutor, translate_error
-from lagscope.errors import ClearTextAuthRefused, ServerUnreachable, TlsFailed
+from lagscope.errors import ClearTextAuthRefused, InvalidInput, ServerUnreachable, TlsFailed
 from lagscope.lab.certs import ServerCertificate, make_ca
 from tests.unit.fake_mysql import FakeMySQL
 
@@ -195,3 +196,20 @@ def test_translate_error_tells_tls_from_unreachable() -> None:
     plain = pymysql.err.OperationalError(2003, "Can't connect to MySQL server on 'db'")
     plain.original_exception = ConnectionRefusedError(111, "refused")  # type: ignore[attr-defined]
     assert type(translate_error("db:3306", plain)) is ServerUnreachable
+
+
+def test_a_ca_path_is_bounded_by_the_ca_directory(tmp_path: Path) -> None:
+    ca_dir = tmp_path / "ca"
+    ca_dir.mkdir()
+    (ca_dir / "escape.pem").symlink_to(tmp_path)
+    check_tls_setting("verify_ca", str(ca_dir / "lab.pem"), str(ca_dir))
+    check_tls_setting("verify_ca", "/etc/passwd", None)  # the operator's CLI: no bound
+    check_tls_setting("verify_ca", "/etc/passwd", "")  # LAGSCOPE_TLS_CA_DIR="" : no bound
+    for outside in (
+        "/etc/passwd",
+        f"{ca_dir}/../x.pem",
+        f"{ca_dir}/escape.pem/x.pem",
+        f"{ca_dir}x",
+    ):
+        with pytest.raises(InvalidInput, match="LAGSCOPE_TLS_CA_DIR"):
+            check_tls_setting("verify_ca", outside, str(ca_dir))

@@ -138,8 +138,14 @@ class _Connection(pymysql.connections.Connection):
         return isinstance(sock, ssl.SSLSocket) and sock.context.verify_mode == ssl.CERT_REQUIRED
 
 
-def check_tls_setting(tls: str, ca_path: str | None) -> None:
-    """Refuse a setting that would not do what it seems to (InvalidInput names the fix)."""
+def check_tls_setting(tls: str, ca_path: str | None, ca_dir: str | None = None) -> None:
+    """Refuse a setting that would not do what it seems to (InvalidInput names the fix).
+
+    ``ca_dir`` (``LAGSCOPE_TLS_CA_DIR``, given by the API): the CA path must lie inside it once
+    symbolic links are resolved. The workers read the file as a CA bundle, so without such a
+    bound an editor could name any file on their machines and learn from the stored error
+    whether it exists and what it holds. The CLI, run by the operator, passes none.
+    """
     if tls not in TLS_MODES:
         raise InvalidInput(f"tls must be one of {', '.join(TLS_MODES)}")
     if ca_path and tls not in VERIFYING_MODES:
@@ -151,6 +157,13 @@ def check_tls_setting(tls: str, ca_path: str | None) -> None:
     if ca_path is not None and not os.path.isabs(ca_path):
         # Relative to what? The API and the workers run in different directories.
         raise InvalidInput("tls_ca_path must be an absolute path on the workers' machines")
+    if ca_path is not None and ca_dir:
+        inside = os.path.realpath(ca_dir)
+        if os.path.commonpath([os.path.realpath(ca_path), inside]) != inside:
+            raise InvalidInput(
+                f"tls_ca_path must be inside {ca_dir} (LAGSCOPE_TLS_CA_DIR): put the CA bundle "
+                "there on the workers' machines"
+            )
 
 
 def open_connection(spec: ConnectionSpec, **options: Any) -> pymysql.connections.Connection[Any]:

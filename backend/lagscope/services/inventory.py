@@ -62,9 +62,11 @@ def add_instance(
     allowed: AllowList | None = None,
     tls: str = "preferred",
     tls_ca_path: str | None = None,
+    ca_dir: str | None = None,
+    enabled: bool = True,
 ) -> Instance:
     tls_ca_path = tls_ca_path or None
-    check_tls_setting(tls, tls_ca_path)
+    check_tls_setting(tls, tls_ca_path, ca_dir)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
     if allowed is not None:
@@ -83,6 +85,7 @@ def add_instance(
         region=region,
         tls=tls,
         tls_ca_path=tls_ca_path,
+        enabled=enabled,
     )
     cluster.instances.append(instance)
     session.flush()
@@ -187,6 +190,7 @@ def update_instance(
     instance: Instance,
     changes: dict[str, Any],
     allowed: AllowList | None = None,
+    ca_dir: str | None = None,
 ) -> Instance:
     if "name" in changes and changes["name"] != instance.name:
         taken = session.scalar(
@@ -208,7 +212,7 @@ def update_instance(
         # Only a move is checked: an instance the list has since excluded can still be
         # renamed or disabled (polling leaves it alone meanwhile).
         allowed.check(changes.get("host", instance.host), changes.get("port", instance.port))
-    _apply_tls(instance, changes)
+    _apply_tls(instance, changes, ca_dir)
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
             setattr(instance, field, changes[field])
@@ -224,7 +228,7 @@ def update_instance(
     return instance
 
 
-def _apply_tls(instance: Instance, changes: dict[str, Any]) -> None:
+def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) -> None:
     """Set ``tls``/``tls_ca_path`` from a PATCH (``"tls_ca_path": ""`` removes the path).
 
     Weakening the mode, or trusting other CAs, changes who can pass for the server:
@@ -233,7 +237,12 @@ def _apply_tls(instance: Instance, changes: dict[str, Any]) -> None:
     """
     tls = changes.get("tls", instance.tls)
     ca_path = changes.get("tls_ca_path", instance.tls_ca_path) or None
-    check_tls_setting(tls, ca_path)
+    if "tls_ca_path" in changes:
+        check_tls_setting(tls, ca_path, ca_dir)
+    else:
+        # A path stored before LAGSCOPE_TLS_CA_DIR was set (or changed) is the operator's to
+        # move; it must not block renaming or disabling the instance.
+        check_tls_setting(tls, ca_path)
     weaker = TLS_MODES.index(tls) < TLS_MODES.index(instance.tls)
     # Removing the path counts too: the system CAs trust far more issuers than a private CA.
     other_ca = ca_path != instance.tls_ca_path

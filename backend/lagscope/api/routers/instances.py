@@ -58,6 +58,8 @@ def create_instance(
         allowed=settings.allow_list(),
         tls=body.tls,
         tls_ca_path=body.tls_ca_path,
+        ca_dir=settings.tls_ca_dir,
+        enabled=body.enabled,
     )
 
 
@@ -77,7 +79,9 @@ def update_instance(
 ) -> Instance:
     instance = inventory.get_instance(session, instance_id)
     changes = body.model_dump(exclude_unset=True)
-    return inventory.update_instance(session, box, instance, changes, settings.allow_list())
+    return inventory.update_instance(
+        session, box, instance, changes, settings.allow_list(), ca_dir=settings.tls_ca_dir
+    )
 
 
 @router.delete("/instances/{instance_id}", status_code=204, response_class=Response)
@@ -103,7 +107,7 @@ async def test_instance(
     problem (502): "unreachable, or not a MySQL/MariaDB server" for anything that did not
     answer as one (never which), access denied, unsupported server."""
     settings: Settings = request.app.state.settings
-    check_tls_setting(body.tls, body.tls_ca_path or None)
+    check_tls_setting(body.tls, body.tls_ca_path or None, settings.tls_ca_dir)
     spec = ConnectionSpec(
         body.host,
         body.port,
