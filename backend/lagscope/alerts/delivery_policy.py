@@ -42,7 +42,8 @@ def validate_webhook_url(url: str, allow: Sequence[str]) -> str:
 
     ``allow`` holds host names, ``*.suffix`` wildcards and CIDR networks; empty means nothing is
     allowed (an admin must opt in, so alerts cannot be aimed at arbitrary internal services).
-    Name resolution is checked again at send time by the delivery (DNS can change).
+    The address a name resolves to is checked at send time by :func:`address_allowed` (DNS
+    can change), and the connection goes to that checked address.
     """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https"):
@@ -62,6 +63,40 @@ def validate_webhook_url(url: str, allow: Sequence[str]) -> str:
             "(LAGSCOPE_WEBHOOK_ALLOWED_HOSTS)"
         )
     return parts.geturl()
+
+
+def address_allowed(host: str, address: str, allow: Sequence[str]) -> bool:
+    """May a request for ``host`` (already on the allow-list) connect to ``address``, what the
+    name resolved to at send time?
+
+    A public address: yes (the admin allowed the name). A loopback, private, link-local,
+    multicast, reserved or unspecified one (an internal service, the cloud metadata endpoint):
+    only if the allow-list names that address or a network holding it, so a name that is
+    re-pointed (DNS rebinding) cannot aim alerts at the inside."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if _host_allowed(str(ip), [e for e in allow if _is_address_entry(e)]):
+        return True
+    internal = (
+        ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+    return not internal and _host_allowed(host.lower(), allow)
+
+
+def _is_address_entry(entry: str) -> bool:
+    entry = entry.strip()
+    try:
+        ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return False
+    return True
 
 
 def same_host(original: str, redirect: str) -> bool:
