@@ -188,6 +188,45 @@ def test_worker_killed_mid_incident_sends_no_duplicate_and_the_resolved(
     pipeline.assert_alive()
 
 
+@pytest.mark.parametrize("how", ["disabled", "deleted"])
+def test_a_firing_rule_switched_off_or_deleted_sends_resolved_once(
+    lab, pipeline: Pipeline, hook: Receiver, restart_sql: None, how: str
+):
+    made: list[int] = []
+    rule = add_rule(
+        pipeline,
+        made,
+        target(pipeline, hook, f"gone-{how}"),
+        name=f"sql thread stopped ({how} while firing)",
+        metric="sql_stopped",
+        for_s=1.0,
+        instance_id=instance_id(pipeline, "replica1"),
+    )
+    try:
+        sql_thread(lab, "replica1", False)
+        wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=90, message="firing delivered")
+        with pipeline.session() as s, s.begin():  # as PATCH / DELETE /alerts/rules/{id} do
+            found = alert_config.get_rule(s, rule)
+            if how == "disabled":
+                alert_config.update_rule(s, found, {"enabled": False}, "ops")
+            else:
+                alert_config.delete_rule(s, found, "ops")
+        (resolved,) = wait_until(
+            lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved sent"
+        )
+        assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=6, message="a third notification")
+        assert statuses(hook, rule) == ["firing", "resolved"]
+        assert any(
+            f"rule {'switched off' if how == 'disabled' else 'deleted'} by ops" in n["text"]
+            for n in resolved["context"]["annotations"]
+        ), resolved["context"]
+    finally:
+        with pipeline.session() as s, s.begin():
+            left = s.get(AlertRule, rule)
+            if left is not None:
+                left.enabled = False
+
+
 def test_receiver_failing_twice_gets_one_accepted_delivery_and_two_logged_failures(
     pipeline: Pipeline, rules: list[int]
 ):

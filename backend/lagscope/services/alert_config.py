@@ -9,13 +9,17 @@ webhook secret goes in encrypted and never comes out (``has_secret`` only).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
 
 from lagscope.alerts.delivery_policy import WebhookUrlError, validate_webhook_url
+from lagscope.alerts.payloads import Note, context_to_json
+from lagscope.alerts.state import Observation
 from lagscope.errors import Conflict, InvalidInput, NotFound
 from lagscope.models import (
     AlertEvent,
@@ -29,7 +33,8 @@ from lagscope.models import (
     Silence,
     WebhookTarget,
 )
-from lagscope.services.alert_readings import METRICS
+from lagscope.services.alert_context import build_context
+from lagscope.services.alert_readings import METRICS, Subject, at_datetime
 from lagscope.services.secrets import SecretBox
 
 RULE_FIELDS = (
@@ -101,26 +106,126 @@ def create_rule(session: Session, fields: Mapping[str, Any]) -> AlertRule:
     return rule
 
 
-def update_rule(session: Session, rule: AlertRule, changes: Mapping[str, Any]) -> AlertRule:
+SCOPE_FIELDS = frozenset({"metric", "cluster_id", "instance_id", "channel_id", "region"})
+
+
+def update_rule(
+    session: Session, rule: AlertRule, changes: Mapping[str, Any], author: str = ""
+) -> AlertRule:
+    before = {name: getattr(rule, name) for name in SCOPE_FIELDS | {"enabled"}}
     for name, value in changes.items():
         if name in RULE_FIELDS:
             setattr(rule, name, value)
     rule.updated_at = _now()
     check_rule(session, rule)
-    if {"metric", "cluster_id", "instance_id", "channel_id", "region"} & set(changes) or (
-        changes.get("enabled") is False
-    ):
+    rescoped = any(before[name] != getattr(rule, name) for name in SCOPE_FIELDS)
+    if rescoped or (before["enabled"] and not rule.enabled):
         # A rule that now watches something else, or is switched off, starts from "ok"
-        # everywhere (no resolved is sent for what it was firing: it no longer judges it).
-        for state in session.scalars(select(AlertState).where(AlertState.rule_id == rule.id)):
-            session.delete(state)
+        # everywhere; what it had notified as firing is resolved, once (receivers would
+        # otherwise hold an alert open forever).
+        why = "switched off" if not rule.enabled else "changed to watch something else"
+        reset_states(session, rule, f"rule {why}", author, keep_events=True)
     session.flush()
     return rule
 
 
-def delete_rule(session: Session, rule: AlertRule) -> None:
+def delete_rule(session: Session, rule: AlertRule, author: str = "") -> None:
+    """What it had notified as firing is resolved first; the resolved deliveries outlive the
+    rule (its events go with it)."""
+    reset_states(session, rule, "rule deleted", author, keep_events=False)
     session.delete(rule)
     session.flush()
+
+
+def reset_states(
+    session: Session, rule: AlertRule, why: str, author: str, keep_events: bool
+) -> list[int]:
+    """Drop the rule's states; for each whose firing was sent, record a "resolved" (as an event
+    when the rule stays, as bare deliveries when it goes). Returns the delivery ids.
+
+    The state rows are deleted compare-and-set on their version: if a worker judged one
+    meanwhile (and maybe sent its resolved), this raises Conflict and nothing is written."""
+    rule_id = rule.id
+    states = list(session.scalars(select(AlertState).where(AlertState.rule_id == rule_id)))
+    ids = [_resolve_for_reset(session, rule, s, why, author, keep_events) for s in states]
+    try:
+        for state in states:
+            session.delete(state)
+        session.flush()
+    except StaleDataError as exc:
+        raise Conflict("the rule's alerts changed meanwhile; try again") from exc
+    return [d for group in ids for d in group]
+
+
+def _resolve_for_reset(
+    session: Session, rule: AlertRule, state: AlertState, why: str, author: str, keep: bool
+) -> list[int]:
+    if state.phase != "firing" or not state.notified:
+        return []
+    cluster = session.get(Cluster, state.cluster_id)
+    instance = session.get(Instance, state.instance_id)
+    if cluster is None or instance is None:
+        return []
+    channel = session.get(Channel, state.channel_id) if state.channel_id else None
+    now_s = _now().timestamp()
+    obs = Observation(at=now_s, value=state.value)
+    starts = state.since.timestamp() if state.since else now_s
+    key = f"lagscope-{rule.id}-{state.subject}-resolved-{round(now_s * 1e6)}"
+    ctx = build_context(
+        session,
+        cluster,
+        rule,
+        Subject(state.subject, instance, channel),
+        "resolved",
+        obs,
+        starts,
+        key,
+    )
+    note = Note(
+        now_s, f"Resolved because the {why}" + (f" by {author}" if author else ""), ("lagscope",)
+    )
+    context = context_to_json(replace(ctx, notes=(*ctx.notes, note)))
+    event_id: int | None = None
+    if keep:
+        event = AlertEvent(
+            rule_id=rule.id,
+            cluster_id=cluster.id,
+            instance_id=instance.id,
+            channel_id=channel.id if channel else None,
+            kind="resolved",
+            at=at_datetime(now_s),
+            starts_at=at_datetime(starts),
+            value=state.value,
+            suppressed_by=None,
+            idempotency_key=key,
+            context=context,
+        )
+        session.add(event)
+        session.flush()
+        event_id = event.id
+    targets = session.scalars(
+        select(WebhookTarget).where(
+            WebhookTarget.id.in_(rule.target_ids or []), WebhookTarget.enabled.is_(True)
+        )
+    ).all()
+    deliveries = [
+        Delivery(
+            event_id=event_id,
+            target_id=t.id,
+            kind="resolved",
+            idempotency_key=key,
+            context=context,
+            status="pending",
+            attempts=0,
+            next_attempt_at=at_datetime(now_s),
+            created_at=at_datetime(now_s),
+            version=0,
+        )
+        for t in targets
+    ]
+    session.add_all(deliveries)
+    session.flush()
+    return [d.id for d in deliveries]
 
 
 def check_rule(session: Session, rule: AlertRule) -> None:

@@ -65,15 +65,20 @@ def preview_saved_alert_rule(rule_id: PathId, _: PrincipalDep, session: SessionD
 
 @router.patch("/rules/{rule_id}", response_model=RuleOut)
 def update_alert_rule(
-    rule_id: PathId, body: RulePatch, _: EditorDep, session: SessionDep
+    rule_id: PathId, body: RulePatch, principal: EditorDep, session: SessionDep
 ) -> AlertRule:
+    """Switching a rule off, or pointing it at something else, sends "resolved" once for what
+    it had notified as firing (409 if a worker judged those alerts at the same moment)."""
     rule = alert_config.get_rule(session, rule_id)
-    return alert_config.update_rule(session, rule, body.model_dump(exclude_unset=True))
+    changes = body.model_dump(exclude_unset=True)
+    return alert_config.update_rule(session, rule, changes, principal.username)
 
 
 @router.delete("/rules/{rule_id}", status_code=204, response_class=Response)
-def delete_alert_rule(rule_id: PathId, _: EditorDep, session: SessionDep) -> Response:
-    alert_config.delete_rule(session, alert_config.get_rule(session, rule_id))
+def delete_alert_rule(rule_id: PathId, principal: EditorDep, session: SessionDep) -> Response:
+    """What the rule had notified as firing is sent "resolved" once, then it is gone."""
+    rule = alert_config.get_rule(session, rule_id)
+    alert_config.delete_rule(session, rule, principal.username)
     return Response(status_code=204)
 
 
