@@ -113,11 +113,18 @@ export interface paths {
         get: operations["get_alert_rule"];
         put?: never;
         post?: never;
-        /** Delete Alert Rule */
+        /**
+         * Delete Alert Rule
+         * @description What the rule had notified as firing is sent "resolved" once, then it is gone.
+         */
         delete: operations["delete_alert_rule"];
         options?: never;
         head?: never;
-        /** Update Alert Rule */
+        /**
+         * Update Alert Rule
+         * @description Switching a rule off, or pointing it at something else, sends "resolved" once for what
+         *     it had notified as firing (409 if a worker judged those alerts at the same moment).
+         */
         patch: operations["update_alert_rule"];
         trace?: never;
     };
