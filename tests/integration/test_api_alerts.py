@@ -206,6 +206,122 @@ def test_preview_says_when_the_rule_would_have_fired(api: ApiServer, cluster):
         assert instance_metric.status_code == 422
 
 
+def _second_channel_with_spikes(api: ApiServer, cluster: dict[str, int]) -> tuple[int, datetime]:
+    """A channel of its own with 30 s of lag 50, calm, then 5 s of 50 (as in the preview test)."""
+    start = datetime.now(UTC) - timedelta(hours=3)
+    lags = [1.0] * 30 + [50.0] * 30 + [1.0] * 30 + [50.0] * 5 + [1.0] * 10
+    with api.sessions() as s, s.begin():
+        channel = Channel(
+            instance_id=cluster["instance"], name="edit", first_seen_at=datetime.now(UTC)
+        )
+        s.add(channel)
+        s.flush()
+        for i, lag in enumerate(lags):
+            s.add(
+                Sample(
+                    channel_id=channel.id,
+                    ts=start + timedelta(seconds=i),
+                    verdict=0,
+                    lag_s=lag,
+                    sql_running=True,
+                )
+            )
+        return channel.id, start
+
+
+def test_rule_edit_changes_every_field_scope_and_per_channel_overrides(
+    api: ApiServer, cluster, hook: Receiver
+):
+    channel, start = _second_channel_with_spikes(api, cluster)
+    with api.client() as c:
+        target = c.post(
+            "/api/v1/alerts/webhooks",
+            json={"name": "edit-target", "kind": "generic", "url": f"{hook.url}/edit"},
+        ).json()["id"]
+        rule = c.post(
+            "/api/v1/alerts/rules",
+            json={
+                "name": "to edit",
+                "metric": "lag",
+                "threshold": 30,
+                "resolve_threshold": 5,
+                "for_s": 10,
+                "repeat_s": 600,
+                "cluster_id": cluster["cluster"],
+            },
+        ).json()
+        url = f"/api/v1/alerts/rules/{rule['id']}"
+
+        # Before saving: the edit's preview. Saved, it fires on both spells on this channel's
+        # first one; a per-channel override raising `for` to 40 s leaves neither.
+        saved = c.get(f"{url}/preview").json()["incidents"]
+        assert [i["channel_id"] for i in saved if i["channel_id"] == channel] == [channel]
+        patch = {"overrides": [{"channel_id": channel, "for_s": 40}]}
+        edited = c.post(f"{url}/preview", json=patch)
+        assert edited.status_code == 200, edited.text
+        assert [i for i in edited.json()["incidents"] if i["channel_id"] == channel] == []
+        shorter = c.post(f"{url}/preview", json={"for_s": 2, "channel_id": channel}).json()
+        fired = [datetime.fromisoformat(i["fired_at"]) for i in shorter["incidents"]]
+        assert fired == [start + timedelta(seconds=32), start + timedelta(seconds=92)]
+        assert c.get(url).json()["for_s"] == 10  # a preview saves nothing
+
+        changes: dict[str, Any] = {
+            "name": "edited",
+            "metric": "param_changed",
+            "threshold": 0,
+            "for_s": 5,
+            "resolve_threshold": None,
+            "keep_firing_s": 30,
+            "repeat_s": None,
+            "cluster_id": cluster["cluster"],
+            "instance_id": cluster["instance"],
+            "channel_id": None,
+            "region": None,
+            "severity": "critical",
+            "labels": {"team": "db", "tier": "1"},
+            "target_ids": [target],
+            "null_policy": "keep",
+            "params": {"names": ["slave_parallel_threads"], "window_s": 900},
+            "overrides": [
+                {"instance_id": cluster["instance"], "threshold": 2, "for_s": 1},
+                {"channel_id": channel, "threshold": 3, "enabled": False},
+            ],
+        }
+        got = c.patch(url, json=changes)
+        assert got.status_code == 200, got.text
+        after = got.json()
+        for name, value in changes.items():
+            if name == "overrides":
+                assert [
+                    {k: v for k, v in o.items() if v is not None and k != "enabled"}
+                    for o in after[name]
+                ] == [
+                    {"instance_id": cluster["instance"], "threshold": 2, "for_s": 1},
+                    {"channel_id": channel, "threshold": 3},
+                ]
+                assert [o["enabled"] for o in after[name]] == [True, False]
+            else:
+                assert after[name] == value, name
+        assert c.get(url).json() == after
+
+        # Widening the scope back to every cluster, by null.
+        wide = c.patch(url, json={"cluster_id": None, "instance_id": None})
+        assert wide.status_code == 200 and wide.json()["cluster_id"] is None
+
+        for bad in (
+            {"severity": None},  # only the fields that may be empty take null
+            {"overrides": [{"threshold": 1}]},  # names no replica
+            {"overrides": [{"channel_id": 999999}]},
+            {"overrides": [{"channel_id": channel, "instance_id": 999999}]},
+            {"channel_id": 999999},
+            {"threshold": 1, "resolve_threshold": 2},
+        ):
+            assert c.patch(url, json=bad).status_code == 422, bad
+        assert c.get(url).json()["name"] == "edited"
+        assert c.delete(url).status_code == 204
+        assert c.delete(f"/api/v1/alerts/webhooks/{target}").status_code == 204
+
+
 def test_silences_have_an_author_and_end_early(api: ApiServer, cluster):
     until = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     with api.client() as c:

@@ -98,6 +98,16 @@ def rule_from(fields: Mapping[str, Any]) -> AlertRule:
     return rule
 
 
+def edited(rule: AlertRule, changes: Mapping[str, Any]) -> AlertRule:
+    """An unsaved copy of ``rule`` with ``changes`` (an explicit None clears a field)."""
+    copy = rule_from({name: getattr(rule, name) for name in RULE_FIELDS})
+    for name, value in changes.items():
+        if name in RULE_FIELDS:
+            setattr(copy, name, value)
+    copy.id = rule.id
+    return copy
+
+
 def create_rule(session: Session, fields: Mapping[str, Any]) -> AlertRule:
     rule = rule_from(fields)
     check_rule(session, rule)
@@ -117,7 +127,8 @@ def update_rule(
         if name in RULE_FIELDS:
             setattr(rule, name, value)
     rule.updated_at = _now()
-    check_rule(session, rule)
+    with session.no_autoflush:  # checked before the store sees it (a missing channel: 422)
+        check_rule(session, rule)
     rescoped = any(before[name] != getattr(rule, name) for name in SCOPE_FIELDS)
     if rescoped or (before["enabled"] and not rule.enabled):
         # A rule that now watches something else, or is switched off, starts from "ok"
@@ -246,9 +257,25 @@ def check_rule(session: Session, rule: AlertRule) -> None:
     if missing:
         raise InvalidInput(f"webhook targets {missing} do not exist")
     for override in rule.overrides:
-        instance = session.get(Instance, override["instance_id"])
-        if instance is None or (rule.cluster_id and instance.cluster_id != rule.cluster_id):
-            raise InvalidInput(f"override: instance {override['instance_id']} is not in scope")
+        _check_override(session, rule, override)
+
+
+def _check_override(session: Session, rule: AlertRule, override: Mapping[str, Any]) -> None:
+    """An override names a replica (or one of its channels) the rule can see."""
+    if override.get("channel_id") is not None:
+        channel = session.get(Channel, override["channel_id"])
+        if channel is None:
+            raise InvalidInput(f"override: channel {override['channel_id']} does not exist")
+        if override.get("instance_id") not in (None, channel.instance_id):
+            raise InvalidInput(
+                f"override: channel {channel.id} is not on instance {override['instance_id']}"
+            )
+        instance_id: int | None = channel.instance_id
+    else:
+        instance_id = override.get("instance_id")
+    instance = session.get(Instance, instance_id) if instance_id is not None else None
+    if instance is None or (rule.cluster_id and instance.cluster_id != rule.cluster_id):
+        raise InvalidInput(f"override: instance {instance_id} is not in scope")
 
 
 def _check_scope(session: Session, rule: AlertRule) -> None:

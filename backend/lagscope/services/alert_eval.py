@@ -130,7 +130,9 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
     try:
         for rule in rules:
             for subject in subjects(rule, cluster.instances):
-                spec = spec_for(rule, subject.instance.id)
+                spec = spec_for(
+                    rule, subject.instance.id, subject.channel.id if subject.channel else None
+                )
                 obs = _observe(session, rule, subject, samples, polled) if spec else None
                 if spec is None or obs is None:
                     continue

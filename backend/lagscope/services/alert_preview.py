@@ -64,7 +64,9 @@ def preview(session: Session, rule: AlertRule, now: datetime) -> list[Incident]:
     found: list[Incident] = []
     for cluster in session.scalars(query):
         for subject in subjects(rule, cluster.instances):
-            spec = spec_for(rule, subject.instance.id)
+            spec = spec_for(
+                rule, subject.instance.id, subject.channel.id if subject.channel else None
+            )
             if spec is None or subject.channel is None:
                 continue
             found += _replay(

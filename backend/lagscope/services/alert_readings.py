@@ -48,18 +48,22 @@ class Subject:
     channel: Channel | None
 
 
-def spec_for(rule: AlertRule, instance_id: int) -> RuleSpec | None:
-    """The rule's numbers for one instance, with its override applied; None when disabled."""
+def spec_for(rule: AlertRule, instance_id: int, channel_id: int | None = None) -> RuleSpec | None:
+    """The rule's numbers for one instance (and channel), with its overrides applied (the
+    instance's, then the channel's); None when an override leaves it out."""
     fields: dict[str, Any] = {
         "threshold": rule.threshold,
         "for_s": rule.for_s,
         "resolve_threshold": rule.resolve_threshold,
     }
-    for override in rule.overrides or ():
-        if override.get("instance_id") == instance_id:
-            if override.get("enabled") is False:
-                return None
-            fields.update({k: override[k] for k in fields if override.get(k) is not None})
+    overrides = rule.overrides or ()
+    mine = [o for o in overrides if o.get("instance_id") == instance_id and not o.get("channel_id")]
+    if channel_id is not None:
+        mine += [o for o in overrides if o.get("channel_id") == channel_id]
+    for override in mine:
+        if override.get("enabled") is False:
+            return None
+        fields.update({k: override[k] for k in fields if override.get(k) is not None})
     return RuleSpec(
         threshold=float(fields["threshold"]),
         for_s=float(fields["for_s"]),

@@ -138,7 +138,12 @@ export interface paths {
         /** Preview Saved Alert Rule */
         get: operations["preview_saved_alert_rule"];
         put?: never;
-        post?: never;
+        /**
+         * Preview Edited Alert Rule
+         * @description When the saved rule with these changes (not saved) would have fired over the last 24 h:
+         *     the edit form's "would have fired at …" before saving.
+         */
+        post: operations["preview_edited_alert_rule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1753,9 +1758,12 @@ export interface components {
         };
         /**
          * OverrideIn
-         * @description A different bound for one replica (or ``enabled: false`` to leave it out).
+         * @description A different bound for one replica or one of its channels (or ``enabled: false`` to leave
+         *     it out). A channel's override wins over its instance's.
          */
         OverrideIn: {
+            /** Channel Id */
+            channel_id?: number | null;
             /**
              * Enabled
              * @default true
@@ -1764,7 +1772,7 @@ export interface components {
             /** For S */
             for_s?: number | null;
             /** Instance Id */
-            instance_id: number;
+            instance_id?: number | null;
             /** Resolve Threshold */
             resolve_threshold?: number | null;
             /** Threshold */
@@ -1772,6 +1780,8 @@ export interface components {
         };
         /** OverrideOut */
         OverrideOut: {
+            /** Channel Id */
+            channel_id?: number | null;
             /**
              * Enabled
              * @default true
@@ -1780,7 +1790,7 @@ export interface components {
             /** For S */
             for_s?: number | null;
             /** Instance Id */
-            instance_id: number;
+            instance_id?: number | null;
             /** Resolve Threshold */
             resolve_threshold?: number | null;
             /** Threshold */
@@ -2013,12 +2023,21 @@ export interface components {
              */
             updated_at: string;
         };
-        /** RulePatch */
+        /**
+         * RulePatch
+         * @description A partial update (omitted fields stay); only the fields that may be empty take null.
+         */
         RulePatch: {
+            /** Channel Id */
+            channel_id?: number | null;
+            /** Cluster Id */
+            cluster_id?: number | null;
             /** Enabled */
             enabled?: boolean | null;
             /** For S */
             for_s?: number | null;
+            /** Instance Id */
+            instance_id?: number | null;
             /** Keep Firing S */
             keep_firing_s?: number | null;
             /** Labels */
@@ -2034,6 +2053,8 @@ export interface components {
             /** Overrides */
             overrides?: components["schemas"]["OverrideIn"][] | null;
             params?: components["schemas"]["ParamsIn"] | null;
+            /** Region */
+            region?: string | null;
             /** Repeat S */
             repeat_s?: number | null;
             /** Resolve Threshold */
@@ -2872,6 +2893,41 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    preview_edited_alert_rule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RulePatch"];
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {

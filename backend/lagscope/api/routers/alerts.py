@@ -63,6 +63,16 @@ def preview_saved_alert_rule(rule_id: PathId, _: PrincipalDep, session: SessionD
     return _preview(session, alert_config.get_rule(session, rule_id))
 
 
+@router.post("/rules/{rule_id}/preview", response_model=PreviewOut)
+def preview_edited_alert_rule(
+    rule_id: PathId, body: RulePatch, _: PrincipalDep, session: SessionDep
+) -> PreviewOut:
+    """When the saved rule with these changes (not saved) would have fired over the last 24 h:
+    the edit form's "would have fired at …" before saving."""
+    rule = alert_config.get_rule(session, rule_id)
+    return _preview(session, alert_config.edited(rule, body.model_dump(exclude_unset=True)))
+
+
 @router.patch("/rules/{rule_id}", response_model=RuleOut)
 def update_alert_rule(
     rule_id: PathId, body: RulePatch, principal: EditorDep, session: SessionDep

@@ -4,9 +4,16 @@ never out (only ``has_secret``)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from lagscope.api.schemas.common import (
     Name,
@@ -53,13 +60,21 @@ Secret = Annotated[str, StringConstraints(max_length=1024)]
 
 
 class OverrideIn(Schema):
-    """A different bound for one replica (or ``enabled: false`` to leave it out)."""
+    """A different bound for one replica or one of its channels (or ``enabled: false`` to leave
+    it out). A channel's override wins over its instance's."""
 
-    instance_id: ObjectId
+    instance_id: ObjectId | None = None
+    channel_id: ObjectId | None = None
     threshold: Threshold | None = None
     resolve_threshold: Threshold | None = None
     for_s: Seconds | None = None
     enabled: bool = True
+
+    @model_validator(mode="after")
+    def _names_a_replica(self) -> OverrideIn:
+        if self.instance_id is None and self.channel_id is None:
+            raise ValueError("an override names an instance_id or a channel_id")
+        return self
 
 
 class ParamsIn(Schema):
@@ -90,7 +105,22 @@ class RuleIn(Schema):
     enabled: bool = True
 
 
-class RulePatch(PatchSchema):
+# PATCH may clear these with an explicit null (hysteresis off, no repeat, a wider scope).
+_RULE_NULLABLE = frozenset(
+    {"resolve_threshold", "repeat_s", "cluster_id", "instance_id", "channel_id", "region"}
+)
+
+
+class RulePatch(Schema):
+    """A partial update (omitted fields stay); only the fields that may be empty take null."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _null_only_where_allowed(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name not in _RULE_NULLABLE:
+            raise ValueError("may not be null: omit the field to keep its value")
+        return value
+
     name: Name | None = None
     metric: Metric | None = None
     threshold: Threshold | None = None
@@ -98,6 +128,11 @@ class RulePatch(PatchSchema):
     resolve_threshold: Threshold | None = None
     keep_firing_s: Seconds | None = None
     repeat_s: Annotated[float, Field(ge=60, le=7 * 86400)] | None = None
+    # Scope: send null to widen (no cluster = every cluster).
+    cluster_id: ObjectId | None = None
+    instance_id: ObjectId | None = None
+    channel_id: ObjectId | None = None
+    region: Region | None = None
     overrides: Annotated[list[OverrideIn], Field(max_length=200)] | None = None
     severity: Severity | None = None
     labels: Labels | None = None
@@ -108,7 +143,8 @@ class RulePatch(PatchSchema):
 
 
 class OverrideOut(Schema):
-    instance_id: int
+    instance_id: int | None = None
+    channel_id: int | None = None
     threshold: float | None = None
     resolve_threshold: float | None = None
     for_s: float | None = None
