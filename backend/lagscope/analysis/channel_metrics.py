@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
 from lagscope.analysis.eta import Eta, eta
-from lagscope.analysis.lag import best_lag, disagreement, heartbeat_lag, heartbeat_resolution
+from lagscope.analysis.lag import (
+    best_lag,
+    disagreement,
+    heartbeat_lag,
+    heartbeat_resolution,
+    sbm_contradicted,
+)
 from lagscope.analysis.progress import gtid_progress
 from lagscope.analysis.rates import rate
 from lagscope.analysis.timeline import TimelineLag
@@ -89,8 +95,16 @@ def channel_metrics(
     applier = _applier_lag(status.channel, replica, source)
     tl_lag = timeline.lag_s if timeline else None
     tl_resolution = timeline.resolution_s if timeline else None
-    best = best_lag(hb_lag, applier, status.seconds_behind_source, timeline_lag_s=tl_lag)
     source_rate = source.source_rate if source else None
+    best = best_lag(
+        hb_lag,
+        applier,
+        status.seconds_behind_source,
+        timeline_lag_s=tl_lag,
+        sbm_contradicted=sbm_contradicted(
+            status.seconds_behind_source, counts.not_received if counts else None, source_rate
+        ),
+    )
     observation = Observation(
         reachable=True,
         io_state=status.io_state,

@@ -63,20 +63,48 @@ def best_lag(
     seconds_behind_source: int | None,
     *,
     timeline_lag_s: float | None = None,
+    sbm_contradicted: bool = False,
 ) -> BestLag:
     """First available of heartbeat, applier, source timeline and SBM, in that order (DESIGN §4).
 
     The timeline comes before SBM: it is measured against the source's own progress, whereas
-    SBM reads 0 whenever the SQL thread has caught up with a relay log that lags the source."""
+    SBM reads 0 whenever the SQL thread has caught up with a relay log that lags the source.
+    When SBM is all there is and the GTID sets contradict it (:func:`sbm_contradicted`), the
+    lag is unknown (None), not 0: a chart must show a gap there, never a replica caught up."""
     if heartbeat_lag_s is not None:
         return BestLag(heartbeat_lag_s, LagSource.HEARTBEAT)
     if applier_lag_s is not None:
         return BestLag(applier_lag_s, LagSource.APPLIER)
     if timeline_lag_s is not None:
         return BestLag(timeline_lag_s, LagSource.TIMELINE)
-    if seconds_behind_source is not None:
+    if seconds_behind_source is not None and not sbm_contradicted:
         return BestLag(float(seconds_behind_source), LagSource.SBM)
     return BestLag(None, None)
+
+
+# Seconds of the source's work a replica may miss while SBM reads 0 and still be caught up:
+# transactions in flight at the moment of the two reads (the verdict's caught-up bound, 1 s,
+# plus the reads' distance on a busy box).
+_SBM_ZERO_BACKLOG_S = 2.0
+_SBM_ZERO_MAX_TRX = 10
+
+
+def sbm_contradicted(
+    seconds_behind_source: int | None, not_received: int | None, source_rate: float | None
+) -> bool:
+    """SBM reads 0 while the replica has not even received more than ~2 s of the source's work.
+
+    That is the receive-bound case of DESIGN §4: the SQL thread has applied all the relay log
+    holds, so the server computes 0, while the IO thread (the network, or its own relay-log
+    fsyncs) is the bottleneck. Seen in the demo's phase A as lines dropping from 20 s to 0 on
+    the polls where neither the heartbeat nor the timeline was available. Without GTID counts
+    there is no evidence against SBM, so it stands.
+    """
+    if seconds_behind_source != 0 or not_received is None or not_received <= _SBM_ZERO_MAX_TRX:
+        return False
+    if source_rate is None or source_rate <= 0:
+        return True  # an idle source, and the replica still lacks its transactions
+    return not_received > source_rate * _SBM_ZERO_BACKLOG_S
 
 
 def disagreement(

@@ -90,7 +90,7 @@ class ClusterReader:
         if os.getpid() != self._pid:
             raise RuntimeError("ClusterReader used across a fork: create one per process")
         readings: list[Reading] = []
-        futures: dict[Future[Reading], Target] = {}
+        futures: dict[Future[Reading], _Entry] = {}
         for target in targets:
             entry = self._entry(target)
             if not entry.busy.acquire(blocking=False):
@@ -101,12 +101,16 @@ class ClusterReader:
                 entry.busy.release()
                 readings.append(refusal)
                 continue
-            futures[self._pool.submit(self._poll, entry)] = target
+            futures[self._pool.submit(self._poll, entry)] = entry
         done, late = wait(futures, timeout=deadline_s)
-        readings.extend(f.result() for f in done)
+        for future in done:
+            reading = future.result()
+            if futures[future].late_refusal is reading:
+                futures[future].late_refusal = None  # in time after all: reported now, once
+            readings.append(reading)
         for future in late:
-            readings.append(self._failed(futures[future], f"no answer within {deadline_s:.2f} s"))
-            future.add_done_callback(self._keep_refusal)
+            target = futures[future].target
+            readings.append(self._failed(target, f"no answer within {deadline_s:.2f} s"))
         self._close_idle()
         return sorted(readings, key=lambda r: r.instance_id)
 
@@ -152,26 +156,23 @@ class ClusterReader:
                 self._entries[target.instance_id] = entry
             return entry
 
-    def _keep_refusal(self, future: Future[Reading]) -> None:
-        if future.cancelled() or future.exception() is not None:
-            return
-        reading = future.result()
-        if reading.error_kind == "LoginRefused":
-            with self._lock:
-                entry = self._entries.get(reading.instance_id)
-            if entry is not None:
-                entry.late_refusal = reading
-
     def _poll(self, entry: _Entry) -> Reading:
+        reading: Reading | None = None
         try:
             snapshot = entry.poller.poll()
-            return Reading(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
+            reading = Reading(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
         except CollectorError as exc:
-            return self._failed(entry.target, str(exc), type(exc).__name__)
+            reading = self._failed(entry.target, str(exc), type(exc).__name__)
         except LagscopeError as exc:  # e.g. a heartbeat table name that is not an identifier
-            return self._failed(entry.target, str(exc), type(exc).__name__)
+            reading = self._failed(entry.target, str(exc), type(exc).__name__)
         finally:
+            if reading is not None and reading.error_kind == "LoginRefused":
+                # Kept before the entry is free: a tick that finds it free must also find the
+                # refusal, or it would log in again (a done-callback runs after the release).
+                # read() drops it when the refusal came back within its own deadline.
+                entry.late_refusal = reading
             entry.busy.release()
+        return reading
 
     def _failed(self, target: Target, error: str, kind: str = "ServerUnreachable") -> Reading:
         return Reading(target.instance_id, self._clock(), None, error, kind)

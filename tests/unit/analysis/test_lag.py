@@ -11,6 +11,7 @@ from lagscope.analysis.lag import (
     disagreement,
     heartbeat_lag,
     heartbeat_resolution,
+    sbm_contradicted,
 )
 from lagscope.collectors.snapshot import ClockReading
 
@@ -95,3 +96,30 @@ def test_applier_vs_sbm_and_applier_vs_heartbeat() -> None:
 
 def test_custom_threshold() -> None:
     assert disagreement(0, 3.0, None, threshold_s=2.0) is True
+
+
+@pytest.mark.parametrize(
+    ("sbm", "not_received", "source_rate", "expected"),
+    [
+        (0, 40_000, 2_000.0, True),  # phase A: 20 s of the source's work not received, SBM 0
+        (0, 3_000, 2_000.0, False),  # 1.5 s in flight at 2,000 trx/s: SBM 0 may be right
+        (0, 8, None, False),  # a handful in flight, rate unknown: no evidence
+        (0, 500, None, True),  # rate unknown (source missed the tick), hundreds missing
+        (0, 50, 0.0, True),  # the source went idle and the replica still lacks 50
+        (3, 40_000, 2_000.0, False),  # only a 0 is the known failure; SBM 3 is a reading
+        (None, 40_000, 2_000.0, False),  # NULL is not a reading at all
+        (0, None, 2_000.0, False),  # no GTID counts: nothing contradicts SBM
+    ],
+)
+def test_sbm_zero_is_contradicted_only_by_a_real_receive_backlog(
+    sbm: int | None, not_received: int | None, source_rate: float | None, expected: bool
+) -> None:
+    assert sbm_contradicted(sbm, not_received, source_rate) is expected
+
+
+def test_a_contradicted_sbm_leaves_the_lag_unknown_not_zero() -> None:
+    assert best_lag(None, None, 0, sbm_contradicted=True) == BestLag(None, None)
+    # Any better source still wins; the contradiction only removes SBM's 0.
+    assert best_lag(None, None, 0, timeline_lag_s=21.0, sbm_contradicted=True) == BestLag(
+        21.0, LagSource.TIMELINE
+    )
