@@ -31,7 +31,10 @@ const IO_WORDS: Record<NonNullable<ChannelStatus["io_state"]>, string> = {
   no: "stopped",
 };
 
-export function etaText(eta: ChannelStatus["eta"]): string {
+/** A caught-up replica's backlog is the transactions in flight; the rates' noise between two
+ * polls would otherwise read "not catching up (falling behind 48 trx/s)" at 200 ms of lag. */
+export function etaText(eta: ChannelStatus["eta"], verdict?: ChannelStatus["verdict"]): string {
+  if (verdict === "caught_up") return "caught up";
   if (!eta) return "unknown";
   if (eta.catching_up) return eta.seconds === 0 ? "caught up" : `${formatDuration(eta.seconds)} to catch up`;
   if (eta.falling_behind_per_s !== null) return `not catching up (falling behind ${formatRate(eta.falling_behind_per_s, "trx")})`;
@@ -58,7 +61,7 @@ export function buildChannelPanels(
       { term: "received, not applied", value: formatCount(c.received_not_applied) },
       { term: "apply / source", value: `${formatRate(c.apply_rate, "trx")} / ${formatRate(c.source_rate, "trx")}` },
       { term: "relay log", value: formatBytes(c.relay_log_space) },
-      { term: "ETA", value: etaText(c.eta) },
+      { term: "ETA", value: etaText(c.eta, c.verdict) },
       { term: "sampled", value: formatAgo(sampled, nowMs), problem: c.stale },
     ];
     const errors = [
