@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from lagscope.analysis.codes import Verdict
-from lagscope.analysis.verdict import CAUGHT_UP_MAX_TRX
+from lagscope.analysis.verdict import small_backlog
 
 _BOUND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
 _RECENT = 10  # polls just before the step that describe "now" (≈ 10 s at 1 Hz)
@@ -43,9 +43,15 @@ class BacklogPoint(Protocol):
 
 
 def has_backlog(point: BacklogPoint) -> bool:
-    """More than a handful of transactions behind; without counts, a behind verdict."""
+    """A backlog as the caught-up rule of verdict.py counts one: more than a handful of
+    transactions *and* more than the source writes in a second. Without counts, a behind verdict.
+
+    (It used to be "more than 10 transactions" alone: at the demo's ~1,000+ trx/s a replica 0.2 s
+    behind still held a few hundred, so it never counted as caught up and a drain that finished
+    in seconds was judged "not caught up within the window", i.e. worse.)
+    """
     if point.backlog is not None:
-        return point.backlog > CAUGHT_UP_MAX_TRX
+        return not small_backlog(point.backlog, point.source_rate)
     return point.verdict in _BOUND
 
 

@@ -53,6 +53,12 @@ _MIN_RECEIVE_CHANGE = 10  # trx: a few in flight come and go with any load
 # Catch-up against the ETA: sooner than 70 % or later than 150 % of it, and by 2 s or more
 # (rates over ten 1 s polls are that noisy), says the step changed how fast the backlog drains.
 _FASTER, _SLOWER, _ETA_SLACK_S = 0.7, 1.5, 2.0
+# The trend: a lag growing or falling by 0.1 s per second (6 s a minute) while behind is a trend
+# an operator sees on the chart; a steady or caught-up replica wanders by far less over a window.
+_TREND_S = 0.1
+_TREND_SIGMAS = 3.0  # a slope change must also be 3 standard errors of the two fits
+_MIN_TREND_POINTS = 5  # behind samples a window needs before its slope means anything
+_RECENT = 5  # the last polls before the step give the lag at the step (their median)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +351,123 @@ def _catch_up_vote(
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Trend:
+    """Least-squares slope of the lag (s per s) over a window's behind samples, its standard
+    error, and the catch-up rate (apply − source, trx/s) over the same samples, if known."""
+
+    slope: float
+    se: float
+    catch_up: float | None
+
+
+def _trend(points: Sequence[Point]) -> _Trend | None:
+    """The lag's trend while behind; None with fewer than ``_MIN_TREND_POINTS`` such samples."""
+    behind = [p for p in points if p.lag_s is not None and has_backlog(p)]
+    if len(behind) < _MIN_TREND_POINTS:
+        return None
+    xs = [p.ts for p in behind]
+    ys = [p.lag_s for p in behind if p.lag_s is not None]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    if spread == 0:
+        return None
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+    residual = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in zip(xs, ys, strict=True))
+    se = math.sqrt(residual / (len(xs) - 2) / spread)
+    gains = [
+        p.apply_rate - p.source_rate
+        for p in behind
+        if p.apply_rate is not None and p.source_rate is not None
+    ]
+    return _Trend(slope, se, statistics.fmean(gains) if gains else None)
+
+
+def _before_trend(side: _Side) -> _Trend | None:
+    """The trend before the step, or None when the replica was not behind for most of it (it was
+    caught up: steady at ~0, which the levels judge)."""
+    known = [p for p in side.points if p.lag_s is not None]
+    behind = [p for p in known if has_backlog(p)]
+    if len(behind) * 2 <= len(known):
+        return None
+    return _trend(side.points)
+
+
+def _moving(trend: _Trend | None) -> int:
+    """+1 growing, −1 falling, 0 steady: a slope of 0.1 s/s or more, 3 standard errors clear."""
+    if trend is None or abs(trend.slope) < max(_TREND_S, _TREND_SIGMAS * trend.se):
+        return 0
+    return 1 if trend.slope > 0 else -1
+
+
+def _pace(slope: float) -> str:
+    return f"{slope:+.2f} s/s"
+
+
+def _gain(before: _Trend, after: _Trend | None) -> str:
+    if before.catch_up is None or after is None or after.catch_up is None:
+        return ""
+    return f" (catch-up rate {before.catch_up:+.0f} → {after.catch_up:+.0f} trx/s)"
+
+
+def _trend_vote(
+    b: _Side, a: _Side, after_step: Sequence[Point], lag_at_step: float | None
+) -> _Vote | None:
+    """A backlog growing or draining before the step: judge how the step changed its pace.
+
+    With a backlog in the after window, compare the slopes; a change counts when it is at least
+    0.1 s/s, 20 % of the larger pace and 3 standard errors of the two fits. When the replica
+    caught up before the after window had a trend to fit, compare when it caught up (from the
+    step, ``after_step`` re-timed to it) with when the pace before predicted: never, for a
+    growing backlog; lag ÷ pace for a drain."""
+    before = _before_trend(b)
+    moving = _moving(before)
+    if before is None or moving == 0:
+        return None
+    after = _trend(a.points)
+    if after is not None:
+        change = after.slope - before.slope
+        larger = max(abs(before.slope), abs(after.slope))
+        noise = _TREND_SIGMAS * math.hypot(before.se, after.se)
+        if abs(change) < max(_TREND_S, _MIN_RELATIVE_CHANGE * larger, noise):
+            return None
+        better = change < 0
+        paces = f"{_pace(before.slope)} before the step, {_pace(after.slope)} after"
+        if moving > 0:
+            if better and _moving(after) >= 0 and after.slope < _TREND_S:
+                what = "the lag stopped growing"
+            elif better and after.slope < 0:
+                what = "the lag turned from growing to falling"
+            else:
+                what = "the lag grew faster" if not better else "the lag grew more slowly"
+        elif better:
+            what = "the backlog drained faster than the pace before predicted"
+        else:
+            what = (
+                "the lag turned from falling to growing"
+                if after.slope > 0
+                else ("the backlog drained more slowly than the pace before predicted")
+            )
+        return _Vote(1 if better else -1, f"{what}: {paces}{_gain(before, after)}", True)
+    took = caught_up_at(after_step, 0.0)
+    if took is None or lag_at_step is None or any(has_backlog(p) for p in a.points[-_RECENT:]):
+        return None
+    if moving > 0:
+        phrase = (
+            f"the lag stopped growing ({_pace(before.slope)} before the step) and the replica "
+            f"caught up {lag_at_step:.0f} s of lag {took:.0f} s after it"
+        )
+        return _Vote(1, phrase, True)
+    predicted = lag_at_step / -before.slope
+    if took < _FASTER * predicted - _ETA_SLACK_S:
+        phrase = (
+            f"caught up {lag_at_step:.0f} s of lag {took:.0f} s after the step where the pace "
+            f"before ({_pace(before.slope)}) predicted {predicted:.0f} s"
+        )
+        return _Vote(1, phrase, True)
+    return None
+
+
 def _load(before: float | None, after: float | None) -> tuple[int | None, float | None, str]:
     """Load direction (+1 heavier, −1 lighter, 0 steady, None unknown), ratio, and its phrase."""
     if before is None or after is None:
@@ -431,7 +554,7 @@ def impact(
             f"(at least {min_samples} needed on each side)"
         )
         return Impact(bs, as_, ImpactVerdict.INSUFFICIENT_DATA, change, ratio, reason)
-    drain = draining(_shift(b.points, step_at))
+    drain = draining(_shift(b.points, step_at)) or _moving(_before_trend(b)) < 0
     votes = _votes(points, step_at, after.end, (b, a, bs, as_), drain=drain, network=network)
     verdict, standing, explained = _judge([v for v in votes if v is not None], load)
     if drain and not standing and not any(has_backlog(p) for p in a.points):
@@ -441,6 +564,14 @@ def impact(
         )
         return Impact(bs, as_, ImpactVerdict.NOT_MEASURABLE, change, ratio, reason)
     reason = _reason(verdict, standing, explained, load_phrase, (bs, as_))
+    before_trend, after_trend = _before_trend(b), _trend(a.points)
+    if not standing and not explained and _moving(before_trend) > 0 and after_trend is not None:
+        assert before_trend is not None
+        reason = (
+            "the lag kept growing at the pace it had before the step: "
+            f"{_pace(before_trend.slope)} before, {_pace(after_trend.slope)} after "
+            f"(lag p50 {bs.lag_p50:.1f} s → {as_.lag_p50:.1f} s), while {load_phrase}"
+        )
     if drain and verdict is ImpactVerdict.NO_CLEAR_CHANGE and not standing:
         reason = f"already catching up before the step, and no faster after it: {reason}"
     return Impact(bs, as_, verdict, change, ratio, reason)
@@ -458,15 +589,25 @@ def _votes(
     drain: bool,
     network: bool,
 ) -> list[_Vote | None]:
-    """Lag levels only when the replica was steady before: inside a drain the lag falls with or
-    without the step, so the step is judged on the catch-up time against the ETA instead."""
+    """Lag levels only when the replica was steady before (caught up, or behind on a plateau):
+    while the backlog grows or drains, the levels after the step carry the trend from before it
+    (a lag that stops growing at 48 s has a higher p50 after than the 20 → 45 s before), so the
+    step is judged on the trend and, in a drain, on the catch-up time against the ETA."""
     b, a, bs, as_ = sides
     votes: list[_Vote | None] = []
+    after_step = _shift(sorted((p for p in points if p.ts >= step_at), key=lambda p: p.ts), step_at)
+    eta_vote = None
     if drain:
-        after_step = sorted((p for p in points if p.ts >= step_at), key=lambda p: p.ts)
-        shifted = _shift(after_step, step_at)
-        votes.append(_catch_up_vote(_shift(b.points, step_at), shifted, after_end - step_at))
-    else:
+        eta_vote = _catch_up_vote(_shift(b.points, step_at), after_step, after_end - step_at)
+        votes.append(eta_vote)
+    trending = _moving(_before_trend(b)) != 0
+    # A drain that ended before the after window: the ETA in trx already judged its catch-up
+    # time; the same in seconds of lag would only repeat it.
+    if trending and not (eta_vote is not None and _trend(a.points) is None):
+        recent = [p.lag_s for p in b.points[-_RECENT:] if p.lag_s is not None]
+        lag_at_step = statistics.median(recent) if recent else None
+        votes.append(_trend_vote(b, a, after_step, lag_at_step))
+    elif not drain:
         votes += [_lag_vote(b, a, bs, as_), _caught_up_vote(b, a, bs, as_)]
     side = _receive_vote if network else _apply_vote
     votes.append(side(b, a, bs, as_))

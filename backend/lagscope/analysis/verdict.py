@@ -76,7 +76,8 @@ def _delayed_by_design(obs: Observation) -> bool:
     )
 
 
-def _small_backlog(trx_behind: int, source_rate: float | None) -> bool:
+def small_backlog(trx_behind: int, source_rate: float | None) -> bool:
+    """At most a handful of transactions, or what the source writes in 1 s (issue 9 item 3)."""
     if trx_behind <= CAUGHT_UP_MAX_TRX:
         return True
     return source_rate is not None and trx_behind <= source_rate * _CAUGHT_UP_BACKLOG_S
@@ -89,7 +90,7 @@ def _caught_up(obs: Observation, caught_up_s: float) -> bool:
     Seconds_Behind_Source alone is never enough: it reads 0 while the SQL thread waits on a
     relay log that the IO thread fills too slowly.
     """
-    if obs.trx_behind is not None and not _small_backlog(obs.trx_behind, obs.source_rate):
+    if obs.trx_behind is not None and not small_backlog(obs.trx_behind, obs.source_rate):
         return False
     if obs.lag_s is not None:
         if obs.trx_behind is None and obs.lag_source is LagSource.SBM:
