@@ -18,6 +18,7 @@ from lagscope.analysis.stats import mean, p95
 Cause = Literal["not_received", "received_not_applied"]
 _BEHIND_LAG_S = 1.0  # below a second of lag p50, a 1 s poll cannot tell "behind" from jitter
 _BEHIND_BACKLOG = 1.0  # on average at least one transaction (or byte) outstanding
+_ALIKE_S, _ALIKE_SHARE = 0.5, 0.2  # lags closer than 0.5 s or 20 % are "alike"
 _MUCH_LESS = 0.5  # the control receives "in time" when it has under half the laggard's backlog
 
 
@@ -57,16 +58,37 @@ def is_behind(lag_p50: float | None, backlog: Backlog) -> bool:
     return (lag_p50 or 0.0) >= _BEHIND_LAG_S or backlog.total >= _BEHIND_BACKLOG
 
 
+def _clearly_more(x: float | None, y: float | None) -> int:
+    """+1 / −1 when lag ``x`` is clearly above / below ``y`` (by ≥ 0.5 s and ≥ 20 % of the
+    larger, as impact.py judges a lag change), 0 when alike or unknown."""
+    if x is None or y is None:
+        return 0
+    if abs(x - y) < max(_ALIKE_S, _ALIKE_SHARE * max(abs(x), abs(y))):
+        return 0
+    return 1 if x > y else -1
+
+
 def lagging(
-    a: tuple[float | None, Backlog], b: tuple[float | None, Backlog]
+    a: tuple[float | None, float | None, Backlog], b: tuple[float | None, float | None, Backlog]
 ) -> Literal["a", "b"] | None:
-    """Which of two channels (lag p50, backlog) is further behind; None when neither is."""
-    if not (is_behind(*a) or is_behind(*b)):
+    """Which of two channels (lag p50, lag p95, backlog) is further behind; None when neither is.
+
+    Not by the median alone: a replica at p50 5.0 s / p95 60 s lags more than one at 5.1 / 6 s.
+    p50 and p95 each vote for the channel clearly above the other; when the votes agree, that
+    channel. When the lags are alike, or the two figures disagree (one lags more often, the other
+    further), the bigger backlog (transactions not yet applied) decides, then the higher p95.
+    """
+    if not (is_behind(a[0], a[2]) or is_behind(b[0], b[2])):
         return None
-    a_lag, b_lag = a[0], b[0]
-    if a_lag is not None and b_lag is not None and a_lag != b_lag:
-        return "a" if a_lag > b_lag else "b"
-    return "a" if a[1].total >= b[1].total else "b"
+    votes = {_clearly_more(a[0], b[0]), _clearly_more(a[1], b[1])} - {0}
+    if len(votes) == 1:
+        return "a" if votes == {1} else "b"
+    if a[2].total != b[2].total:
+        return "a" if a[2].total > b[2].total else "b"
+    a_p95, b_p95 = a[1] if a[1] is not None else a[0], b[1] if b[1] is not None else b[0]
+    if a_p95 is not None and b_p95 is not None and a_p95 != b_p95:
+        return "a" if a_p95 > b_p95 else "b"
+    return "a"
 
 
 def cause(behind: Backlog) -> Cause:

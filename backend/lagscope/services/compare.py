@@ -129,7 +129,9 @@ def compare_channels(
         stats = window_stats(_points(rows, start), Window(0.0, (end - start).total_seconds()))
         sides.append(Side(channel, channel.instance, start, end, stats, backlog(rows)))
     a, b = sides
-    which = lagging((a.stats.lag_p50, a.backlog), (b.stats.lag_p50, b.backlog))
+    which = lagging(
+        (a.stats.lag_p50, a.stats.lag_p95, a.backlog), (b.stats.lag_p50, b.stats.lag_p95, b.backlog)
+    )
     if which is None:
         return Comparison("channels", a, b, _neither(a, b))
     behind, control = (a, b) if which == "a" else (b, a)
@@ -143,7 +145,10 @@ def _name(side: Side) -> str:
 
 
 def _lag(side: Side) -> str:
-    return "unknown" if side.stats.lag_p50 is None else f"{side.stats.lag_p50:.1f} s"
+    p50, p95 = side.stats.lag_p50, side.stats.lag_p95
+    if p50 is None or p95 is None:
+        return "unknown"
+    return f"{p50:.1f}/{p95:.1f} s"
 
 
 def _neither(a: Side, b: Side) -> str:
@@ -159,7 +164,7 @@ def _why(behind: Side, control: Side, side_cause: Cause) -> str:
     queued = behind.backlog.received_not_applied_mean or 0.0
     other_missing = control.backlog.not_received_mean or 0.0
     head = (
-        f"{_name(behind)} lags more than {_name(control)} (lag p50 {_lag(behind)} vs "
+        f"{_name(behind)} lags more than {_name(control)} (lag p50/p95 {_lag(behind)} vs "
         f"{_lag(control)}) because of {side_cause}"
     )
     if side_cause == "not_received":

@@ -17,15 +17,26 @@ def test_backlog_figures() -> None:
 
 def test_neither_behind() -> None:
     assert not is_behind(0.3, NONE)
-    assert lagging((0.3, NONE), (0.2, NONE)) is None
+    assert lagging((0.3, 0.4, NONE), (0.2, 0.3, NONE)) is None
 
 
 def test_the_one_further_behind_and_its_side() -> None:
-    assert lagging((0.2, NONE), (12.0, FAR)) == "b"
+    assert lagging((0.2, 0.3, NONE), (12.0, 14.0, FAR)) == "b"
     assert cause(FAR) == "not_received"
     assert cause(APPLYING) == "received_not_applied"
     # Lags unknown: the bigger backlog is the one behind.
-    assert lagging((None, APPLYING), (None, NONE)) == "a"
+    assert lagging((None, None, APPLYING), (None, None, NONE)) == "a"
+
+
+def test_the_one_further_behind_is_not_picked_by_the_median_alone() -> None:
+    # Medians alike (5.0 vs 5.1 s) but a's p95 is 60 s: a lags more (the median alone said b).
+    assert lagging((5.0, 60.0, APPLYING), (5.1, 6.0, APPLYING)) == "a"
+    # p50 and p95 disagree (b more often behind, a further behind): the bigger backlog decides.
+    queued = backlog_of([0.0, 0.0], [3000.0, 3000.0])
+    assert lagging((3.0, 40.0, FAR), (8.0, 10.0, queued)) == "b"
+    assert lagging((3.0, 40.0, queued), (8.0, 10.0, FAR)) == "a"
+    # Alike on both: the backlog decides, not a 0.1 s difference of medians.
+    assert lagging((40.0, 45.0, FAR), (40.1, 45.2, NONE)) == "a"
 
 
 def test_far_replica_with_its_own_slow_link_vs_a_shared_limit() -> None:
