@@ -424,6 +424,13 @@ def _moving(trend: _Trend | None) -> int:
     return 1 if trend.slope > 0 else -1
 
 
+def trend(points: Sequence[Point]) -> int:
+    """What the lag did over ``points`` (a window before a step): +1 growing, −1 falling, 0
+    steady or caught up, by the rule the verdict uses (module doc)."""
+    inside = sorted(points, key=lambda p: p.ts)
+    return _moving(_before_trend(_side(inside, Window(-math.inf, math.inf))))
+
+
 def _pace(slope: float) -> str:
     return f"{slope:+.2f} s/s"
 
@@ -435,7 +442,7 @@ def _gain(before: _Trend, after: _Trend | None) -> str:
 
 
 def _trend_vote(
-    b: _Side, a: _Side, after_step: Sequence[Point], lag_at_step: float | None
+    b: _Side, a: _Side, after_step: Sequence[Point], lag_at_step: float | None, drain: bool
 ) -> _Vote | None:
     """A backlog growing or draining before the step: judge how the step changed its pace.
 
@@ -446,8 +453,11 @@ def _trend_vote(
     growing backlog; lag ÷ pace for a drain."""
     before = _before_trend(b)
     moving = _moving(before)
-    if before is None or moving == 0:
+    if before is None or (moving == 0 and not drain):
         return None
+    # A drain told by its rates (the applier 10 %+ ahead of the source) whose lag slope is still
+    # within the noise: only a clearly steeper fall after the step can speak for the step.
+    moving = moving or -1
     after = _trend(a.points)
     if after is not None:
         change = after.slope - before.slope
@@ -475,6 +485,8 @@ def _trend_vote(
         return _Vote(1 if better else -1, f"{what}: {paces}{_gain(before, after)}", True)
     took = caught_up_at(after_step, 0.0)
     if took is None or lag_at_step is None or any(has_backlog(p) for p in a.points[-_RECENT:]):
+        return None
+    if _moving(before) == 0:  # no pace to predict from: the ETA in trx judges the catch-up
         return None
     if moving > 0:
         phrase = (
@@ -624,15 +636,14 @@ def _votes(
     if drain:
         eta_vote = _catch_up_vote(_shift(b.points, step_at), after_step, after_end - step_at)
         votes.append(eta_vote)
-    trending = _moving(_before_trend(b)) != 0
+    if not drain and _moving(_before_trend(b)) == 0:
+        votes += [_lag_vote(b, a, bs, as_), _caught_up_vote(b, a, bs, as_)]
     # A drain that ended before the after window: the ETA in trx already judged its catch-up
     # time; the same in seconds of lag would only repeat it.
-    if trending and not (eta_vote is not None and _trend(a.points) is None):
+    elif not (eta_vote is not None and _trend(a.points) is None):
         recent = [p.lag_s for p in b.points[-_RECENT:] if p.lag_s is not None]
         lag_at_step = statistics.median(recent) if recent else None
-        votes.append(_trend_vote(b, a, after_step, lag_at_step))
-    elif not drain:
-        votes += [_lag_vote(b, a, bs, as_), _caught_up_vote(b, a, bs, as_)]
+        votes.append(_trend_vote(b, a, after_step, lag_at_step, drain))
     side = _receive_vote if network else _apply_vote
     votes.append(side(b, a, bs, as_))
     return votes
