@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     # A receiver must accept within these (seconds); a slow one is retried, not waited on.
     webhook_connect_timeout_s: float = 3.0
     webhook_read_timeout_s: float = 5.0
+    # The API process checks polling_stopped rules this often (seconds; 0: not in this process).
+    alert_watchdog_every_s: float = 5.0
     # Retry back-off: base·2^n capped, jittered, attempts until this much outage is covered.
     webhook_backoff_base_s: float = 10.0
     webhook_backoff_cap_s: float = 900.0

@@ -6,6 +6,8 @@ change when a route moves). Everything is under ``/api/v1`` except ``/healthz`` 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
@@ -31,6 +33,7 @@ from lagscope.api.routers import (
 )
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
+from lagscope.services.alert_watchdog import Watchdog
 from lagscope.services.secrets import store_box
 from lagscope.services.users import ensure_admin
 
@@ -44,7 +47,22 @@ def create_app(
 ) -> FastAPI:
     settings = settings or get_settings()
     sessions = sessions or make_session_factory(make_engine(settings.database_url))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # polling_stopped is judged here: it must fire when the worker or beat is what stopped.
+        watchdog = None
+        if settings.alert_watchdog_every_s > 0:
+            watchdog = Watchdog(sessions, app.state.box, settings, settings.alert_watchdog_every_s)
+            watchdog.start()
+        try:
+            yield
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="Lagscope",
         version=__version__,
         openapi_url="/api/v1/openapi.json",

@@ -37,6 +37,7 @@ from lagscope.models import (
 from lagscope.services.alert_context import build_context
 from lagscope.services.alert_readings import (
     CHANNEL_METRICS,
+    WATCHDOG_METRICS,
     Subject,
     at_datetime,
     finite,
@@ -102,6 +103,7 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
         select(AlertRule)
         .where(
             AlertRule.enabled.is_(True),
+            AlertRule.metric.not_in(WATCHDOG_METRICS),  # judged without a tick
             or_(AlertRule.cluster_id.is_(None), AlertRule.cluster_id == cluster_id),
         )
         .order_by(AlertRule.id)

@@ -33,7 +33,15 @@ CHANNEL_METRICS = (
     "eta",
     "lag_disagreement",
 )
-INSTANCE_METRICS = ("unreachable", "credentials_problem", "param_changed", "clock_skew")
+INSTANCE_METRICS = (
+    "unreachable",
+    "credentials_problem",
+    "param_changed",
+    "clock_skew",
+    # Judged by the API process's watchdog, not after a tick (services/alert_watchdog.py).
+    "polling_stopped",
+)
+WATCHDOG_METRICS = ("polling_stopped",)
 METRICS = CHANNEL_METRICS + INSTANCE_METRICS
 # param_changed looks back this far unless the rule says otherwise (params.window_s).
 PARAM_WINDOW_S = 600.0

@@ -1939,7 +1939,7 @@ export interface components {
              * Metric
              * @enum {string}
              */
-            metric: "lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew";
+            metric: "lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "polling_stopped";
             /** Name */
             name: string;
             /**
@@ -2045,7 +2045,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /** Metric */
-            metric?: ("lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew") | null;
+            metric?: ("lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "polling_stopped") | null;
             /** Name */
             name?: string | null;
             /** Null Policy */

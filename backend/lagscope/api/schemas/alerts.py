@@ -39,6 +39,9 @@ Metric = Literal[
     "credentials_problem",
     "param_changed",
     "clock_skew",
+    # Poll intervals with no reading (threshold N: fires after N missed polls); judged by the
+    # API process, so it fires when the worker or beat has stopped.
+    "polling_stopped",
 ]
 Severity = Literal["info", "warning", "critical"]
 NullPolicy = Literal["firing_if_broken", "firing", "keep", "ok"]
