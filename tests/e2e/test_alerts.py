@@ -95,3 +95,43 @@ def test_target_rule_test_send_and_a_firing_alert(
     expect(history).to_contain_text("resolved")
     expect(history).to_contain_text("firing")
     lab.wait_caught_up(timeout_s=120)
+
+
+def test_edit_a_rule_preview_it_and_see_the_change_listed(page: Page, api: ApiServer):
+    from sqlalchemy import select
+
+    from lagscope.models import AlertRule
+    from lagscope.services import alert_config
+
+    with api.sessions() as s, s.begin():
+        rule_id = alert_config.create_rule(
+            s, {"name": "lag to edit", "metric": "lag", "threshold": 30, "for_s": 60}
+        ).id
+    page.goto("/alerts")
+    rules = page.get_by_role("table", name="Alert rules")
+    expect(rules).to_contain_text("lag > 30, for 60 s")
+    page.get_by_role("button", name="Edit lag to edit").click()
+    form = page.get_by_role("form", name="Edit alert rule lag to edit")
+    expect(form.get_by_label("Threshold (above)")).to_have_value("30")
+    form.get_by_label("Threshold (above)").fill("45")
+    form.get_by_label("For (s)").fill("5")
+    form.get_by_label("Resolve at or below (optional)").fill("20")
+    form.get_by_label("Keep firing (s)").fill("15")
+    form.get_by_label("Severity").select_option("critical")
+    form.get_by_label("Labels (key=value, …)").fill("team=db")
+    form.get_by_role("button", name="Add override").click()
+    override = form.get_by_role("group", name="Override 1")
+    override.get_by_label("Replica").select_option(label="replica2")
+    override.get_by_label("Its bound").fill("90")
+    form.get_by_role("button", name="Preview last 24 h").click()
+    expect(form.get_by_label("Preview")).to_contain_text("fired")
+    form.get_by_role("button", name="Save rule").click()
+    expect(form).to_have_count(0)
+    expect(rules).to_contain_text("lag > 45, for 5 s, resolves ≤ 20")
+    expect(rules).to_contain_text("critical")
+    shot(page, "alerts-rule-edited")
+    with api.sessions() as s:
+        saved = s.scalars(select(AlertRule).where(AlertRule.id == rule_id)).one()
+        assert saved.keep_firing_s == 15 and saved.labels == {"team": "db"}
+        (over,) = saved.overrides
+        assert over["threshold"] == 90 and over["instance_id"] is not None

@@ -32,3 +32,20 @@ export function usePreviewAlertRule() {
     mutationFn: (body: Schemas["RuleIn"]) => unwrap(api.POST("/api/v1/alerts/rules/preview", { body })),
   });
 }
+
+export function useUpdateAlertRule() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: number; body: Schemas["RulePatch"] }) =>
+      unwrap(api.PATCH("/api/v1/alerts/rules/{rule_id}", { params: { path: { rule_id: id } }, body })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.alerts() }),
+  });
+}
+
+/** "Would have fired at …" over the last 24 h, for a saved rule with unsaved changes. */
+export function usePreviewEditedAlertRule() {
+  return useMutation({
+    mutationFn: ({ id, body }: { id: number; body: Schemas["RulePatch"] }) =>
+      unwrap(api.POST("/api/v1/alerts/rules/{rule_id}/preview", { params: { path: { rule_id: id } }, body })),
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptText, eventRow, explorerLink, ruleCondition, sortFiring } from "./alerts";
+import { attemptText, eventRow, explorerLink, labelsText, parseLabels, ruleCondition, sortFiring } from "./alerts";
 import type { Schemas } from "../api/client";
 
 describe("alert view models", () => {
@@ -38,5 +38,14 @@ describe("alert view models", () => {
     expect(ruleCondition({ metric: "lag", threshold: 30, for_s: 60, resolve_threshold: 10 })).toBe(
       "lag > 30, for 60 s, resolves ≤ 10",
     );
+  });
+});
+
+describe("rule labels in the edit form", () => {
+  it("round-trips key=value pairs, keeping '=' inside values", () => {
+    const labels = parseLabels(" team=db , tier=1,, url=a=b ");
+    expect(labels).toEqual({ team: "db", tier: "1", url: "a=b" });
+    expect(parseLabels(labelsText(labels))).toEqual(labels);
+    expect(labelsText({})).toBe("");
   });
 });

@@ -84,3 +84,19 @@ export function ruleCondition(rule: Pick<Rule, "metric" | "threshold" | "for_s" 
   if (rule.resolve_threshold !== null) parts.push(`resolves ≤ ${rule.resolve_threshold}`);
   return parts.join(", ");
 }
+
+/** A rule's labels as the form edits them: "team=db, tier=1" ⇄ {team: "db", tier: "1"}. */
+export function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const part of text.split(",")) {
+    const [key = "", ...rest] = part.split("=");
+    if (key.trim()) labels[key.trim()] = rest.join("=").trim();
+  }
+  return labels;
+}
+
+export function labelsText(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ");
+}

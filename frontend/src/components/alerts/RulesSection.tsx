@@ -1,61 +1,139 @@
 // Alert rules: the list, and a form that previews "would have fired at …" before saving.
-import { useState, type FormEvent } from "react";
+import { Fragment, useState, type FormEvent } from "react";
 import type { Schemas } from "../../api/client";
 import { useClusters } from "../../hooks/useClusters";
-import { useAlertRules, useCreateAlertRule, useDeleteAlertRule, usePreviewAlertRule } from "../../hooks/useAlertRules";
+import {
+  useAlertRules,
+  useCreateAlertRule,
+  useDeleteAlertRule,
+  usePreviewAlertRule,
+  usePreviewEditedAlertRule,
+  useUpdateAlertRule,
+} from "../../hooks/useAlertRules";
 import { useWebhooks } from "../../hooks/useWebhooks";
 import { formatDateTime } from "../../format/format";
-import { ruleCondition } from "../../viewmodels/alerts";
+import { labelsText, parseLabels, ruleCondition } from "../../viewmodels/alerts";
 import { Empty, Loading, ProblemView } from "../States";
 
 const METRICS: Schemas["RuleIn"]["metric"][] = [
   "lag", "trx_behind", "not_received", "received_not_applied", "io_stopped", "sql_stopped",
   "replication_error", "eta", "lag_disagreement", "unreachable", "credentials_problem",
-  "param_changed", "clock_skew",
+  "param_changed", "clock_skew", "polling_stopped",
 ];
 
 function optionalNumber(text: string): number | null {
   return text.trim() === "" ? null : Number(text);
 }
 
-export function RuleForm() {
+function numberText(value: number | null | undefined): string {
+  return value === null || value === undefined ? "" : String(value);
+}
+
+interface OverrideRow {
+  instanceId: string;
+  channelId: number | null;
+  threshold: string;
+  forS: string;
+  enabled: boolean;
+}
+
+type Rule = Schemas["RuleOut"];
+type RuleBody = Schemas["RuleIn"];
+
+/** Create a rule, or edit `rule` (every field; saved with PATCH). Both preview first. */
+export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void }) {
   const clusters = useClusters();
   const targets = useWebhooks();
   const create = useCreateAlertRule();
+  const update = useUpdateAlertRule();
   const preview = usePreviewAlertRule();
-  const [name, setName] = useState("");
-  const [metric, setMetric] = useState<Schemas["RuleIn"]["metric"]>("lag");
-  const [threshold, setThreshold] = useState("30");
-  const [forS, setForS] = useState("60");
-  const [resolve, setResolve] = useState("");
-  const [clusterId, setClusterId] = useState("");
-  const [targetIds, setTargetIds] = useState<number[]>([]);
-  const [severity, setSeverity] = useState<Schemas["RuleIn"]["severity"]>("warning");
+  const previewEdit = usePreviewEditedAlertRule();
+  const [name, setName] = useState(rule?.name ?? "");
+  const [metric, setMetric] = useState<RuleBody["metric"]>((rule?.metric as RuleBody["metric"]) ?? "lag");
+  const [threshold, setThreshold] = useState(rule ? String(rule.threshold) : "30");
+  const [forS, setForS] = useState(rule ? String(rule.for_s) : "60");
+  const [resolve, setResolve] = useState(numberText(rule?.resolve_threshold));
+  const [keepFiring, setKeepFiring] = useState(rule ? String(rule.keep_firing_s) : "0");
+  const [repeat, setRepeat] = useState(numberText(rule?.repeat_s));
+  const [clusterId, setClusterId] = useState(numberText(rule?.cluster_id));
+  const [instanceId, setInstanceId] = useState(numberText(rule?.instance_id));
+  const [channelId] = useState<number | null>(rule?.channel_id ?? null);
+  const [region, setRegion] = useState(rule?.region ?? "");
+  const [targetIds, setTargetIds] = useState<number[]>(rule?.target_ids ?? []);
+  const [severity, setSeverity] = useState<RuleBody["severity"]>((rule?.severity as RuleBody["severity"]) ?? "warning");
+  const [labels, setLabels] = useState(labelsText(rule?.labels ?? {}));
+  const [nullPolicy, setNullPolicy] = useState<RuleBody["null_policy"]>(
+    (rule?.null_policy as RuleBody["null_policy"]) ?? "firing_if_broken",
+  );
+  const [paramNames, setParamNames] = useState((rule?.params.names ?? []).join(", "));
+  const [overrides, setOverrides] = useState<OverrideRow[]>(
+    (rule?.overrides ?? []).map((o) => ({
+      instanceId: numberText(o.instance_id),
+      channelId: o.channel_id ?? null,
+      threshold: numberText(o.threshold),
+      forS: numberText(o.for_s),
+      enabled: o.enabled ?? true,
+    })),
+  );
+  const instances = (clusters.data ?? [])
+    .filter((c) => !clusterId || String(c.id) === clusterId)
+    .flatMap((c) => c.instances);
+  const what = rule ? `alert rule ${rule.name}` : "new alert rule";
 
-  function body(): Schemas["RuleIn"] {
+  function body(): RuleBody {
     return {
       name,
       metric,
       threshold: Number(threshold),
       for_s: Number(forS),
       resolve_threshold: optionalNumber(resolve),
+      keep_firing_s: Number(keepFiring || "0"),
+      repeat_s: optionalNumber(repeat),
       cluster_id: clusterId ? Number(clusterId) : null,
+      instance_id: instanceId ? Number(instanceId) : null,
+      channel_id: instanceId ? channelId : null,
+      region: region.trim() || null,
       target_ids: targetIds,
       severity,
-      keep_firing_s: 0,
-      null_policy: "firing_if_broken",
-      enabled: true,
+      labels: parseLabels(labels),
+      null_policy: nullPolicy,
+      params: {
+        names: paramNames.split(",").map((n) => n.trim()).filter(Boolean),
+        window_s: rule?.params.window_s ?? 600,
+      },
+      overrides: overrides
+        .filter((o) => o.instanceId || o.channelId !== null)
+        .map((o) => ({
+          instance_id: o.instanceId ? Number(o.instanceId) : null,
+          channel_id: o.channelId,
+          threshold: optionalNumber(o.threshold),
+          for_s: optionalNumber(o.forS),
+          enabled: o.enabled,
+        })),
+      enabled: rule?.enabled ?? true,
     };
+  }
+
+  function setOverride(index: number, change: Partial<OverrideRow>) {
+    setOverrides(overrides.map((o, i) => (i === index ? { ...o, ...change } : o)));
   }
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    create.mutate(body(), { onSuccess: () => setName("") });
+    if (rule) update.mutate({ id: rule.id, body: body() }, { onSuccess: () => onDone?.() });
+    else create.mutate(body(), { onSuccess: () => setName("") });
   }
 
+  function runPreview() {
+    if (rule) previewEdit.mutate({ id: rule.id, body: body() });
+    else preview.mutate(body());
+  }
+
+  const saving = rule ? update : create;
+  const previewed = rule ? previewEdit : preview;
   return (
-    <form className="card annotation-form" onSubmit={submit} aria-label="New alert rule">
-      <h3>New rule</h3>
+    <form className="card annotation-form" onSubmit={submit} aria-label={rule ? `Edit ${what}` : "New alert rule"}>
+      <h3>{rule ? `Edit rule ${rule.name}` : "New rule"}</h3>
       <div className="form-row">
         <label>
           Name
@@ -63,7 +141,7 @@ export function RuleForm() {
         </label>
         <label>
           Metric
-          <select value={metric} onChange={(e) => setMetric(e.target.value as Schemas["RuleIn"]["metric"])}>
+          <select value={metric} onChange={(e) => setMetric(e.target.value as RuleBody["metric"])}>
             {METRICS.map((m) => (
               <option key={m} value={m}>
                 {m}
@@ -73,7 +151,7 @@ export function RuleForm() {
         </label>
         <label>
           Severity
-          <select value={severity} onChange={(e) => setSeverity(e.target.value as Schemas["RuleIn"]["severity"])}>
+          <select value={severity} onChange={(e) => setSeverity(e.target.value as RuleBody["severity"])}>
             <option value="info">info</option>
             <option value="warning">warning</option>
             <option value="critical">critical</option>
@@ -81,7 +159,13 @@ export function RuleForm() {
         </label>
         <label>
           Cluster
-          <select value={clusterId} onChange={(e) => setClusterId(e.target.value)}>
+          <select
+            value={clusterId}
+            onChange={(e) => {
+              setClusterId(e.target.value);
+              setInstanceId("");
+            }}
+          >
             <option value="">every cluster</option>
             {(clusters.data ?? []).map((c) => (
               <option key={c.id} value={c.id}>
@@ -89,6 +173,21 @@ export function RuleForm() {
               </option>
             ))}
           </select>
+        </label>
+        <label>
+          Instance
+          <select value={instanceId} onChange={(e) => setInstanceId(e.target.value)}>
+            <option value="">every instance</option>
+            {instances.map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Region
+          <input value={region} onChange={(e) => setRegion(e.target.value)} maxLength={64} placeholder="any" />
         </label>
       </div>
       <div className="form-row">
@@ -104,7 +203,79 @@ export function RuleForm() {
           Resolve at or below (optional)
           <input type="number" step="any" value={resolve} onChange={(e) => setResolve(e.target.value)} />
         </label>
+        <label>
+          Keep firing (s)
+          <input type="number" min={0} step="any" value={keepFiring} onChange={(e) => setKeepFiring(e.target.value)} />
+        </label>
+        <label>
+          Repeat every (s, optional)
+          <input type="number" min={60} step="any" value={repeat} onChange={(e) => setRepeat(e.target.value)} />
+        </label>
+        <label>
+          When the value is unknown
+          <select value={nullPolicy} onChange={(e) => setNullPolicy(e.target.value as RuleBody["null_policy"])}>
+            <option value="firing_if_broken">breach if SQL thread stopped or unreachable</option>
+            <option value="firing">breach</option>
+            <option value="keep">keep the last judgement</option>
+            <option value="ok">fine</option>
+          </select>
+        </label>
       </div>
+      <div className="form-row">
+        <label>
+          Labels (key=value, …)
+          <input value={labels} onChange={(e) => setLabels(e.target.value)} />
+        </label>
+        {metric === "param_changed" ? (
+          <label>
+            Parameters to watch (comma-separated; empty: any)
+            <input value={paramNames} onChange={(e) => setParamNames(e.target.value)} />
+          </label>
+        ) : null}
+      </div>
+      <fieldset className="form-row">
+        <legend>Per-replica overrides</legend>
+        {overrides.map((o, index) => (
+          <div key={index} className="form-row" role="group" aria-label={`Override ${index + 1}`}>
+            {o.channelId !== null ? (
+              <span className="muted small">channel #{o.channelId}</span>
+            ) : (
+              <label>
+                Replica
+                <select value={o.instanceId} onChange={(e) => setOverride(index, { instanceId: e.target.value })}>
+                  <option value="">choose…</option>
+                  {instances.map((i) => (
+                    <option key={i.id} value={i.id}>
+                      {i.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
+            <label>
+              Its bound
+              <input type="number" step="any" value={o.threshold} onChange={(e) => setOverride(index, { threshold: e.target.value })} />
+            </label>
+            <label>
+              Its wait (s)
+              <input type="number" min={0} step="any" value={o.forS} onChange={(e) => setOverride(index, { forS: e.target.value })} />
+            </label>
+            <label className="inline">
+              <input type="checkbox" checked={!o.enabled} onChange={(e) => setOverride(index, { enabled: !e.target.checked })} /> leave out
+            </label>
+            <button type="button" className="link" onClick={() => setOverrides(overrides.filter((_, i) => i !== index))}>
+              Remove
+            </button>
+          </div>
+        ))}
+        <button
+          type="button"
+          className="link"
+          onClick={() => setOverrides([...overrides, { instanceId: "", channelId: null, threshold: "", forS: "", enabled: true }])}
+        >
+          Add override
+        </button>
+      </fieldset>
       <fieldset className="form-row">
         <legend>Send to</legend>
         {(targets.data ?? []).map((t) => (
@@ -121,13 +292,13 @@ export function RuleForm() {
         ))}
         {targets.data?.length === 0 ? <span className="muted small">no webhook targets yet</span> : null}
       </fieldset>
-      {create.error ? <ProblemView error={create.error} /> : null}
-      {preview.error ? <ProblemView error={preview.error} /> : null}
-      {preview.data ? (
+      {saving.error ? <ProblemView error={saving.error} /> : null}
+      {previewed.error ? <ProblemView error={previewed.error} /> : null}
+      {previewed.data ? (
         <div aria-label="Preview" className="muted small">
-          {preview.data.incidents.length === 0
+          {previewed.data.incidents.length === 0
             ? "Would not have fired in the last 24 h."
-            : preview.data.incidents.map((i) => (
+            : previewed.data.incidents.map((i) => (
                 <div key={`${i.channel_id}-${i.fired_at}`}>
                   Would have fired at {formatDateTime(Date.parse(i.fired_at))} on {i.instance}
                   {i.resolved_at ? `, resolved at ${formatDateTime(Date.parse(i.resolved_at))}` : ", still firing"}
@@ -136,11 +307,16 @@ export function RuleForm() {
         </div>
       ) : null}
       <div className="form-actions">
-        <button type="button" onClick={() => preview.mutate(body())} disabled={preview.isPending || !name}>
-          {preview.isPending ? "Previewing…" : "Preview last 24 h"}
+        <button type="button" onClick={runPreview} disabled={previewed.isPending || !name}>
+          {previewed.isPending ? "Previewing…" : "Preview last 24 h"}
         </button>
-        <button type="submit" className="primary" disabled={create.isPending}>
-          {create.isPending ? "Saving…" : "Create rule"}
+        {rule ? (
+          <button type="button" onClick={() => onDone?.()}>
+            Cancel
+          </button>
+        ) : null}
+        <button type="submit" className="primary" disabled={saving.isPending}>
+          {saving.isPending ? "Saving…" : rule ? "Save rule" : "Create rule"}
         </button>
       </div>
     </form>
@@ -150,6 +326,7 @@ export function RuleForm() {
 export function RuleList() {
   const rules = useAlertRules();
   const remove = useDeleteAlertRule();
+  const [editing, setEditing] = useState<number | null>(null);
   if (rules.isPending) return <Loading what="alert rules" />;
   if (rules.error) return <ProblemView error={rules.error} what="alert rules" />;
   if (rules.data.length === 0) return <Empty>No alert rules yet.</Empty>;
@@ -167,17 +344,34 @@ export function RuleList() {
         </thead>
         <tbody>
           {rules.data.map((r) => (
-            <tr key={r.id}>
-              <td>{r.name}</td>
-              <td>{ruleCondition(r)}</td>
-              <td>{r.severity}</td>
-              <td>{r.target_ids.length}</td>
-              <td>
-                <button type="button" className="link" onClick={() => remove.mutate(r.id)}>
-                  Delete
-                </button>
-              </td>
-            </tr>
+            <Fragment key={r.id}>
+              <tr>
+                <td>{r.name}</td>
+                <td>{ruleCondition(r)}</td>
+                <td>{r.severity}</td>
+                <td>{r.target_ids.length}</td>
+                <td>
+                  <button
+                    type="button"
+                    className="link"
+                    aria-label={`Edit ${r.name}`}
+                    onClick={() => setEditing(editing === r.id ? null : r.id)}
+                  >
+                    Edit
+                  </button>{" "}
+                  <button type="button" className="link" onClick={() => remove.mutate(r.id)}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+              {editing === r.id ? (
+                <tr>
+                  <td colSpan={5}>
+                    <RuleForm rule={r} onDone={() => setEditing(null)} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
           ))}
         </tbody>
       </table>
