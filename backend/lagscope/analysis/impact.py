@@ -14,7 +14,10 @@ step is judged on what an operator reads off the chart, which depends on what th
   consecutive blocks (block medians of the lag, block means of the rest), because polls a second
   apart are not independent and a test over 600 correlated polls would call any drift
   significant. Large: lag p50 or p95 moved by ≥ 20 % of the larger value and ≥ 0.5 s; time
-  caught up by ≥ 25 points.
+  caught up by ≥ 25 points. A backlog that drained away inside the before window and stayed
+  gone is the previous step's drain: the levels' baseline starts after its last behind sample
+  (the story on a fast day: flush relaxed, 15 s of lag gone 30 s before parallel apply, which
+  then got "lag p95 fell from 15.6 s to 0.3 s").
 - **Growing or draining**: the lag's least-squares slope over the window's behind samples is at
   least 0.1 s per second (6 s a minute) and 3 standard errors from 0. Here the levels after the
   step carry the trend from before it, so they do not vote: relaxing flush while the lag grew
@@ -617,6 +620,20 @@ def _shift(points: Sequence[Point], step_at: float) -> list[Point]:
     return [replace(p, ts=p.ts - step_at) for p in points]
 
 
+def _settled(side: _Side) -> _Side:
+    """The levels' baseline: a backlog that drained away inside the before window and stayed
+    gone is the previous step's drain, not this step's "before". Its samples up to the last
+    one with a backlog are left out (the window's figures keep them), so a step taken after
+    the replica caught up is not credited with the lag p95 of the drain that preceded it."""
+    points = side.points
+    if not points or any(has_backlog(p) for p in points[-_RECENT:]):
+        return side
+    last = max((i for i, p in enumerate(points) if has_backlog(p)), default=None)
+    if last is None:
+        return side
+    return _side(points[last + 1 :], Window(points[last + 1].ts, math.inf))
+
+
 def _votes(
     points: Sequence[Point],
     step_at: float,
@@ -637,7 +654,11 @@ def _votes(
         eta_vote = _catch_up_vote(_shift(b.points, step_at), after_step, after_end - step_at)
         votes.append(eta_vote)
     if not drain and _moving(_before_trend(b)) == 0:
-        votes += [_lag_vote(b, a, bs, as_), _caught_up_vote(b, a, bs, as_)]
+        base = _settled(b)
+        votes += [
+            _lag_vote(base, a, _stats(base), as_),
+            _caught_up_vote(base, a, _stats(base), as_),
+        ]
     # A drain that ended before the after window: the ETA in trx already judged its catch-up
     # time; the same in seconds of lag would only repeat it.
     elif not (eta_vote is not None and _trend(a.points) is None):
