@@ -166,3 +166,62 @@ def test_click_annotates_a_point_and_drag_a_range(page: Page, pipeline: Pipeline
     expect(notes).to_contain_text("load test window (2 threads)")
     notes.get_by_role("button", name="Delete annotation: load test window (2 threads)").click()
     expect(notes.locator('li[data-kind="range"]')).to_have_count(0)
+
+
+def wait_chart_span(page: Page, low_ms: int, high_ms: int) -> None:
+    """Wait until the lag chart's x-axis spans between low_ms and high_ms."""
+    page.wait_for_function(
+        """([low, high]) => {
+            const el = document.querySelector('[data-testid="lag-chart"]');
+            const span = Number(el?.dataset.endMs) - Number(el?.dataset.startMs);
+            return span > low && span < high;
+        }""",
+        arg=[low_ms, high_ms],
+    )
+
+
+def test_drag_in_zoom_mode_zooms_and_reset_restores(page: Page, pipeline: Pipeline):
+    chart = open_explorer(page, pipeline)
+    wait_chart_span(page, 14 * 60_000, 16 * 60_000)
+    ticks = chart.locator(".recharts-xAxis-tick-labels .recharts-cartesian-axis-tick-value")
+    # A 15-minute axis is labelled in minutes; one of 5 minutes or less in seconds.
+    expect(ticks.first).to_have_text(re.compile(r"^\d\d:\d\d$"))
+    modes = page.get_by_role("group", name="Drag to:")
+    zoom = modes.get_by_role("button", name="zoom", exact=True)
+    # Keyboard-accessible: focus the toggle and press it with the keyboard.
+    zoom.focus()
+    page.keyboard.press("Enter")
+    expect(zoom).to_have_attribute("aria-pressed", "true")
+    expect(modes.get_by_role("button", name="annotate")).to_have_attribute("aria-pressed", "false")
+
+    # The latest 15 % of the window: a module's fresh lab has polled only the last minute or two.
+    x0, y0 = plot_point(chart, 0.85)
+    x1, _ = plot_point(chart, 0.999)
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, y0, steps=5)
+    page.mouse.move(x1, y0, steps=5)
+    page.mouse.up()
+    # The URL carries the zoom (a fixed window and the preset it left); no annotation form opens.
+    expect(page).to_have_url(re.compile(r"from=[^&]+&to=[^&]+&preset=15m"))
+    expect(page.get_by_role("form", name="New range annotation")).to_have_count(0)
+    expect(page.get_by_role("status").filter(has_text="fixed range")).to_be_visible()
+    # The axis narrows to the dragged ~15 % of the 15 minutes (2¼ min), with the lines in it.
+    wait_chart_span(page, 90_000, 180_000)
+    expect(chart.locator(".recharts-line-curve")).to_have_count(2)
+    expect(ticks.first).to_have_text(re.compile(r"^\d\d:\d\d:\d\d$"))
+    shot(page, "explorer-zoomed")
+
+    # Back and forward walk the zoom like any other range change.
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"range=15m$"))
+    page.go_forward()
+    expect(page).to_have_url(re.compile(r"preset=15m"))
+
+    page.get_by_role("button", name="Reset zoom").click()
+    expect(page).to_have_url(re.compile(r"range=15m$"))
+    expect(page.get_by_role("button", name="Reset zoom")).to_have_count(0)
+    expect(page.get_by_role("status").filter(has_text="live")).to_be_visible()
+    expect(chart.locator(".recharts-line-curve")).to_have_count(2)
+    wait_chart_span(page, 14 * 60_000, 16 * 60_000)
+    expect(ticks.first).to_have_text(re.compile(r"^\d\d:\d\d$"))

@@ -9,6 +9,8 @@ const SOURCE_WORDS: Record<LagSourceChoice, string> = {
   all: "all side by side",
 };
 
+const DRAG_MODES = ["annotate", "zoom"] as const;
+
 function localInput(ms: number): string {
   const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
   return d.toISOString().slice(0, 16);
@@ -22,9 +24,11 @@ interface RangeProps {
   onRange: (range: RangeName) => void;
   onCustom: (fromMs: number, toMs: number) => void;
   onZoomOut: () => void;
+  /** Back to the preset a drag-to-zoom left; shown only while zoomed from one. */
+  onResetZoom: () => void;
 }
 
-export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, onZoomOut }: RangeProps) {
+export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, onZoomOut, onResetZoom }: RangeProps) {
   const [custom, setCustom] = useState<{ from: string; to: string } | null>(null);
 
   function apply(event: FormEvent) {
@@ -58,6 +62,11 @@ export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, on
       <button type="button" onClick={onZoomOut} title="Twice the range around the same centre">
         zoom out
       </button>
+      {state.range === "custom" && state.zoomFrom ? (
+        <button type="button" onClick={onResetZoom} title={`Back to the last ${state.zoomFrom}, following the clock`}>
+          Reset zoom
+        </button>
+      ) : null}
       <span className={live ? "live-dot live" : "live-dot"} role="status">
         {live ? "● live" : "❚❚ fixed range"}
       </span>
@@ -117,13 +126,16 @@ export function ExplorerControls({ state, channels, dragMode, onToggle, onSource
           <input type="checkbox" checked={state.log} onChange={(e) => onLog(e.target.checked)} />
           log scale
         </label>
-        <label className="inline">
-          drag to
-          <select value={dragMode} onChange={(e) => onDragMode(e.target.value as "annotate" | "zoom")}>
-            <option value="annotate">annotate</option>
-            <option value="zoom">zoom</option>
-          </select>
-        </label>
+        <span className="drag-mode">
+          <span id="drag-mode-label">Drag to:</span>
+          <span role="group" aria-labelledby="drag-mode-label" className="segmented">
+            {DRAG_MODES.map((mode) => (
+              <button key={mode} type="button" aria-pressed={dragMode === mode} onClick={() => onDragMode(mode)}>
+                {mode}
+              </button>
+            ))}
+          </span>
+        </span>
       </fieldset>
     </div>
   );

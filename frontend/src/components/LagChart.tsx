@@ -16,6 +16,7 @@ import { formatDateTime, formatDurationTick } from "../format/format";
 import type { AnnotationMark } from "../viewmodels/annotations";
 import { LOG_FLOOR_S, tooltipEntries, type LagChartModel, type LagRow } from "../viewmodels/lagChart";
 import type { ChangeMarker } from "../viewmodels/paramLanes";
+import { timeAtPx } from "../viewmodels/zoom";
 import { CHART_MARGIN, RIGHT_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
 
@@ -26,19 +27,18 @@ interface Props {
   height?: number;
   /** A click (from = to) or a drag on the plot, in epoch ms. */
   onSelect?: (fromMs: number, toMs: number) => void;
+  /** What a drag does: only the cursor and the preview's colour differ here. */
+  dragMode?: "annotate" | "zoom";
 }
 
-export function LagChart({ model, markers, annotations, height = 300, onSelect }: Props) {
+export function LagChart({ model, markers, annotations, height = 300, onSelect, dragMode = "annotate" }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const [drag, setDrag] = useState<{ from: number; to: number } | null>(null);
 
   function timeAt(event: MouseEvent): number | null {
     const rect = box.current?.getBoundingClientRect();
     if (!rect) return null;
-    const width = rect.width - Y_AXIS_WIDTH - RIGHT_MARGIN;
-    const x = event.clientX - rect.left - Y_AXIS_WIDTH;
-    if (width <= 0 || x < 0 || x > width) return null;
-    return model.startMs + (x / width) * (model.endMs - model.startMs);
+    return timeAtPx(event.clientX - rect.left - Y_AXIS_WIDTH, rect.width - Y_AXIS_WIDTH - RIGHT_MARGIN, model.startMs, model.endMs);
   }
 
   const down = (event: MouseEvent) => {
@@ -59,9 +59,11 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect }
   return (
     <div
       ref={box}
-      className="lag-chart"
+      className={dragMode === "zoom" ? "lag-chart drag-zoom" : "lag-chart"}
       data-testid="lag-chart"
       data-lines={model.lines.length}
+      data-start-ms={model.startMs}
+      data-end-ms={model.endMs}
       onMouseDown={down}
       onMouseMove={move}
       onMouseUp={up}
@@ -159,7 +161,7 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect }
             />
           ))}
           {drag && Math.abs(drag.to - drag.from) > 0 ? (
-            <ReferenceArea x1={Math.min(drag.from, drag.to)} x2={Math.max(drag.from, drag.to)} fill="#2f6fde" fillOpacity={0.15} />
+            <ReferenceArea x1={Math.min(drag.from, drag.to)} x2={Math.max(drag.from, drag.to)} fill={dragMode === "zoom" ? "#555" : "#2f6fde"} fillOpacity={0.15} />
           ) : null}
           <Tooltip
             isAnimationActive={false}

@@ -20,7 +20,9 @@ import {
   explorerWindow,
   isLive,
   parseExplorerState,
+  zoomedIn,
   zoomedOut,
+  zoomReset,
   type ExplorerState,
 } from "../viewmodels/explorerState";
 import { buildInstancePanels, durabilityWarnings, INSTANCE_METRICS, instanceColors } from "../viewmodels/instancePanels";
@@ -28,6 +30,7 @@ import { buildLagChartModel, metricsFor } from "../viewmodels/lagChart";
 import { buildParamLanes } from "../viewmodels/paramLanes";
 import { buildChannelPanels } from "../viewmodels/sidePanel";
 import { resolveWindow } from "../viewmodels/timeWindow";
+import { zoomRange } from "../viewmodels/zoom";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { AnnotationList } from "../components/AnnotationList";
 import { DecompositionChart, DecompositionLegend } from "../components/DecompositionChart";
@@ -163,9 +166,8 @@ export function ClusterPage() {
 
   function select(fromMs: number, toMs: number) {
     if (dragMode === "zoom") {
-      if (Math.abs(toMs - fromMs) > span / 200) {
-        navigate({ range: "custom", fromMs: Math.min(fromMs, toMs), toMs: Math.max(fromMs, toMs) });
-      }
+      const zoom = zoomRange(fromMs, toMs, { startMs, endMs });
+      if (zoom) navigate(zoomedIn(state, zoom.fromMs, zoom.toMs));
       return;
     }
     if (!writable) return;
@@ -215,9 +217,10 @@ export function ClusterPage() {
           live={live}
           startMs={startMs}
           endMs={endMs}
-          onRange={(range) => navigate({ range, fromMs: null, toMs: null })}
-          onCustom={(fromMs, toMs) => navigate({ range: "custom", fromMs, toMs })}
+          onRange={(range) => navigate({ range, fromMs: null, toMs: null, zoomFrom: null })}
+          onCustom={(fromMs, toMs) => navigate({ range: "custom", fromMs, toMs, zoomFrom: null })}
           onZoomOut={() => navigate({ range: "custom", ...zoomedOut(startMs, endMs, Date.now()) })}
+          onResetZoom={() => navigate(zoomReset(state))}
         />
       </header>
       <ExplorerControls
@@ -256,7 +259,7 @@ export function ClusterPage() {
             {!lagSeries[0]?.isPending && lagModel.empty && !lagError ? (
               <Empty>No lag samples in this range yet{live ? ": the chart fills in as the replicas are polled" : ""}.</Empty>
             ) : null}
-            <LagChart model={lagModel} markers={lanes.markers} annotations={marks} onSelect={select} />
+            <LagChart model={lagModel} markers={lanes.markers} annotations={marks} onSelect={select} dragMode={dragMode} />
             {lagModel.notes.length ? (
               <ul className="notes small muted">
                 {lagModel.notes.map((n) => (

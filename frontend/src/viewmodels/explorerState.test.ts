@@ -5,7 +5,9 @@ import {
   explorerWindow,
   isLive,
   parseExplorerState,
+  zoomedIn,
   zoomedOut,
+  zoomReset,
 } from "./explorerState";
 
 describe("explorer URL state", () => {
@@ -50,5 +52,38 @@ describe("explorer URL state", () => {
   it("zooms out around the centre without passing now", () => {
     expect(zoomedOut(1000, 2000, 10_000)).toEqual({ fromMs: 500, toMs: 2500 });
     expect(zoomedOut(1000, 2000, 2100)).toEqual({ fromMs: 100, toMs: 2100 });
+  });
+});
+
+describe("drag to zoom in the URL", () => {
+  const from = Date.parse("2026-11-23T10:05:00Z");
+  const to = Date.parse("2026-11-23T10:09:00Z");
+
+  it("remembers the preset the zoom left, and round-trips it", () => {
+    const live = parseExplorerState(new URLSearchParams("range=15m&source=heartbeat"));
+    const zoomed = { ...live, ...zoomedIn(live, from, to) };
+    const search = explorerSearch(zoomed);
+    expect(search).toBe("?from=2026-11-23T10%3A05%3A00.000Z&to=2026-11-23T10%3A09%3A00.000Z&preset=15m&source=heartbeat");
+    const back = parseExplorerState(new URLSearchParams(search));
+    expect(back).toEqual(zoomed);
+    expect(isLive(back)).toBe(false);
+    expect(explorerWindow(back)).toEqual({ kind: "fixed", startMs: from, endMs: to });
+  });
+
+  it("keeps the first preset through a second zoom, and resets to it", () => {
+    const zoomed = { ...DEFAULT_STATE, ...zoomedIn({ ...DEFAULT_STATE, range: "6h" }, from, to) };
+    const again = { ...zoomed, ...zoomedIn(zoomed, from + 60_000, to - 60_000) };
+    expect(again.zoomFrom).toBe("6h");
+    const reset = { ...again, ...zoomReset(again) };
+    expect(reset).toEqual({ ...DEFAULT_STATE, range: "6h" });
+    expect(explorerSearch(reset)).toBe("?range=6h");
+  });
+
+  it("has no preset to return to after a hand-picked window, nor on a named range", () => {
+    const picked = parseExplorerState(new URLSearchParams("from=2026-11-23T10:00:00Z&to=2026-11-23T11:00:00Z"));
+    expect({ ...picked, ...zoomedIn(picked, from, to) }.zoomFrom).toBeNull();
+    expect(zoomReset(picked)).toMatchObject({ range: DEFAULT_STATE.range });
+    expect(parseExplorerState(new URLSearchParams("range=6h&preset=15m")).zoomFrom).toBeNull();
+    expect(parseExplorerState(new URLSearchParams("from=2026-11-23T10:00:00Z&to=2026-11-23T11:00:00Z&preset=2y")).zoomFrom).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 // The explorer's state lives in the URL (shareable, back/forward work): range, custom window,
-// hidden channels, lag source, log scale.
+// hidden channels, lag source, log scale, and the preset a drag-to-zoom came from.
 import type { TimeWindow } from "./timeWindow";
 
 export const RANGES = {
@@ -26,6 +26,8 @@ export interface ExplorerState {
   log: boolean;
   /** Buckets per lag line (default 600; 100–2000). */
   points: number;
+  /** The named range a drag-to-zoom left (custom windows only): what "Reset zoom" returns to. */
+  zoomFrom: RangeName | null;
 }
 
 export const DEFAULT_STATE: ExplorerState = {
@@ -36,6 +38,7 @@ export const DEFAULT_STATE: ExplorerState = {
   source: "best",
   log: false,
   points: 600,
+  zoomFrom: null,
 };
 
 function instant(text: string | null): number | null {
@@ -56,6 +59,7 @@ export function parseExplorerState(params: URLSearchParams): ExplorerState {
   const toMs = instant(params.get("to"));
   const custom = fromMs !== null && toMs !== null && fromMs < toMs;
   const source = params.get("source");
+  const preset = params.get("preset");
   return {
     range: custom ? "custom" : range && range in RANGES ? (range as RangeName) : DEFAULT_STATE.range,
     fromMs: custom ? fromMs : null,
@@ -67,6 +71,7 @@ export function parseExplorerState(params: URLSearchParams): ExplorerState {
     source: LAG_SOURCES.includes(source as LagSourceChoice) ? (source as LagSourceChoice) : "best",
     log: params.get("log") === "1",
     points: pointsParam(params.get("pts")),
+    zoomFrom: custom && preset && preset in RANGES ? (preset as RangeName) : null,
   };
 }
 
@@ -76,6 +81,7 @@ export function explorerSearch(state: ExplorerState): string {
   if (state.range === "custom" && state.fromMs !== null && state.toMs !== null) {
     params.set("from", new Date(state.fromMs).toISOString());
     params.set("to", new Date(state.toMs).toISOString());
+    if (state.zoomFrom) params.set("preset", state.zoomFrom);
   } else if (state.range !== DEFAULT_STATE.range) {
     params.set("range", state.range);
   }
@@ -103,4 +109,14 @@ export function zoomedOut(startMs: number, endMs: number, nowMs: number): { from
   const span = endMs - startMs;
   const toMs = Math.min(nowMs, endMs + span / 2);
   return { fromMs: toMs - 2 * span, toMs };
+}
+
+/** Zoom in to [fromMs, toMs], remembering the named range the first zoom left. */
+export function zoomedIn(state: ExplorerState, fromMs: number, toMs: number): Partial<ExplorerState> {
+  return { range: "custom", fromMs, toMs, zoomFrom: state.range === "custom" ? state.zoomFrom : state.range };
+}
+
+/** "Reset zoom": back to the named range the zoom left, following the clock again. */
+export function zoomReset(state: ExplorerState): Partial<ExplorerState> {
+  return { range: state.zoomFrom ?? DEFAULT_STATE.range, fromMs: null, toMs: null, zoomFrom: null };
 }
