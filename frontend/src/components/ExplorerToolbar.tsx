@@ -1,5 +1,7 @@
 import { useState, type FormEvent } from "react";
+import type { LiveStatus } from "../live/connection";
 import { LAG_SOURCES, RANGE_NAMES, type ExplorerState, type LagSourceChoice, type RangeName } from "../viewmodels/explorerState";
+import { liveIndicator } from "../viewmodels/liveIndicator";
 
 const SOURCE_WORDS: Record<LagSourceChoice, string> = {
   best: "best",
@@ -19,6 +21,8 @@ function localInput(ms: number): string {
 interface RangeProps {
   state: ExplorerState;
   live: boolean;
+  /** The live stream's state (null: not streaming). */
+  stream?: LiveStatus | null;
   startMs: number;
   endMs: number;
   onRange: (range: RangeName) => void;
@@ -28,7 +32,7 @@ interface RangeProps {
   onResetZoom: () => void;
 }
 
-export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, onZoomOut, onResetZoom }: RangeProps) {
+export function RangePicker({ state, live, stream = null, startMs, endMs, onRange, onCustom, onZoomOut, onResetZoom }: RangeProps) {
   const [custom, setCustom] = useState<{ from: string; to: string } | null>(null);
 
   function apply(event: FormEvent) {
@@ -67,9 +71,7 @@ export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, on
           Reset zoom
         </button>
       ) : null}
-      <span className={live ? "live-dot live" : "live-dot"} role="status">
-        {live ? "● live" : "❚❚ fixed range"}
-      </span>
+      <LiveDot live={live} stream={stream} />
       {custom ? (
         <form className="custom-range" onSubmit={apply}>
           <label className="inline">
@@ -84,6 +86,15 @@ export function RangePicker({ state, live, startMs, endMs, onRange, onCustom, on
         </form>
       ) : null}
     </div>
+  );
+}
+
+function LiveDot({ live, stream }: { live: boolean; stream: LiveStatus | null }) {
+  const indicator = liveIndicator(live, stream);
+  return (
+    <span className={`live-dot ${indicator.tone}`} role="status" aria-label="Live updates" title={indicator.title}>
+      {indicator.text}
+    </span>
   );
 }
 

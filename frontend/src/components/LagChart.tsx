@@ -64,6 +64,7 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
       data-lines={model.lines.length}
       data-start-ms={model.startMs}
       data-end-ms={model.endMs}
+      data-last-t={model.rows.at(-1)?.t}
       onMouseDown={down}
       onMouseMove={move}
       onMouseUp={up}

@@ -4,6 +4,7 @@ import { useMemo, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { useAnnotations, useCreateAnnotation, useDeleteAnnotation, useUpdateAnnotation } from "../hooks/useAnnotations";
 import { useCluster } from "../hooks/useCluster";
+import { useLiveSamples } from "../hooks/useLiveSamples";
 import { useClusterStatus } from "../hooks/useClusterStatus";
 import { useMe } from "../hooks/useMe";
 import { useNow } from "../hooks/useNow";
@@ -14,7 +15,15 @@ import { useVerdicts } from "../hooks/useVerdicts";
 import { annotationDraft, buildAnnotationMarks, canWrite } from "../viewmodels/annotations";
 import { channelColors } from "../viewmodels/colors";
 import { buildDecompositionModel, buildRateModel } from "../viewmodels/decomposition";
-import { annotationScopes, buildExplorerChannels, liveIntervalMs, scopeIds, scopeNames, scopeOf } from "../viewmodels/explorer";
+import {
+  annotationScopes,
+  buildExplorerChannels,
+  liveIntervalMs,
+  scopeIds,
+  scopeNames,
+  scopeOf,
+  streamedRefetchMs,
+} from "../viewmodels/explorer";
 import {
   explorerSearch,
   explorerWindow,
@@ -27,6 +36,7 @@ import {
 } from "../viewmodels/explorerState";
 import { buildInstancePanels, durabilityWarnings, INSTANCE_METRICS, instanceColors } from "../viewmodels/instancePanels";
 import { buildLagChartModel, metricsFor } from "../viewmodels/lagChart";
+import { mergeSamples } from "../live/samples";
 import { buildParamLanes } from "../viewmodels/paramLanes";
 import { buildChannelPanels } from "../viewmodels/sidePanel";
 import { resolveWindow } from "../viewmodels/timeWindow";
@@ -85,7 +95,10 @@ export function ClusterPage() {
     intervalMs: Math.max(interval, 10_000),
     enabled: instanceSeen,
   });
-  const lagSeries = useSeriesList(lagParams, { intervalMs: interval });
+  // Live: the stream follows the right edge of the "best" lag; the range is re-fetched rarely.
+  const feed = useLiveSamples(clusterId, { enabled: live, keepMs: 2 * streamedRefetchMs(span) + 60_000 });
+  const streamed = live && state.source === "best" && feed.status?.state === "connected";
+  const lagSeries = useSeriesList(lagParams, { intervalMs: streamed ? streamedRefetchMs(span) : interval });
   const strips = useSeriesList(stripParams, { intervalMs: interval, enabled: stripSeen });
   const verdicts = useVerdicts(clusterId, window, STRIP_POINTS, interval);
   const changes = useParamChanges(clusterId, window, Math.max(interval, 5000));
@@ -106,11 +119,13 @@ export function ClusterPage() {
   const channels = status.data?.channels ?? [];
   const colors = channelColors(channels);
   const first = lagSeries[0]?.data;
-  const fallback = resolveWindow(window, now);
-  const startMs = first?.start ?? fallback.startMs;
-  const endMs = first?.end ?? fallback.endMs;
+  // A streamed window's end advances with the clock and the newest sample, not with the fetch.
+  const fallback = resolveWindow(window, Math.max(now, (feed.samples.at(-1)?.ts ?? 0) + 1));
+  const startMs = streamed ? fallback.startMs : (first?.start ?? fallback.startMs);
+  const endMs = streamed ? fallback.endMs : (first?.end ?? fallback.endMs);
   const pollIntervalS = cluster.data.poll_interval_s;
   const series = Object.fromEntries(lagParams.map((p, i) => [p.metric, lagSeries[i]?.data]));
+  if (live) series.lag_s = mergeSamples(series.lag_s, feed.samples, "lag_s", startMs, endMs);
   const strip = Object.fromEntries(stripParams.map((p, i) => [p.metric, strips[i]?.data]));
 
   const lagModel = buildLagChartModel({
@@ -215,6 +230,7 @@ export function ClusterPage() {
         <RangePicker
           state={state}
           live={live}
+          stream={feed.status}
           startMs={startMs}
           endMs={endMs}
           onRange={(range) => navigate({ range, fromMs: null, toMs: null, zoomFrom: null })}

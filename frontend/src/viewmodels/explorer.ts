@@ -62,3 +62,9 @@ export function liveIntervalMs(spanMs: number): number {
   if (spanMs <= 24 * 3_600_000) return 10_000;
   return 60_000;
 }
+
+/** While the live stream feeds the lag chart, the full range is re-fetched only this often, as
+ * a safety net (late samples, rollups): 30 ticks, so a minute for a 15-minute chart. */
+export function streamedRefetchMs(spanMs: number): number {
+  return 30 * liveIntervalMs(spanMs);
+}
