@@ -225,3 +225,52 @@ def test_drag_in_zoom_mode_zooms_and_reset_restores(page: Page, pipeline: Pipeli
     expect(chart.locator(".recharts-line-curve")).to_have_count(2)
     wait_chart_span(page, 14 * 60_000, 16 * 60_000)
     expect(ticks.first).to_have_text(re.compile(r"^\d\d:\d\d$"))
+
+
+SET_HIDDEN = """hidden => {
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
+    document.dispatchEvent(new Event("visibilitychange"));
+}"""
+
+
+NEW_EDGES = """first => {
+    const t = Number(document.querySelector("[data-testid=lag-chart]").dataset.lastT);
+    const seen = (window.__edges ??= new Set());
+    if (t > first) seen.add(t);
+    return seen.size >= 3;
+}"""
+
+
+def test_live_range_follows_the_stream_without_refetching(page: Page, pipeline: Pipeline):
+    # A live range is fetched once; then the stream's samples move the chart's right edge, and
+    # the range is not fetched again (polling would re-request /series every 2 s).
+    lag_fetches: list[str] = []
+    streams: list[str | None] = []  # the Last-Event-ID each stream request sent
+
+    def count(request) -> None:
+        if "/api/v1/series" in request.url and "metric=lag_s" in request.url:
+            lag_fetches.append(request.url)
+        elif "/api/v1/stream" in request.url:
+            streams.append(request.headers.get("last-event-id"))
+
+    page.on("request", count)
+    chart = open_explorer(page, pipeline)
+    live = page.get_by_role("status", name="Live updates")
+    expect(live).to_have_text("● live: streaming")
+    first = int(chart.get_attribute("data-last-t") or 0)
+    fetched = len(lag_fetches)
+    assert fetched >= 1
+    # Three new right edges: a poll already in flight when the stream opened gives one at most.
+    page.wait_for_function(NEW_EDGES, arg=first, timeout=45_000)
+    assert len(lag_fetches) == fetched, lag_fetches
+    assert len(streams) == 1
+    # A hidden tab closes the stream; shown again, it resumes after the last event it had.
+    page.evaluate(SET_HIDDEN, True)
+    expect(live).to_have_text("❚❚ live: paused while the tab is hidden")
+    page.evaluate(SET_HIDDEN, False)
+    expect(live).to_have_text("● live: streaming")
+    assert len(streams) == 2
+    assert int(streams[1] or 0) > int(streams[0] or 0)
+    # A fixed range has no stream and says so.
+    page.get_by_role("button", name="zoom out").click()
+    expect(live).to_have_text("❚❚ fixed range")
