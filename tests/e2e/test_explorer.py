@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from lagscope.lab import Lab
+from tests.integration.api_stack import ApiServer
 from tests.integration.pipeline_stack import Pipeline
 
 from .conftest import shot
@@ -274,3 +275,50 @@ def test_live_range_follows_the_stream_without_refetching(page: Page, pipeline: 
     # A fixed range has no stream and says so.
     page.get_by_role("button", name="zoom out").click()
     expect(live).to_have_text("❚❚ fixed range")
+
+
+def test_a_firing_alert_is_a_band_on_the_lag_chart(
+    page: Page, pipeline: Pipeline, api: ApiServer, lab: Lab, replica1
+):
+    from lagscope.models import AlertRule
+    from lagscope.services import alert_config
+
+    name = "band: SQL thread stopped"
+    with api.sessions() as s, s.begin():
+        rule_id = alert_config.create_rule(
+            s,
+            {
+                "name": name,
+                "metric": "sql_stopped",
+                "threshold": 0,
+                "for_s": 2,
+                "severity": "critical",
+                "cluster_id": pipeline.cluster_id,
+            },
+        ).id
+    chart = open_explorer(page, pipeline)
+    alerts = page.get_by_role("list", name="Alerts firing in this range")
+    item = alerts.locator("li", has_text=name)
+    try:
+        try:
+            with replica1.cursor() as cur:
+                cur.execute("STOP SLAVE SQL_THREAD")
+            # Severity and rule in words, not only a colour.
+            expect(item).to_contain_text(
+                re.compile(rf"critical: {name} on replica1, firing since \d\d:\d\d:\d\d")
+            )
+            band = chart.locator('.chart-alert-band[data-severity="critical"]')
+            expect(band.locator("title")).to_contain_text(f"critical: {name} on replica1")
+            expect(band.locator("text")).to_have_text("⚠ critical")
+            shot(page, "explorer-alert-band")
+        finally:
+            with replica1.cursor() as cur:
+                cur.execute("START SLAVE SQL_THREAD")
+        # Resolved: the band ends where the alert did.
+        expect(item).to_contain_text(re.compile(r"fired \d\d:\d\d:\d\d–\d\d:\d\d:\d\d"))
+    finally:
+        with api.sessions() as s, s.begin():
+            rule = s.get(AlertRule, rule_id)
+            if rule is not None:
+                alert_config.delete_rule(s, rule)
+    lab.wait_caught_up(timeout_s=60)

@@ -13,6 +13,7 @@ import {
   YAxis,
 } from "recharts";
 import { formatDateTime, formatDurationTick } from "../format/format";
+import { alertsAt, type AlertBandsModel } from "../viewmodels/alertBands";
 import type { AnnotationMark } from "../viewmodels/annotations";
 import { LOG_FLOOR_S, tooltipEntries, type LagChartModel, type LagRow } from "../viewmodels/lagChart";
 import type { ChangeMarker } from "../viewmodels/paramLanes";
@@ -29,9 +30,13 @@ interface Props {
   onSelect?: (fromMs: number, toMs: number) => void;
   /** What a drag does: only the cursor and the preview's colour differ here. */
   dragMode?: "annotate" | "zoom";
+  /** Firing alerts, drawn as translucent bands behind the lines. */
+  alerts?: AlertBandsModel;
 }
 
-export function LagChart({ model, markers, annotations, height = 300, onSelect, dragMode = "annotate" }: Props) {
+const NO_ALERTS: AlertBandsModel = { bands: [], note: null };
+
+export function LagChart({ model, markers, annotations, height = 300, onSelect, dragMode = "annotate", alerts = NO_ALERTS }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const [drag, setDrag] = useState<{ from: number; to: number } | null>(null);
 
@@ -89,6 +94,17 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
               fill={gap.color}
               fillOpacity={0.07}
               ifOverflow="hidden"
+            />
+          ))}
+          {alerts.bands.map((b) => (
+            <ReferenceArea
+              key={`alert-${b.key}`}
+              x1={b.drawFromMs}
+              x2={b.drawToMs}
+              fill={b.color}
+              fillOpacity={0.1}
+              ifOverflow="hidden"
+              label={<AlertBandLabel title={b.label} severity={b.severity} color={b.color} />}
             />
           ))}
           {markers.map((m) => (
@@ -166,7 +182,9 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
           ) : null}
           <Tooltip
             isAnimationActive={false}
-            content={({ label, payload }) => <LagTooltip model={model} t={Number(label)} row={payload?.[0]?.payload as LagRow | undefined} />}
+            content={({ label, payload }) => (
+              <LagTooltip model={model} alerts={alerts} t={Number(label)} row={payload?.[0]?.payload as LagRow | undefined} />
+            )}
           />
         </ComposedChart>
       </ResponsiveContainer>
@@ -196,7 +214,26 @@ function MarkerLabel({ glyph, color, title, kind, viewBox }: MarkerLabelProps) {
   );
 }
 
-function LagTooltip({ model, t, row }: { model: LagChartModel; t: number; row: LagRow | undefined }) {
+interface AlertBandLabelProps {
+  title: string;
+  severity: string;
+  color: string;
+  viewBox?: { x?: number; y?: number };
+}
+
+/** A flag at the band's top-left corner; its hover text says severity, rule, subject and when. */
+function AlertBandLabel({ title, severity, color, viewBox }: AlertBandLabelProps) {
+  return (
+    <g className="chart-alert-band" data-severity={severity}>
+      <title>{title}</title>
+      <text x={(viewBox?.x ?? 0) + 2} y={(viewBox?.y ?? 0) + 11} fill={color} fontSize={11}>
+        ⚠ {severity}
+      </text>
+    </g>
+  );
+}
+
+function LagTooltip({ model, alerts, t, row }: { model: LagChartModel; alerts: AlertBandsModel; t: number; row: LagRow | undefined }) {
   if (!Number.isFinite(t)) return null;
   return (
     <div className="chart-tooltip">
@@ -205,6 +242,11 @@ function LagTooltip({ model, t, row }: { model: LagChartModel; t: number; row: L
         <div key={e.key} className={e.missing ? "tooltip-missing" : undefined}>
           <span className="swatch" style={{ background: e.color }} aria-hidden="true" /> {e.label}:{" "}
           <strong>{e.text}</strong>
+        </div>
+      ))}
+      {alertsAt(alerts, t).map((b) => (
+        <div key={b.key} className="tooltip-alert">
+          ⚠ {b.severity}: {b.ruleName} on {b.subject}
         </div>
       ))}
     </div>

@@ -2,6 +2,9 @@
 // rates, and the replicas' latest status. Its state is in the URL.
 import { useMemo, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
+import { useFiringAlerts } from "../hooks/useAlertEvents";
+import { useAlertRules } from "../hooks/useAlertRules";
+import { CLUSTER_ALERT_EVENTS_LIMIT, useClusterAlertEvents } from "../hooks/useClusterAlertEvents";
 import { useAnnotations, useCreateAnnotation, useDeleteAnnotation, useUpdateAnnotation } from "../hooks/useAnnotations";
 import { useCluster } from "../hooks/useCluster";
 import { useLiveSamples } from "../hooks/useLiveSamples";
@@ -12,6 +15,7 @@ import { useParamChanges } from "../hooks/useParamChanges";
 import { useSeenOnce } from "../hooks/useSeenOnce";
 import { useSeriesList, type MetricName, type SeriesParams } from "../hooks/useSeries";
 import { useVerdicts } from "../hooks/useVerdicts";
+import { buildAlertBands } from "../viewmodels/alertBands";
 import { annotationDraft, buildAnnotationMarks, canWrite } from "../viewmodels/annotations";
 import { channelColors } from "../viewmodels/colors";
 import { buildDecompositionModel, buildRateModel } from "../viewmodels/decomposition";
@@ -41,6 +45,7 @@ import { buildParamLanes } from "../viewmodels/paramLanes";
 import { buildChannelPanels } from "../viewmodels/sidePanel";
 import { resolveWindow } from "../viewmodels/timeWindow";
 import { zoomRange } from "../viewmodels/zoom";
+import { AlertBandList } from "../components/AlertBands";
 import { AnnotationForm } from "../components/AnnotationForm";
 import { AnnotationList } from "../components/AnnotationList";
 import { DecompositionChart, DecompositionLegend } from "../components/DecompositionChart";
@@ -103,6 +108,9 @@ export function ClusterPage() {
   const verdicts = useVerdicts(clusterId, window, STRIP_POINTS, interval);
   const changes = useParamChanges(clusterId, window, Math.max(interval, 5000));
   const annotations = useAnnotations(clusterId, window, Math.max(interval, 10_000));
+  const alertEvents = useClusterAlertEvents(clusterId, Math.max(interval, 10_000));
+  const firing = useFiringAlerts(clusterId);
+  const rules = useAlertRules();
   const create = useCreateAnnotation(clusterId);
   const update = useUpdateAnnotation(clusterId);
   const remove = useDeleteAnnotation(clusterId);
@@ -142,6 +150,16 @@ export function ClusterPage() {
   });
   const lanes = buildParamLanes(changes.data ?? [], replicas, startMs, endMs);
   const names = scopeNames(cluster.data, channels);
+  const alertBands = buildAlertBands({
+    events: alertEvents.data ?? [],
+    firing: firing.data,
+    rules: rules.data ?? [],
+    names,
+    limit: CLUSTER_ALERT_EVENTS_LIMIT,
+    startMs,
+    endMs,
+    nowMs: now,
+  });
   const marks = buildAnnotationMarks(annotations.data ?? [], startMs, endMs, me.data, names);
   const decomposition = buildDecompositionModel({
     notReceived: strip.not_received,
@@ -275,7 +293,8 @@ export function ClusterPage() {
             {!lagSeries[0]?.isPending && lagModel.empty && !lagError ? (
               <Empty>No lag samples in this range yet{live ? ": the chart fills in as the replicas are polled" : ""}.</Empty>
             ) : null}
-            <LagChart model={lagModel} markers={lanes.markers} annotations={marks} onSelect={select} dragMode={dragMode} />
+            <LagChart model={lagModel} markers={lanes.markers} annotations={marks} onSelect={select} dragMode={dragMode} alerts={alertBands} />
+            <AlertBandList model={alertBands} />
             {lagModel.notes.length ? (
               <ul className="notes small muted">
                 {lagModel.notes.map((n) => (
