@@ -40,6 +40,10 @@ def test_explorer_shows_both_replicas_live(page: Page, pipeline: Pipeline):
     ).scroll_into_view_if_needed()
     commits = page.get_by_role("figure", name="Commits per second", exact=True)
     expect(commits.locator(".recharts-line-curve")).to_have_count(3)  # source and both replicas
+    # The lab runs without semi-sync: its panel says so instead of drawing zeros.
+    semi_sync = page.get_by_role("figure", name=re.compile(r"^Semi-sync: how long a commit waits"))
+    expect(semi_sync).to_contain_text("semi-synchronous replication is not enabled")
+    expect(semi_sync.locator(".recharts-line-curve")).to_have_count(0)
     # The URL carries the state: switching the lag source is shareable and goes back.
     page.get_by_label("heartbeat", exact=True).click()  # the URL, not the input, holds the state
     expect(page.get_by_label("heartbeat", exact=True)).to_be_checked()

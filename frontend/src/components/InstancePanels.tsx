@@ -8,11 +8,13 @@ const TICK: Record<PanelUnit, (v: number) => string> = {
   per_s: formatCount,
   bytes_per_s: (v) => formatBytesRate(v).replace("/s", ""),
   ratio: formatCount,
+  ms: (v) => `${formatCount(v)} ms`,
 };
 const VALUE: Record<PanelUnit, (v: number) => string> = {
   per_s: (v) => formatRate(v),
   bytes_per_s: formatBytesRate,
   ratio: (v) => `${formatCount(v)} per group`,
+  ms: (v) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} ms`,
 };
 
 export function DurabilityBanner({ warnings }: { warnings: readonly DurabilityWarning[] }) {
@@ -36,7 +38,7 @@ export function InstancePanels({ panels, startMs, endMs }: { panels: readonly In
         <figure key={panel.key} className="instance-panel" aria-label={panel.title}>
           <figcaption>{panel.title}</figcaption>
           {panel.empty ? (
-            <p className="muted small">No samples in this range (kept at poll resolution only).</p>
+            <p className="muted small">{panel.emptyText}</p>
           ) : (
             <>
               <div className="legend">

@@ -21,6 +21,63 @@ const series = (metric: "binlog_commits_per_s" | "binlog_group_commits_per_s" | 
   ],
 });
 
+const semiSync = (perInstance: Record<number, (number | null)[]>) => ({
+  metric: "semi_sync_avg_wait_s" as const,
+  start: T0,
+  end: T0 + 3000,
+  series: Object.entries(perInstance).map(([id, values]) => ({
+    channel_id: null,
+    instance_id: Number(id),
+    metric: "semi_sync_avg_wait_s" as const,
+    resolution: "raw" as const,
+    bucket_ms: 1000,
+    points: values.map((v, i) => (v === null ? { t: T0 + i * 1000, min: null, avg: null, max: null, last: null, n: 0 } : pt(i, v))),
+    note: null,
+  })),
+});
+
+describe("semi-sync wait panel", () => {
+  const instances = [
+    { id: 1, name: "source", role: "source" as const },
+    { id: 2, name: "replica1", role: "replica" as const },
+  ];
+  const build = (series: Parameters<typeof buildInstancePanels>[0]["series"]) =>
+    buildInstancePanels({ series, instances, colors: new Map([[1, "#000"]]), pollIntervalS: 1, endMs: T0 + 3000 }).find(
+      (p) => p.key === "semi-sync",
+    );
+
+  it("draws the source's average wait in milliseconds", () => {
+    const panel = build({ semi_sync_avg_wait_s: semiSync({ 1: [0.0004, 0.0012, 0.002] }) });
+    expect(panel?.unit).toBe("ms");
+    expect(panel?.lines).toEqual([{ key: "semi_sync_avg_wait_s:1", label: "source", color: "#000", dash: undefined }]);
+    expect(panel?.rows.map((r) => r["semi_sync_avg_wait_s:1"])).toEqual([0.4, 1.2, 2]);
+    expect(panel?.empty).toBe(false);
+  });
+
+  it("leaves out a server that never waited, and says semi-sync is off when none did", () => {
+    const some = build({ semi_sync_avg_wait_s: semiSync({ 1: [0, 0.001, 0], 2: [0, 0, 0] }) });
+    expect(some?.lines.map((l) => l.label)).toEqual(["source"]);
+    expect(some?.rows.map((r) => r["semi_sync_avg_wait_s:1"])).toEqual([0, 1, 0]);
+    const none = [
+      {}, // not polled, or no server has the counter
+      { semi_sync_avg_wait_s: semiSync({}) },
+      { semi_sync_avg_wait_s: semiSync({ 1: [null, null, null] }) }, // MySQL without the plugin
+      { semi_sync_avg_wait_s: semiSync({ 1: [0, 0, 0], 2: [0, null, 0] }) }, // MariaDB, semi-sync off
+    ];
+    for (const series of none) {
+      const panel = build(series);
+      expect(panel?.empty).toBe(true);
+      expect(panel?.lines).toEqual([]);
+      expect(panel?.emptyText).toMatch(/semi-synchronous replication is not enabled/);
+    }
+  });
+
+  it("keeps the generic empty text for the other panels", () => {
+    const panels = buildInstancePanels({ series: {}, instances, colors: new Map(), pollIntervalS: 1, endMs: T0 + 3000 });
+    expect(panels.find((p) => p.key === "dblwr")?.emptyText).toBe("No samples in this range (kept at poll resolution only).");
+  });
+});
+
 describe("instance panels", () => {
   it("divides binlog commits by groups, leaving buckets without groups empty", () => {
     const commits = [

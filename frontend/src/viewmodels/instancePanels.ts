@@ -1,5 +1,6 @@
 // Instance panels: what each server does per second (commits, group commits, fsyncs, bytes
-// written, doublewrite pages), and warnings for durability shortcuts.
+// written, doublewrite pages), how long a semi-sync source waits for a replica's ack, and warnings
+// for durability shortcuts.
 import type { Schemas } from "../api/client";
 import type { MetricName } from "../hooks/useSeries";
 import { mergeRows, withGaps, type GapPoint, type Row } from "./series";
@@ -16,9 +17,10 @@ export const INSTANCE_METRICS: MetricName[] = [
   "data_written_per_s",
   "log_written_per_s",
   "dblwr_pages_per_s",
+  "semi_sync_avg_wait_s",
 ];
 
-export type PanelUnit = "per_s" | "bytes_per_s" | "ratio";
+export type PanelUnit = "per_s" | "bytes_per_s" | "ratio" | "ms";
 
 export interface InstanceLine {
   key: string;
@@ -34,13 +36,22 @@ export interface InstancePanel {
   lines: InstanceLine[];
   rows: Row[];
   empty: boolean;
+  /** What the panel says when it has nothing to draw. */
+  emptyText: string;
 }
+
+const EMPTY_TEXT = "No samples in this range (kept at poll resolution only).";
 
 interface PanelSpec {
   key: string;
   title: string;
   unit: PanelUnit;
   parts: { metric: MetricName | "commits_per_group"; suffix: string; dash?: string }[];
+  /** Multiplies every value (seconds → ms). */
+  scale?: number;
+  /** Leave out a server whose value is never above zero in the range. */
+  positiveOnly?: boolean;
+  emptyText?: string;
 }
 
 const PANELS: PanelSpec[] = [
@@ -76,7 +87,26 @@ const PANELS: PanelSpec[] = [
     ],
   },
   { key: "dblwr", title: "Doublewrite pages per second", unit: "per_s", parts: [{ metric: "dblwr_pages_per_s", suffix: "" }] },
+  {
+    key: "semi-sync",
+    title: "Semi-sync: how long a commit waits for a replica's ack (average, ms)",
+    unit: "ms",
+    parts: [{ metric: "semi_sync_avg_wait_s", suffix: "" }],
+    scale: 1000,
+    // Only a semi-sync source waits: MySQL without the plugin has no counter (null), MariaDB has it
+    // built in and reports 0 while semi-sync is off, and a replica's stays 0. A line of zeros says
+    // nothing, so only a server that waited at all is drawn.
+    positiveOnly: true,
+    emptyText:
+      "No semi-sync wait in this range: semi-synchronous replication is not enabled on these servers (or no commit waited for a replica's acknowledgement).",
+  },
 ];
+
+function scaled(points: GapPoint[], factor: number | undefined): GapPoint[] {
+  if (factor === undefined) return points;
+  const by = (v: number | null) => (v === null ? null : v * factor);
+  return points.map((p) => ({ t: p.t, value: by(p.value), min: by(p.min), max: by(p.max) }));
+}
 
 function points(response: SeriesResponse | undefined, instanceId: number, pollMs: number, endMs: number): GapPoint[] {
   const s = response?.series.find((x) => x.instance_id === instanceId && x.channel_id === null);
@@ -106,14 +136,16 @@ export function buildInstancePanels(input: {
     const perLine = new Map<string, GapPoint[]>();
     for (const instance of input.instances) {
       for (const part of panel.parts) {
-        const data =
+        const data = scaled(
           part.metric === "commits_per_group"
             ? commitsPerGroup(
                 points(input.series.binlog_commits_per_s, instance.id, pollMs, input.endMs),
                 points(input.series.binlog_group_commits_per_s, instance.id, pollMs, input.endMs),
               )
-            : points(input.series[part.metric], instance.id, pollMs, input.endMs);
-        if (data.length === 0) continue;
+            : points(input.series[part.metric], instance.id, pollMs, input.endMs),
+          panel.scale,
+        );
+        if (data.length === 0 || (panel.positiveOnly && !data.some((p) => p.value !== null && p.value > 0))) continue;
         const key = `${part.metric}:${instance.id}`;
         perLine.set(key, data);
         lines.push({
@@ -125,7 +157,15 @@ export function buildInstancePanels(input: {
       }
     }
     const rows = mergeRows(perLine);
-    return { key: panel.key, title: panel.title, unit: panel.unit, lines, rows, empty: rows.length === 0 };
+    return {
+      key: panel.key,
+      title: panel.title,
+      unit: panel.unit,
+      lines,
+      rows,
+      empty: rows.length === 0,
+      emptyText: panel.emptyText ?? EMPTY_TEXT,
+    };
   });
 }
 
