@@ -1,11 +1,21 @@
 // Add or edit an instance: test the connection first (flavor, privileges with the GRANT to run,
-// channels), then save. The password is write-only: it is never shown again.
+// channels), then save. The password is write-only: it is never shown again, never sent unless
+// typed, and asked for again where the API will not keep the stored one (a new address).
 import { useState, type FormEvent } from "react";
 import type { Schemas } from "../../api/client";
 import { ConnectionReport } from "../../components/ConnectionReport";
 import { ProblemView } from "../../components/States";
 import { useConnectionTest, useCreateInstance, useUpdateInstance } from "../../hooks/useInventoryAdmin";
 import { buildConnectionReport } from "../../viewmodels/connectionTest";
+import {
+  connectionTestBody,
+  instanceCreate,
+  instanceFormValues,
+  instancePatch,
+  passwordReasons,
+  type InstanceFormValues,
+  type Role,
+} from "../../viewmodels/instanceForm";
 
 interface Props {
   clusterId: number;
@@ -14,37 +24,23 @@ interface Props {
 }
 
 export function InstanceForm({ clusterId, instance, onDone }: Props) {
-  const [name, setName] = useState(instance?.name ?? "");
-  const [host, setHost] = useState(instance?.host ?? "127.0.0.1");
-  const [port, setPort] = useState(String(instance?.port ?? 3306));
-  const [user, setUser] = useState(instance?.user ?? "");
-  const [password, setPassword] = useState("");
-  const [role, setRole] = useState<"source" | "replica">(instance?.role ?? "replica");
-  const [region, setRegion] = useState(instance?.region ?? "");
+  const [values, setValues] = useState<InstanceFormValues>(() => instanceFormValues(instance));
   const test = useConnectionTest();
   const create = useCreateInstance();
   const update = useUpdateInstance();
   const saving = create.isPending || update.isPending;
+  const reasons = instance ? passwordReasons(instance, values) : [];
+  const passwordNeeded = reasons.length > 0 && !values.noPassword;
 
-  function runTest() {
-    test.mutate({ host, port: Number(port), user, password });
+  function set<K extends keyof InstanceFormValues>(field: K, value: InstanceFormValues[K]) {
+    setValues((current) => ({ ...current, [field]: value }));
   }
 
   function save(event: FormEvent) {
     event.preventDefault();
     const done = { onSuccess: onDone };
-    if (instance) {
-      const moved = host !== instance.host || Number(port) !== instance.port || user !== instance.user;
-      update.mutate(
-        {
-          id: instance.id,
-          body: { name, host, port: Number(port), user, region, ...(password || moved ? { password } : {}) },
-        },
-        done,
-      );
-    } else {
-      create.mutate({ cluster_id: clusterId, name, host, port: Number(port), user, password, role, region }, done);
-    }
+    if (instance) update.mutate({ id: instance.id, body: instancePatch(instance, values) }, done);
+    else create.mutate(instanceCreate(clusterId, values), done);
   }
 
   const label = instance ? `Edit instance ${instance.name}` : "Add instance";
@@ -54,34 +50,43 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
       <div className="form-grid">
         <label>
           Name
-          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={128} />
+          <input value={values.name} onChange={(e) => set("name", e.target.value)} required maxLength={128} />
         </label>
         <label>
           Host
-          <input value={host} onChange={(e) => setHost(e.target.value)} required />
+          <input value={values.host} onChange={(e) => set("host", e.target.value)} required />
         </label>
         <label>
           Port
-          <input value={port} onChange={(e) => setPort(e.target.value)} inputMode="numeric" pattern="\d+" required />
+          <input
+            value={values.port}
+            onChange={(e) => set("port", e.target.value)}
+            inputMode="numeric"
+            pattern="\d+"
+            required
+          />
         </label>
         <label>
           Monitoring user
-          <input value={user} onChange={(e) => setUser(e.target.value)} required autoComplete="off" />
+          <input value={values.user} onChange={(e) => set("user", e.target.value)} required autoComplete="off" />
         </label>
         <label>
           Password
           <input
             type="password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
+            value={values.password}
+            onChange={(e) => set("password", e.target.value)}
             autoComplete="new-password"
-            placeholder={instance?.has_password ? "unchanged" : ""}
+            required={passwordNeeded}
+            disabled={values.noPassword}
+            aria-describedby={instance ? `password-why-${instance.id}` : undefined}
+            placeholder={passwordNeeded ? "required" : instance?.has_password ? "unchanged" : ""}
           />
         </label>
         {instance ? null : (
           <label>
             Role
-            <select value={role} onChange={(e) => setRole(e.target.value as "source" | "replica")}>
+            <select value={values.role} onChange={(e) => set("role", e.target.value as Role)}>
               <option value="replica">replica</option>
               <option value="source">source</option>
             </select>
@@ -89,14 +94,43 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
         )}
         <label>
           Region
-          <input value={region} onChange={(e) => setRegion(e.target.value)} maxLength={64} placeholder="e.g. beijing" />
+          <input
+            value={values.region}
+            onChange={(e) => set("region", e.target.value)}
+            maxLength={64}
+            placeholder="e.g. beijing"
+          />
         </label>
       </div>
       {instance ? (
-        <p className="small muted">Changing host, port or user needs the password again.</p>
+        <div id={`password-why-${instance.id}`} className="small">
+          {reasons.length > 0 ? (
+            <>
+              <p className="tone-warn">
+                Password required — {reasons.join("; ")}.
+              </p>
+              <label className="inline">
+                <input
+                  type="checkbox"
+                  checked={values.noPassword}
+                  onChange={(e) => set("noPassword", e.target.checked)}
+                />{" "}
+                the account has no password
+              </label>
+            </>
+          ) : (
+            <p className="muted">
+              Leave the password empty to keep the stored one. Changing host, port or user needs it again.
+            </p>
+          )}
+        </div>
       ) : null}
       <div className="form-actions">
-        <button type="button" onClick={runTest} disabled={test.isPending || !host || !user}>
+        <button
+          type="button"
+          onClick={() => test.mutate(connectionTestBody(values))}
+          disabled={test.isPending || !values.host || !values.user}
+        >
           {test.isPending ? "Testing…" : "Test connection"}
         </button>
         <button type="submit" className="primary" disabled={saving}>
@@ -107,7 +141,7 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
         </button>
       </div>
       {test.error ? <ProblemView error={test.error} what="a connection" /> : null}
-      {test.data ? <ConnectionReport report={buildConnectionReport(test.data, user)} /> : null}
+      {test.data ? <ConnectionReport report={buildConnectionReport(test.data, values.user)} /> : null}
       {create.error || update.error ? <ProblemView error={create.error ?? update.error} /> : null}
     </form>
   );

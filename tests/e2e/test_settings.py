@@ -1,0 +1,94 @@
+"""Settings → servers in the browser: an instance edit sends its password only when typed or
+needed, and asks for it when the instance moves. Each test makes a cluster of its own, so the lab
+cluster keeps polling as is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Locator, Page, Request, expect
+
+from tests.integration.api_stack import ApiServer
+
+from .conftest import shot
+
+pytestmark = [pytest.mark.integration, pytest.mark.e2e]
+
+
+def patch_body(page: Page, save: Locator) -> Any:
+    """Click ``save`` and return the JSON body of the PATCH it sends."""
+
+    def is_patch(request: Request) -> bool:
+        return request.method == "PATCH" and "/api/v1/" in request.url
+
+    with page.expect_request(is_patch) as sent:
+        save.click()
+    return sent.value.post_data_json
+
+
+def make_cluster(api: ApiServer, body: dict[str, Any]) -> dict[str, Any]:
+    with api.client() as c:
+        made = c.post("/api/v1/clusters", json=body)
+        made.raise_for_status()
+        return dict(made.json())
+
+
+def get_cluster(api: ApiServer, cluster_id: int) -> dict[str, Any]:
+    with api.client() as c:
+        got = c.get(f"/api/v1/clusters/{cluster_id}")
+        got.raise_for_status()
+        return dict(got.json())
+
+
+def make_instance(api: ApiServer, lab, cluster_id: int, name: str) -> dict[str, Any]:
+    server = lab.server("replica2")
+    user, password = lab.credentials.monitor
+    body = {
+        "cluster_id": cluster_id,
+        "name": name,
+        "host": server.host,
+        "port": server.port,
+        "user": user,
+        "password": password,
+        "region": "far",
+    }
+    with api.client() as c:
+        made = c.post("/api/v1/instances", json=body)
+        made.raise_for_status()
+        return dict(made.json())
+
+
+def test_moving_an_instance_asks_for_its_password(page: Page, api: ApiServer, lab):
+    cluster_id = make_cluster(api, {"name": "moves"})["id"]
+    instance = make_instance(api, lab, cluster_id, "mover")
+    page.goto("/settings/servers")
+    cluster = page.get_by_role("region", name="cluster moves")
+
+    # The address stays: no password is sent, so the stored one stays.
+    cluster.get_by_role("button", name="Edit mover").click()
+    form = page.get_by_role("form", name="Edit instance mover")
+    form.get_by_label("Region").fill("near")
+    assert patch_body(page, form.get_by_role("button", name="Save instance")) == {"region": "near"}
+    expect(form).to_be_hidden()
+
+    # Another port: the password is asked for, and the form is not sent without it.
+    new_port = lab.server("replica1").port
+    cluster.get_by_role("button", name="Edit mover").click()
+    form.get_by_label("Port").fill(str(new_port))
+    password = form.get_by_label("Password", exact=True)
+    expect(password).to_have_attribute("required", "")
+    expect(form).to_contain_text("the stored password is not sent to a new address")
+    shot(page, "settings-instance-moved")
+    form.get_by_role("button", name="Save instance").click()
+    assert password.evaluate("input => input.validity.valueMissing") is True
+    expect(form).to_be_visible()
+    (stored,) = get_cluster(api, cluster_id)["instances"]
+    assert (stored["port"], stored["has_password"]) == (instance["port"], True)
+
+    password.fill(lab.credentials.monitor[1])
+    sent = patch_body(page, form.get_by_role("button", name="Save instance"))
+    assert sent == {"port": new_port, "password": lab.credentials.monitor[1]}
+    expect(form).to_be_hidden()
+    (stored,) = get_cluster(api, cluster_id)["instances"]
+    assert (stored["port"], stored["has_password"]) == (new_port, True)
