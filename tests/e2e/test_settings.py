@@ -1,5 +1,6 @@
 """Settings → servers in the browser: an instance edit sends its password only when typed or
-needed, and asks for it when the instance moves. Each test makes a cluster of its own, so the lab
+needed, asks for it when the instance moves, and edits TLS (a CA bundle outside
+LAGSCOPE_TLS_CA_DIR: the API's problem shown). Each test makes a cluster of its own, so the lab
 cluster keeps polling as is."""
 
 from __future__ import annotations
@@ -92,3 +93,41 @@ def test_moving_an_instance_asks_for_its_password(page: Page, api: ApiServer, la
     expect(form).to_be_hidden()
     (stored,) = get_cluster(api, cluster_id)["instances"]
     assert (stored["port"], stored["has_password"]) == (new_port, True)
+
+
+def test_instance_tls_mode_and_a_ca_bundle_the_api_refuses(page: Page, api: ApiServer, lab):
+    cluster_id = make_cluster(api, {"name": "tls"})["id"]
+    make_instance(api, lab, cluster_id, "guarded")
+    page.goto("/settings/servers")
+    cluster = page.get_by_role("region", name="cluster tls")
+    cluster.get_by_role("button", name="Edit guarded").click()
+    form = page.get_by_role("form", name="Edit instance guarded")
+    tls = form.get_by_role("combobox", name="TLS")
+    expect(tls).to_have_value("preferred")
+    expect(form).to_contain_text("certificate not checked; clear text when it offers none")
+    tls.select_option("verify_ca")
+    expect(form).to_contain_text("must chain to the CA bundle")
+    form.get_by_label("CA bundle path").fill("/tmp/elsewhere/ca.pem")
+    # Other trust: the stored password is asked for again.
+    expect(form).to_contain_text("CA bundle changed")
+    form.get_by_label("Password", exact=True).fill(lab.credentials.monitor[1])
+    form.get_by_role("button", name="Save instance").click()
+    expect(form.get_by_role("alert")).to_contain_text(
+        "tls_ca_path must be inside /etc/lagscope/ca (LAGSCOPE_TLS_CA_DIR)"
+    )
+    shot(page, "settings-instance-tls-refused")
+
+    # A stronger mode without a CA bundle keeps the stored password: none is sent.
+    form.get_by_label("CA bundle path").fill("")
+    form.get_by_label("Password", exact=True).fill("")
+    tls.select_option("required")
+    expect(form.get_by_label("CA bundle path")).to_have_count(0)
+    sent = patch_body(page, form.get_by_role("button", name="Save instance"))
+    assert sent == {"tls": "required"}
+    expect(form).to_be_hidden()
+    (stored,) = get_cluster(api, cluster_id)["instances"]
+    assert (stored["tls"], stored["tls_ca_path"], stored["has_password"]) == (
+        "required",
+        None,
+        True,
+    )

@@ -71,6 +71,56 @@ describe("instanceCreate", () => {
       password: "pw",
       role: "replica",
       region: "far",
+      tls: "preferred",
+      tls_ca_path: null,
+    });
+  });
+});
+
+describe("TLS settings", () => {
+  const verifying: Schemas["InstanceOut"] = { ...stored, tls: "verify_ca", tls_ca_path: "/etc/lagscope/ca/db.pem" };
+
+  it("a stronger mode is sent alone: the stored password is kept", () => {
+    const edited = { ...instanceFormValues(stored), tls: "verify_identity" as const };
+    expect(passwordReasons(stored, edited)).toEqual([]);
+    expect(instancePatch(stored, edited)).toEqual({ tls: "verify_identity" });
+  });
+
+  it("a CA bundle path is sent with a verifying mode, and needs the password", () => {
+    const edited = { ...instanceFormValues(stored), tls: "verify_ca" as const, tlsCaPath: " /etc/lagscope/ca/x.pem " };
+    expect(passwordReasons(stored, edited)).toEqual([
+      "CA bundle changed: the stored password is not sent under other trust",
+    ]);
+    expect(instancePatch(stored, { ...edited, password: "pw" })).toEqual({
+      tls: "verify_ca",
+      tls_ca_path: "/etc/lagscope/ca/x.pem",
+      password: "pw",
+    });
+  });
+
+  it("lowering the mode drops the CA path (\"\" removes it) and needs the password", () => {
+    const edited = { ...instanceFormValues(verifying), tls: "required" as const };
+    expect(passwordReasons(verifying, edited)).toEqual([
+      "TLS lowered to required: the stored password is not sent under weaker protection",
+    ]);
+    expect(instancePatch(verifying, { ...edited, password: "pw" })).toEqual({
+      tls: "required",
+      tls_ca_path: "",
+      password: "pw",
+    });
+  });
+
+  it("an instance without a stored password changes TLS without one", () => {
+    const bare = { ...verifying, has_password: false };
+    expect(passwordReasons(bare, { ...instanceFormValues(bare), tls: "preferred" })).toEqual([]);
+  });
+
+  it("a new instance sends its mode, and the path only with a verifying mode", () => {
+    const values = { ...instanceFormValues(), tls: "required" as const, tlsCaPath: "/etc/lagscope/ca/x.pem" };
+    expect(instanceCreate(1, values)).toMatchObject({ tls: "required", tls_ca_path: null });
+    expect(instanceCreate(1, { ...values, tls: "verify_identity" })).toMatchObject({
+      tls: "verify_identity",
+      tls_ca_path: "/etc/lagscope/ca/x.pem",
     });
   });
 });

@@ -1,10 +1,32 @@
 // The instance form's values and what it sends: the whole body on create, only what changed on
 // edit (PATCH). The stored password is write-only; the API keeps it unless `password` is sent,
-// and refuses (422) to keep it for a new address: the form asks for it then.
+// and refuses (422) to keep it for a new address or weaker TLS: the form asks for it then.
 import type { Schemas } from "../api/client";
 
 type Instance = Schemas["InstanceOut"];
+export type TlsMode = Instance["tls"];
 export type Role = Instance["role"];
+
+/** The modes in order of protection (as the API orders them), with one line each (README "TLS"). */
+export const TLS_MODES: readonly { mode: TlsMode; explain: string }[] = [
+  {
+    mode: "preferred",
+    explain: "TLS when the server offers it, certificate not checked; clear text when it offers none.",
+  },
+  { mode: "required", explain: "TLS or no connection; the certificate is not checked." },
+  {
+    mode: "verify_ca",
+    explain: "TLS, and the certificate must chain to the CA bundle (none: the system's CAs); the host name is not compared.",
+  },
+  {
+    mode: "verify_identity",
+    explain: "As verify_ca, and the certificate must name the host dialled: the only mode that stops a man in the middle.",
+  },
+];
+
+export function verifies(tls: TlsMode): boolean {
+  return tls === "verify_ca" || tls === "verify_identity";
+}
 
 export interface InstanceFormValues {
   name: string;
@@ -17,6 +39,8 @@ export interface InstanceFormValues {
   noPassword: boolean;
   role: Role;
   region: string;
+  tls: TlsMode;
+  tlsCaPath: string;
 }
 
 export function instanceFormValues(instance?: Instance): InstanceFormValues {
@@ -29,7 +53,14 @@ export function instanceFormValues(instance?: Instance): InstanceFormValues {
     noPassword: false,
     role: instance?.role ?? "replica",
     region: instance?.region ?? "",
+    tls: instance?.tls ?? "preferred",
+    tlsCaPath: instance?.tls_ca_path ?? "",
   };
+}
+
+/** The CA bundle the values mean: none unless a verifying mode uses it ("" = none). */
+function caPath(values: InstanceFormValues): string {
+  return verifies(values.tls) ? values.tlsCaPath.trim() : "";
 }
 
 /** The address fields that differ from the stored instance (the API's TARGET_FIELDS). */
@@ -43,13 +74,22 @@ export function movedFields(original: Instance, edited: InstanceFormValues): ("h
 
 /**
  * Why the stored password cannot be kept by this edit (empty: it can). Mirrors the API's
- * update_instance: a new host/port/user always needs it.
+ * update_instance: a new host/port/user always needs it; lowering `tls` or changing the CA
+ * bundle needs it when one is stored.
  */
 export function passwordReasons(original: Instance, edited: InstanceFormValues): string[] {
   const reasons: string[] = [];
   const moved = movedFields(original, edited);
   if (moved.length > 0) {
     reasons.push(`${moved.join(", ")} changed: the stored password is not sent to a new address`);
+  }
+  if (original.has_password) {
+    const order = TLS_MODES.map((m) => m.mode);
+    if (order.indexOf(edited.tls) < order.indexOf(original.tls)) {
+      reasons.push(`TLS lowered to ${edited.tls}: the stored password is not sent under weaker protection`);
+    } else if (caPath(edited) !== (original.tls_ca_path ?? "")) {
+      reasons.push("CA bundle changed: the stored password is not sent under other trust");
+    }
   }
   return reasons;
 }
@@ -62,6 +102,9 @@ export function instancePatch(original: Instance, edited: InstanceFormValues): S
   if (Number(edited.port) !== original.port) body.port = Number(edited.port);
   if (edited.user.trim() !== original.user) body.user = edited.user.trim();
   if (edited.region !== original.region) body.region = edited.region;
+  if (edited.tls !== original.tls) body.tls = edited.tls;
+  // "" removes a stored path (the API's convention); unchanged: not sent.
+  if (caPath(edited) !== (original.tls_ca_path ?? "")) body.tls_ca_path = caPath(edited);
   if (passwordReasons(original, edited).length > 0) body.password = edited.noPassword ? "" : edited.password;
   else if (edited.password !== "") body.password = edited.password;
   return body;
@@ -77,6 +120,8 @@ export function instanceCreate(clusterId: number, values: InstanceFormValues): S
     password: values.password,
     role: values.role,
     region: values.region,
+    tls: values.tls,
+    tls_ca_path: caPath(values) || null,
   };
 }
 
@@ -86,5 +131,7 @@ export function connectionTestBody(values: InstanceFormValues): Schemas["Connect
     port: Number(values.port),
     user: values.user.trim(),
     password: values.password,
+    tls: values.tls,
+    tls_ca_path: caPath(values) || null,
   };
 }

@@ -1,6 +1,7 @@
 // Add or edit an instance: test the connection first (flavor, privileges with the GRANT to run,
 // channels), then save. The password is write-only: it is never shown again, never sent unless
-// typed, and asked for again where the API will not keep the stored one (a new address).
+// typed, and asked for again where the API will not keep the stored one (a new address, weaker
+// TLS, another CA bundle).
 import { useState, type FormEvent } from "react";
 import type { Schemas } from "../../api/client";
 import { ConnectionReport } from "../../components/ConnectionReport";
@@ -13,8 +14,11 @@ import {
   instanceFormValues,
   instancePatch,
   passwordReasons,
+  TLS_MODES,
+  verifies,
   type InstanceFormValues,
   type Role,
+  type TlsMode,
 } from "../../viewmodels/instanceForm";
 
 interface Props {
@@ -31,6 +35,8 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
   const saving = create.isPending || update.isPending;
   const reasons = instance ? passwordReasons(instance, values) : [];
   const passwordNeeded = reasons.length > 0 && !values.noPassword;
+  const idBase = `instance-${instance ? instance.id : `new-${clusterId}`}`;
+  const tlsExplained = TLS_MODES.find((m) => m.mode === values.tls)?.explain ?? "";
 
   function set<K extends keyof InstanceFormValues>(field: K, value: InstanceFormValues[K]) {
     setValues((current) => ({ ...current, [field]: value }));
@@ -79,7 +85,7 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
             autoComplete="new-password"
             required={passwordNeeded}
             disabled={values.noPassword}
-            aria-describedby={instance ? `password-why-${instance.id}` : undefined}
+            aria-describedby={instance ? `${idBase}-password` : undefined}
             placeholder={passwordNeeded ? "required" : instance?.has_password ? "unchanged" : ""}
           />
         </label>
@@ -101,9 +107,44 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
             placeholder="e.g. beijing"
           />
         </label>
+        <label>
+          TLS
+          <select
+            value={values.tls}
+            onChange={(e) => set("tls", e.target.value as TlsMode)}
+            aria-describedby={`${idBase}-tls`}
+          >
+            {TLS_MODES.map((m) => (
+              <option key={m.mode} value={m.mode}>
+                {m.mode}
+              </option>
+            ))}
+          </select>
+        </label>
+        {verifies(values.tls) ? (
+          <label>
+            CA bundle path
+            <input
+              value={values.tlsCaPath}
+              onChange={(e) => set("tlsCaPath", e.target.value)}
+              maxLength={1024}
+              placeholder="empty: the system's CAs"
+              aria-describedby={`${idBase}-ca`}
+            />
+          </label>
+        ) : null}
       </div>
+      <p id={`${idBase}-tls`} className="small muted">
+        TLS {values.tls}: {tlsExplained}
+      </p>
+      {verifies(values.tls) ? (
+        <p id={`${idBase}-ca`} className="small muted">
+          The CA bundle is a PEM file on the workers&apos; machines, an absolute path inside the directory
+          LAGSCOPE_TLS_CA_DIR names.
+        </p>
+      ) : null}
       {instance ? (
-        <div id={`password-why-${instance.id}`} className="small">
+        <div id={`${idBase}-password`} className="small">
           {reasons.length > 0 ? (
             <>
               <p className="tone-warn">
@@ -120,7 +161,8 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
             </>
           ) : (
             <p className="muted">
-              Leave the password empty to keep the stored one. Changing host, port or user needs it again.
+              Leave the password empty to keep the stored one. Changing host, port or user, lowering TLS or
+              changing the CA bundle needs it again.
             </p>
           )}
         </div>
