@@ -1,7 +1,7 @@
-"""Settings → servers in the browser: an instance edit sends its password only when typed or
-needed, asks for it when the instance moves, and edits TLS (a CA bundle outside
-LAGSCOPE_TLS_CA_DIR: the API's problem shown). Each test makes a cluster of its own, so the lab
-cluster keeps polling as is."""
+"""Settings → servers in the browser: a cluster edit sends only what changed (a custom heartbeat
+table survives it); an instance edit sends its password only when typed or needed, asks for it
+when the instance moves, and edits TLS (a CA bundle outside LAGSCOPE_TLS_CA_DIR: the API's
+problem shown). Each test makes a cluster of its own, so the lab cluster keeps polling as is."""
 
 from __future__ import annotations
 
@@ -58,6 +58,37 @@ def make_instance(api: ApiServer, lab, cluster_id: int, name: str) -> dict[str, 
         made = c.post("/api/v1/instances", json=body)
         made.raise_for_status()
         return dict(made.json())
+
+
+def test_editing_a_cluster_keeps_its_custom_heartbeat_table(page: Page, api: ApiServer):
+    heartbeat = {"mode": "pt-heartbeat", "schema_name": "percona", "table": "hb_custom"}
+    cluster_id = make_cluster(api, {"name": "hb-custom", "heartbeat": heartbeat})["id"]
+    page.goto("/settings/servers")
+    cluster = page.get_by_role("region", name="cluster hb-custom")
+    cluster.get_by_role("button", name="Edit", exact=True).click()
+    form = page.get_by_role("form", name="Edit cluster hb-custom")
+    expect(form.get_by_label("Heartbeat schema")).to_have_value("percona")
+    expect(form.get_by_label("Heartbeat table")).to_have_value("hb_custom")
+    form.get_by_label("Poll every (s)").fill("2")
+    sent = patch_body(page, form.get_by_role("button", name="Save cluster"))
+    assert sent == {"poll_interval_s": 2}
+    expect(form).to_be_hidden()
+    expect(cluster).to_contain_text("polled every 2 s")
+    saved = get_cluster(api, cluster_id)["heartbeat"]
+    assert (saved["mode"], saved["schema_name"], saved["table"]) == (
+        "pt-heartbeat",
+        "percona",
+        "hb_custom",
+    )
+
+    cluster.get_by_role("button", name="Edit", exact=True).click()
+    form.get_by_label("Heartbeat table").fill("hb_other")
+    shot(page, "settings-cluster-heartbeat")
+    sent = patch_body(page, form.get_by_role("button", name="Save cluster"))
+    assert sent == {"heartbeat": {"table": "hb_other"}}
+    expect(form).to_be_hidden()
+    saved = get_cluster(api, cluster_id)["heartbeat"]
+    assert (saved["schema_name"], saved["table"]) == ("percona", "hb_other")
 
 
 def test_moving_an_instance_asks_for_its_password(page: Page, api: ApiServer, lab):

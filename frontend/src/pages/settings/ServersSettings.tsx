@@ -10,10 +10,17 @@ import {
   useUpdateCluster,
   useUpdateInstance,
 } from "../../hooks/useInventoryAdmin";
+import {
+  clusterCreate,
+  clusterFormValues,
+  clusterPatch,
+  HEARTBEAT_MODES,
+  type ClusterFormValues,
+  type HeartbeatMode,
+} from "../../viewmodels/clusterForm";
 import { InstanceForm } from "./InstanceForm";
 
 type Cluster = Schemas["ClusterOut"];
-type HeartbeatMode = Schemas["HeartbeatIn"]["mode"];
 
 export function ServersSettings({ canEdit }: { canEdit: boolean }) {
   const clusters = useClusters();
@@ -41,68 +48,114 @@ export function ServersSettings({ canEdit }: { canEdit: boolean }) {
 }
 
 function ClusterForm({ cluster, onDone }: { cluster?: Cluster; onDone: () => void }) {
-  const [name, setName] = useState(cluster?.name ?? "");
-  const [poll, setPoll] = useState(String(cluster?.poll_interval_s ?? 1));
-  const [mode, setMode] = useState<HeartbeatMode>(cluster?.heartbeat.mode ?? "off");
-  const [interval, setInterval] = useState(String(cluster?.heartbeat.interval_s ?? 0.25));
-  const [hbUser, setHbUser] = useState(cluster?.heartbeat.user ?? "");
-  const [hbPassword, setHbPassword] = useState("");
+  const [values, setValues] = useState<ClusterFormValues>(() => clusterFormValues(cluster));
   const create = useCreateCluster();
   const update = useUpdateCluster();
+  const idBase = `cluster-${cluster ? cluster.id : "new"}`;
+
+  function set<K extends keyof ClusterFormValues>(field: K, value: ClusterFormValues[K]) {
+    setValues((current) => ({ ...current, [field]: value }));
+  }
 
   function save(event: FormEvent) {
     event.preventDefault();
-    const heartbeat = {
-      mode,
-      interval_s: Number(interval),
-      ...(hbUser ? { user: hbUser } : {}),
-      ...(hbPassword ? { password: hbPassword } : {}),
-    };
-    const body = { name, poll_interval_s: Number(poll), heartbeat };
-    if (cluster) update.mutate({ id: cluster.id, body }, { onSuccess: onDone });
-    else create.mutate(body, { onSuccess: onDone });
+    if (!cluster) {
+      create.mutate(clusterCreate(values), { onSuccess: onDone });
+      return;
+    }
+    const body = clusterPatch(cluster, values);
+    // Nothing changed: nothing to send (an empty PATCH would only refresh the list).
+    if (Object.keys(body).length === 0) onDone();
+    else update.mutate({ id: cluster.id, body }, { onSuccess: onDone });
   }
 
   const label = cluster ? `Edit cluster ${cluster.name}` : "Add cluster";
+  const heartbeatOn = values.mode !== "off";
   return (
     <form className="card instance-form" onSubmit={save} aria-label={label}>
       <h3>{label}</h3>
       <div className="form-grid">
         <label>
           Name
-          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={128} />
+          <input value={values.name} onChange={(e) => set("name", e.target.value)} required maxLength={128} />
         </label>
         <label>
           Poll every (s)
-          <input value={poll} onChange={(e) => setPoll(e.target.value)} inputMode="decimal" required />
+          <input
+            value={values.pollIntervalS}
+            onChange={(e) => set("pollIntervalS", e.target.value)}
+            inputMode="decimal"
+            required
+          />
         </label>
+      </div>
+      <fieldset className="form-grid" aria-describedby={`${idBase}-heartbeat`}>
+        <legend>Heartbeat</legend>
         <label>
           Heartbeat
-          <select value={mode} onChange={(e) => setMode(e.target.value as HeartbeatMode)}>
-            <option value="off">off (lag from the source timeline / server)</option>
-            <option value="lagscope">written by Lagscope</option>
-            <option value="pt-heartbeat">pt-heartbeat</option>
+          <select value={values.mode} onChange={(e) => set("mode", e.target.value as HeartbeatMode)}>
+            {HEARTBEAT_MODES.map((m) => (
+              <option key={m.mode} value={m.mode}>
+                {m.label}
+              </option>
+            ))}
           </select>
         </label>
         <label>
+          Heartbeat schema
+          <input
+            value={values.schemaName}
+            onChange={(e) => set("schemaName", e.target.value)}
+            pattern="[A-Za-z0-9_]{1,64}"
+            required
+            disabled={!heartbeatOn}
+          />
+        </label>
+        <label>
+          Heartbeat table
+          <input
+            value={values.table}
+            onChange={(e) => set("table", e.target.value)}
+            pattern="[A-Za-z0-9_]{1,64}"
+            required
+            disabled={!heartbeatOn}
+          />
+        </label>
+        <label>
           Heartbeat every (s)
-          <input value={interval} onChange={(e) => setInterval(e.target.value)} inputMode="decimal" />
+          <input
+            value={values.intervalS}
+            onChange={(e) => set("intervalS", e.target.value)}
+            inputMode="decimal"
+            disabled={!heartbeatOn}
+          />
         </label>
         <label>
           Heartbeat writer user
-          <input value={hbUser} onChange={(e) => setHbUser(e.target.value)} autoComplete="off" />
+          <input
+            value={values.user}
+            onChange={(e) => set("user", e.target.value)}
+            autoComplete="off"
+            disabled={values.mode !== "lagscope"}
+          />
         </label>
         <label>
           Heartbeat writer password
           <input
             type="password"
-            value={hbPassword}
-            onChange={(e) => setHbPassword(e.target.value)}
+            value={values.password}
+            onChange={(e) => set("password", e.target.value)}
             autoComplete="new-password"
             placeholder={cluster?.heartbeat.has_password ? "unchanged" : ""}
+            disabled={values.mode !== "lagscope"}
           />
         </label>
-      </div>
+      </fieldset>
+      <p id={`${idBase}-heartbeat`} className="small muted">
+        The table is read on every replica (e.g. percona.heartbeat for pt-heartbeat); &quot;every&quot; is how often
+        it is written. Lagscope writes it only in mode &quot;written by Lagscope&quot;, with the writer&apos;s login.
+        Only the fields you change are saved.
+      </p>
       <div className="form-actions">
         <button type="submit" className="primary" disabled={create.isPending || update.isPending}>
           Save cluster
@@ -133,7 +186,9 @@ function ClusterAdmin({ cluster, canEdit }: { cluster: Cluster; canEdit: boolean
         {!cluster.enabled ? <span className="badge">disabled</span> : null}
         <span className="muted small">
           polled every {cluster.poll_interval_s} s · heartbeat {cluster.heartbeat.mode}
-          {cluster.heartbeat.mode !== "off" ? ` every ${cluster.heartbeat.interval_s} s` : ""}
+          {cluster.heartbeat.mode !== "off"
+            ? ` (${cluster.heartbeat.schema_name}.${cluster.heartbeat.table}) every ${cluster.heartbeat.interval_s} s`
+            : ""}
         </span>
         {canEdit ? (
           <span className="row-actions">
