@@ -135,3 +135,52 @@ def test_edit_a_rule_preview_it_and_see_the_change_listed(page: Page, api: ApiSe
         assert saved.keep_firing_s == 15 and saved.labels == {"team": "db"}
         (over,) = saved.overrides
         assert over["threshold"] == 90 and over["instance_id"] is not None
+
+
+def test_a_rule_scoped_to_a_channel_and_a_channel_override(page: Page, api: ApiServer):
+    from sqlalchemy import select
+
+    from lagscope.models import AlertRule, Channel, Instance
+
+    page.goto("/alerts")
+    form = page.get_by_role("form", name="New alert rule")
+    form.get_by_label("Name").fill("replica1 default channel lag")
+    form.get_by_label("Cluster").select_option(label="lab")
+    form.get_by_label("Instance").select_option(label="replica1")
+    # The channels come from the cluster's status (as last polled).
+    form.get_by_role("combobox", name="Channel", exact=True).select_option(
+        label="(default channel)"
+    )
+    form.get_by_role("button", name="Create rule").click()
+    rules = page.get_by_role("table", name="Alert rules")
+    expect(rules).to_contain_text("replica1 default channel lag")
+
+    page.goto("/alerts")  # a fresh form: the last one keeps its scope for the next rule
+    form.get_by_label("Name").fill("lab lag, replica2's channel later")
+    form.get_by_label("Cluster").select_option(label="lab")
+    form.get_by_role("button", name="Add channel override").click()
+    override = form.get_by_role("group", name="Override 1")
+    override.get_by_role("combobox", name="Channel").select_option(
+        label="replica2 · (default channel)"
+    )
+    override.get_by_label("Its bound").fill("90")
+    shot(page, "alerts-channel-override")
+    form.get_by_role("button", name="Create rule").click()
+    expect(rules).to_contain_text("lab lag, replica2's channel later")
+
+    with api.sessions() as s:
+
+        def channel_of(instance: str) -> int:
+            return s.scalars(
+                select(Channel.id)
+                .join(Instance, Instance.id == Channel.instance_id)
+                .where(Instance.name == instance, Channel.name == "")
+            ).one()
+
+        scoped = s.scalars(
+            select(AlertRule).where(AlertRule.name.startswith("replica1 default"))
+        ).one()
+        assert scoped.channel_id == channel_of("replica1")
+        overridden = s.scalars(select(AlertRule).where(AlertRule.name.startswith("lab lag"))).one()
+        (over,) = overridden.overrides
+        assert over["channel_id"] == channel_of("replica2") and over["threshold"] == 90

@@ -1,6 +1,7 @@
 // Alert rules: the list, and a form that previews "would have fired at …" before saving.
 import { Fragment, useState, type FormEvent } from "react";
 import type { Schemas } from "../../api/client";
+import { useClusterChannels } from "../../hooks/useClusterChannels";
 import { useClusters } from "../../hooks/useClusters";
 import {
   useAlertRules,
@@ -13,6 +14,7 @@ import {
 import { useWebhooks } from "../../hooks/useWebhooks";
 import { formatDateTime } from "../../format/format";
 import { labelsText, parseLabels, ruleCondition } from "../../viewmodels/alerts";
+import { scopeIds } from "../../viewmodels/ruleScope";
 import { Empty, Loading, ProblemView } from "../States";
 
 const METRICS: Schemas["RuleIn"]["metric"][] = [
@@ -30,8 +32,10 @@ function numberText(value: number | null | undefined): string {
 }
 
 interface OverrideRow {
+  /** An instance's override names it; a channel's names the channel (its instance follows). */
+  kind: "instance" | "channel";
   instanceId: string;
-  channelId: number | null;
+  channelId: string;
   threshold: string;
   forS: string;
   enabled: boolean;
@@ -57,7 +61,7 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
   const [repeat, setRepeat] = useState(numberText(rule?.repeat_s));
   const [clusterId, setClusterId] = useState(numberText(rule?.cluster_id));
   const [instanceId, setInstanceId] = useState(numberText(rule?.instance_id));
-  const [channelId] = useState<number | null>(rule?.channel_id ?? null);
+  const [channelId, setChannelId] = useState(numberText(rule?.channel_id));
   const [region, setRegion] = useState(rule?.region ?? "");
   const [targetIds, setTargetIds] = useState<number[]>(rule?.target_ids ?? []);
   const [severity, setSeverity] = useState<RuleBody["severity"]>((rule?.severity as RuleBody["severity"]) ?? "warning");
@@ -68,8 +72,9 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
   const [paramNames, setParamNames] = useState((rule?.params.names ?? []).join(", "));
   const [overrides, setOverrides] = useState<OverrideRow[]>(
     (rule?.overrides ?? []).map((o) => ({
+      kind: o.channel_id !== null && o.channel_id !== undefined ? "channel" : "instance",
       instanceId: numberText(o.instance_id),
-      channelId: o.channel_id ?? null,
+      channelId: numberText(o.channel_id),
       threshold: numberText(o.threshold),
       forS: numberText(o.for_s),
       enabled: o.enabled ?? true,
@@ -78,6 +83,13 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
   const instances = (clusters.data ?? [])
     .filter((c) => !clusterId || String(c.id) === clusterId)
     .flatMap((c) => c.instances);
+  // The chosen cluster's channels as last polled (a channel appears once its replica was read).
+  // An instance chosen under "every cluster" still names its cluster.
+  const channelCluster =
+    clusterId || numberText((clusters.data ?? []).find((c) => c.instances.some((i) => String(i.id) === instanceId))?.id);
+  const channels = useClusterChannels(channelCluster ? Number(channelCluster) : null);
+  const clusterChannels = channels.data ?? [];
+  const instanceChannels = clusterChannels.filter((c) => String(c.instanceId) === instanceId);
   const what = rule ? `alert rule ${rule.name}` : "new alert rule";
 
   function body(): RuleBody {
@@ -89,9 +101,7 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
       resolve_threshold: optionalNumber(resolve),
       keep_firing_s: Number(keepFiring || "0"),
       repeat_s: optionalNumber(repeat),
-      cluster_id: clusterId ? Number(clusterId) : null,
-      instance_id: instanceId ? Number(instanceId) : null,
-      channel_id: instanceId ? channelId : null,
+      ...scopeIds(clusterId, instanceId, channelId),
       region: region.trim() || null,
       target_ids: targetIds,
       severity,
@@ -102,10 +112,10 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
         window_s: rule?.params.window_s ?? 600,
       },
       overrides: overrides
-        .filter((o) => o.instanceId || o.channelId !== null)
+        .filter((o) => (o.kind === "channel" ? o.channelId : o.instanceId))
         .map((o) => ({
-          instance_id: o.instanceId ? Number(o.instanceId) : null,
-          channel_id: o.channelId,
+          instance_id: o.kind === "instance" ? Number(o.instanceId) : null,
+          channel_id: o.kind === "channel" ? Number(o.channelId) : null,
           threshold: optionalNumber(o.threshold),
           for_s: optionalNumber(o.forS),
           enabled: o.enabled,
@@ -164,6 +174,7 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
             onChange={(e) => {
               setClusterId(e.target.value);
               setInstanceId("");
+              setChannelId("");
             }}
           >
             <option value="">every cluster</option>
@@ -176,13 +187,38 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
         </label>
         <label>
           Instance
-          <select value={instanceId} onChange={(e) => setInstanceId(e.target.value)}>
+          <select
+            value={instanceId}
+            onChange={(e) => {
+              setInstanceId(e.target.value);
+              setChannelId("");
+            }}
+          >
             <option value="">every instance</option>
             {instances.map((i) => (
               <option key={i.id} value={i.id}>
                 {i.name}
               </option>
             ))}
+          </select>
+        </label>
+        <label>
+          Channel
+          <select
+            value={channelId}
+            onChange={(e) => setChannelId(e.target.value)}
+            disabled={!instanceId}
+            title={instanceId ? undefined : "choose an instance to pick one of its channels"}
+          >
+            <option value="">every channel</option>
+            {instanceChannels.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+            {channelId && !instanceChannels.some((c) => String(c.id) === channelId) ? (
+              <option value={channelId}>channel #{channelId}</option>
+            ) : null}
           </select>
         </label>
         <label>
@@ -237,8 +273,21 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
         <legend>Per-replica overrides</legend>
         {overrides.map((o, index) => (
           <div key={index} className="form-row" role="group" aria-label={`Override ${index + 1}`}>
-            {o.channelId !== null ? (
-              <span className="muted small">channel #{o.channelId}</span>
+            {o.kind === "channel" ? (
+              <label>
+                Channel
+                <select value={o.channelId} onChange={(e) => setOverride(index, { channelId: e.target.value })}>
+                  <option value="">choose…</option>
+                  {clusterChannels.map((c) => (
+                    <option key={c.id} value={c.id}>
+                      {c.label}
+                    </option>
+                  ))}
+                  {o.channelId && !clusterChannels.some((c) => String(c.id) === o.channelId) ? (
+                    <option value={o.channelId}>channel #{o.channelId}</option>
+                  ) : null}
+                </select>
+              </label>
             ) : (
               <label>
                 Replica
@@ -271,10 +320,30 @@ export function RuleForm({ rule, onDone }: { rule?: Rule; onDone?: () => void })
         <button
           type="button"
           className="link"
-          onClick={() => setOverrides([...overrides, { instanceId: "", channelId: null, threshold: "", forS: "", enabled: true }])}
+          onClick={() =>
+            setOverrides([
+              ...overrides,
+              { kind: "instance", instanceId: "", channelId: "", threshold: "", forS: "", enabled: true },
+            ])
+          }
         >
           Add override
         </button>
+        <button
+          type="button"
+          className="link"
+          disabled={!clusterId}
+          title={clusterId ? undefined : "choose a cluster to list its channels"}
+          onClick={() =>
+            setOverrides([
+              ...overrides,
+              { kind: "channel", instanceId: "", channelId: "", threshold: "", forS: "", enabled: true },
+            ])
+          }
+        >
+          Add channel override
+        </button>
+        {!clusterId ? <span className="muted small">Channel overrides: choose a cluster first.</span> : null}
       </fieldset>
       <fieldset className="form-row">
         <legend>Send to</legend>
