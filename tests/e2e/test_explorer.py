@@ -238,6 +238,11 @@ SET_HIDDEN = """hidden => {
 }"""
 
 
+BACKLOG_FETCHED = """() => performance.getEntriesByType("resource").some(
+    e => e.name.includes("/api/v1/series") && e.name.includes("metric=not_received")
+)"""
+
+
 NEW_EDGES = """first => {
     const t = Number(document.querySelector("[data-testid=lag-chart]").dataset.lastT);
     const seen = (window.__edges ??= new Set());
@@ -250,11 +255,14 @@ def test_live_range_follows_the_stream_without_refetching(page: Page, pipeline: 
     # A live range is fetched once; then the stream's samples move the chart's right edge, and
     # the range is not fetched again (polling would re-request /series every 2 s).
     lag_fetches: list[str] = []
+    backlog_fetches: list[str] = []  # the receive/apply strips: in the stream too
     streams: list[str | None] = []  # the Last-Event-ID each stream request sent
 
     def count(request) -> None:
         if "/api/v1/series" in request.url and "metric=lag_s" in request.url:
             lag_fetches.append(request.url)
+        elif "/api/v1/series" in request.url and "metric=not_received" in request.url:
+            backlog_fetches.append(request.url)
         elif "/api/v1/stream" in request.url:
             streams.append(request.headers.get("last-event-id"))
 
@@ -262,12 +270,15 @@ def test_live_range_follows_the_stream_without_refetching(page: Page, pipeline: 
     chart = open_explorer(page, pipeline)
     live = page.get_by_role("status", name="Live updates")
     expect(live).to_have_text("● live: streaming")
+    page.wait_for_function(BACKLOG_FETCHED)  # the strips fetch once seen
     first = int(chart.get_attribute("data-last-t") or 0)
-    fetched = len(lag_fetches)
+    fetched, backlog = len(lag_fetches), len(backlog_fetches)
     assert fetched >= 1
+    assert backlog >= 1
     # Three new right edges: a poll already in flight when the stream opened gives one at most.
     page.wait_for_function(NEW_EDGES, arg=first, timeout=45_000)
     assert len(lag_fetches) == fetched, lag_fetches
+    assert len(backlog_fetches) == backlog, backlog_fetches
     assert len(streams) == 1
     # A hidden tab closes the stream; shown again, it resumes after the last event it had.
     page.evaluate(SET_HIDDEN, True)

@@ -52,11 +52,22 @@ export function useSeries(params: SeriesParams, { live = true, enabled = true } 
 /** Several series queries at once (e.g. one sparkline query per cluster). */
 export function useSeriesList(
   list: readonly SeriesParams[],
-  { live = true, intervalMs, enabled = true }: { live?: boolean; intervalMs?: number; enabled?: boolean } = {},
+  {
+    live = true,
+    intervalMs,
+    enabled = true,
+    intervalFor,
+  }: {
+    live?: boolean;
+    intervalMs?: number;
+    enabled?: boolean;
+    /** A query's own interval (e.g. a metric the live stream feeds polls rarely); undefined: intervalMs. */
+    intervalFor?: (params: SeriesParams) => number | undefined;
+  } = {},
 ) {
   return useQueries({
     queries: list.map((params) => ({
-      ...options(params, live, enabled, intervalMs),
+      ...options(params, live, enabled, intervalFor?.(params) ?? intervalMs),
       placeholderData: undefined,
     })),
   });

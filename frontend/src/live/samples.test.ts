@@ -77,6 +77,14 @@ describe("mergeSamples", () => {
     expect(merged?.series[0]?.points).toEqual([{ t: 50_000, avg: 6, min: 4, max: 8, last: 8, n: 2 }]);
   });
 
+  it("does not invent a statistic the fetched bucket came without (rollups keep no min)", () => {
+    const fetched = response([[50_000, 4]], 55_000);
+    const first = fetched.series[0];
+    if (first) first.points = [{ t: 50_000, avg: 4, min: null, max: 4, last: 4, n: 3 }];
+    const merged = mergeSamples(fetched, [sample(1, 56_000, 8)], "lag_s", 0, 60_000);
+    expect(merged?.series[0]?.points).toEqual([{ t: 50_000, avg: 5, min: null, max: 8, last: 8, n: 4 }]);
+  });
+
   it("trims buckets that slid out of the window and moves its start", () => {
     const fetched = response([
       [0, 1],

@@ -67,15 +67,17 @@ export function appendSamples(buffer: readonly LiveSample[], incoming: readonly 
   return merged;
 }
 
-/** One more value into a bucket, as the server would have counted it. */
+/** One more value into a bucket, as the server would have counted it. A statistic the fetched
+ * bucket came without (a rollup that keeps no min) stays without: half a minimum would lie. */
 function addTo(point: SeriesPoint, value: number): SeriesPoint {
   const n = point.n + 1;
+  const kept = (stat: number | null, next: (s: number) => number) => (stat === null ? (point.n > 0 ? null : value) : next(stat));
   return {
     t: point.t,
     n,
-    avg: point.avg === null ? value : point.avg + (value - point.avg) / n,
-    min: point.min === null ? value : Math.min(point.min, value),
-    max: point.max === null ? value : Math.max(point.max, value),
+    avg: kept(point.avg, (avg) => avg + (value - avg) / n),
+    min: kept(point.min, (min) => Math.min(min, value)),
+    max: kept(point.max, (max) => Math.max(max, value)),
     last: value,
   };
 }

@@ -40,7 +40,7 @@ import {
 } from "../viewmodels/explorerState";
 import { buildInstancePanels, durabilityWarnings, INSTANCE_METRICS, instanceColors } from "../viewmodels/instancePanels";
 import { buildLagChartModel, metricsFor } from "../viewmodels/lagChart";
-import { mergeSamples } from "../live/samples";
+import { isStreamed, mergeSamples } from "../live/samples";
 import { buildParamLanes } from "../viewmodels/paramLanes";
 import { buildChannelPanels } from "../viewmodels/sidePanel";
 import { resolveWindow } from "../viewmodels/timeWindow";
@@ -104,7 +104,12 @@ export function ClusterPage() {
   const feed = useLiveSamples(clusterId, { enabled: live, keepMs: 2 * streamedRefetchMs(span) + 60_000 });
   const streamed = live && state.source === "best" && feed.status?.state === "connected";
   const lagSeries = useSeriesList(lagParams, { intervalMs: streamed ? streamedRefetchMs(span) : interval });
-  const strips = useSeriesList(stripParams, { intervalMs: interval, enabled: stripSeen });
+  // The backlog strips are in the stream too; the rates are not, and keep polling.
+  const strips = useSeriesList(stripParams, {
+    intervalMs: interval,
+    enabled: stripSeen,
+    intervalFor: (p) => (streamed && isStreamed(p.metric) ? streamedRefetchMs(span) : undefined),
+  });
   const verdicts = useVerdicts(clusterId, window, STRIP_POINTS, interval);
   const changes = useParamChanges(clusterId, window, Math.max(interval, 5000));
   const annotations = useAnnotations(clusterId, window, Math.max(interval, 10_000));
@@ -135,6 +140,10 @@ export function ClusterPage() {
   const series = Object.fromEntries(lagParams.map((p, i) => [p.metric, lagSeries[i]?.data]));
   if (live) series.lag_s = mergeSamples(series.lag_s, feed.samples, "lag_s", startMs, endMs);
   const strip = Object.fromEntries(stripParams.map((p, i) => [p.metric, strips[i]?.data]));
+  if (streamed) {
+    strip.not_received = mergeSamples(strip.not_received, feed.samples, "not_received", startMs, endMs);
+    strip.received_not_applied = mergeSamples(strip.received_not_applied, feed.samples, "received_not_applied", startMs, endMs);
+  }
 
   const lagModel = buildLagChartModel({
     series,
