@@ -114,7 +114,19 @@ def test_parallel_apply_change_shows_a_lane_and_a_marker(
         expect(marker).to_have_text(
             re.compile(rf"replica1: slave_parallel_threads {threads} → 4 — changed between")
         )
+        # Hovering the chart draws its cursor through the lanes too, at the same x.
+        x, y = plot_point(chart, 0.97)
+        page.mouse.move(x, y)
+        lanes_cursor = page.locator(".param-lanes .param-lanes-cursor")
+        expect(lanes_cursor).to_have_count(1)
+        chart_cursor = chart.locator(".recharts-tooltip-cursor")
+        expect(chart_cursor).to_have_count(1)
+        lane_box, cursor_box = lanes_cursor.bounding_box(), chart_cursor.bounding_box()
+        assert lane_box is not None and cursor_box is not None
+        assert abs(lane_box["x"] - cursor_box["x"]) <= 2, (lane_box, cursor_box)
         shot(page, "explorer-param-lanes")
+        page.mouse.move(x, 5)  # off the chart: the lanes' cursor goes too
+        expect(lanes_cursor).to_have_count(0)
     finally:
         with replica1.cursor() as cur:
             cur.execute("STOP SLAVE")

@@ -3,9 +3,12 @@
 import { Area, AreaChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatCount, formatDateTime } from "../format/format";
 import type { DecompositionPanel } from "../viewmodels/decomposition";
+import { cursorHandlers } from "./chartCursor";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
 import { VerdictBand } from "./VerdictBand";
+
+const EXPLORER_CURSOR = cursorHandlers("explorer");
 
 const NOT_RECEIVED = "#8e5ea2";
 const NOT_APPLIED = "#d08c2e";
@@ -20,7 +23,7 @@ export function DecompositionChart({ panel, startMs, endMs }: { panel: Decomposi
         <p className="muted strip-empty">No backlog samples in this range.</p>
       ) : (
         <ResponsiveContainer width="100%" height={90}>
-          <AreaChart data={panel.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value">
+          <AreaChart data={panel.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value" {...EXPLORER_CURSOR}>
             <XAxis {...timeAxisProps(startMs, endMs)} hide />
             <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} tick={{ fontSize: 11 }} />
             <Area dataKey="nr" name="not received" stackId="b" stroke={NOT_RECEIVED} fill={NOT_RECEIVED} fillOpacity={0.5} isAnimationActive={false} connectNulls={false} />

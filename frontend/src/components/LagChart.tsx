@@ -18,8 +18,11 @@ import type { AnnotationMark } from "../viewmodels/annotations";
 import { LOG_FLOOR_S, tooltipEntries, type LagChartModel, type LagRow } from "../viewmodels/lagChart";
 import type { ChangeMarker } from "../viewmodels/paramLanes";
 import { timeAtPx } from "../viewmodels/zoom";
+import { cursorHandlers } from "./chartCursor";
 import { CHART_MARGIN, RIGHT_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
+
+const EXPLORER_CURSOR = cursorHandlers("explorer");
 
 interface Props {
   model: LagChartModel;
@@ -76,7 +79,7 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
       onMouseLeave={() => setDrag(null)}
     >
       <ResponsiveContainer width="100%" height={height}>
-        <ComposedChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value">
+        <ComposedChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value" {...EXPLORER_CURSOR}>
           <XAxis {...timeAxisProps(model.startMs, model.endMs)} />
           <YAxis
             width={Y_AXIS_WIDTH}

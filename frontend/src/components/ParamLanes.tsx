@@ -1,7 +1,8 @@
 // Parameter lanes: one row per parameter that changed, its values as labelled segments, on the
 // lag chart's time axis (same left offset and width as the plot area).
-import type { ParamLanesModel } from "../viewmodels/paramLanes";
+import { cursorLeftPct, type ParamLanesModel } from "../viewmodels/paramLanes";
 import { RIGHT_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
+import { useChartCursor } from "./chartCursor";
 
 export function ParamLanes({ model }: { model: ParamLanesModel }) {
   if (model.lanes.length === 0) {
@@ -38,6 +39,18 @@ export function ParamLanes({ model }: { model: ParamLanesModel }) {
           </div>
         </div>
       ))}
+      <LanesCursor model={model} />
+    </div>
+  );
+}
+
+/** The charts' hover line carried through the lanes (its own component: a mouse move re-renders it alone). */
+function LanesCursor({ model }: { model: ParamLanesModel }) {
+  const left = cursorLeftPct(model, useChartCursor("explorer"));
+  if (left === null) return null;
+  return (
+    <div className="param-lanes-cursor-area" style={{ left: Y_AXIS_WIDTH, right: RIGHT_MARGIN }} aria-hidden="true">
+      <div className="param-lanes-cursor" style={{ left: `${left}%` }} />
     </div>
   );
 }

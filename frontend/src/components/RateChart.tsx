@@ -1,8 +1,11 @@
 import { Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatCount, formatDateTime, formatRate } from "../format/format";
 import type { RateModel } from "../viewmodels/decomposition";
+import { cursorHandlers } from "./chartCursor";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
+
+const EXPLORER_CURSOR = cursorHandlers("explorer");
 
 export function RateChart({ model, startMs, endMs }: { model: RateModel; startMs: number; endMs: number }) {
   if (model.empty) return <p className="muted strip-empty">No rates in this range.</p>;
@@ -19,7 +22,7 @@ export function RateChart({ model, startMs, endMs }: { model: RateModel; startMs
         ))}
       </div>
       <ResponsiveContainer width="100%" height={140}>
-        <LineChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value">
+        <LineChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value" {...EXPLORER_CURSOR}>
           <XAxis {...timeAxisProps(startMs, endMs)} />
           <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} tick={{ fontSize: 11 }} />
           {model.lines.map((l) => (

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Schemas } from "../api/client";
-import { buildParamLanes } from "./paramLanes";
+import { buildParamLanes, cursorLeftPct } from "./paramLanes";
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -88,6 +88,21 @@ describe("buildParamLanes", () => {
   it("names unset values and is empty without changes", () => {
     const model = buildParamLanes([change(R1, "slave_parallel_mode", null, "optimistic", 9, 10)], [2], START, END);
     expect(model.lanes[0]?.segments[0]?.label).toBe("unset");
-    expect(buildParamLanes([], [2, 3], START, END)).toEqual({ lanes: [], markers: [] });
+    expect(buildParamLanes([], [2, 3], START, END)).toEqual({ lanes: [], markers: [], startMs: START, endMs: END });
+  });
+});
+
+describe("cursorLeftPct", () => {
+  const model = { startMs: 1_000, endMs: 5_000 };
+  it("puts the hovered instant on the lanes' axis", () => {
+    expect(cursorLeftPct(model, 1_000)).toBe(0);
+    expect(cursorLeftPct(model, 2_000)).toBe(25);
+    expect(cursorLeftPct(model, 5_000)).toBe(100);
+  });
+  it("draws nothing when nothing is hovered or the instant is off the range", () => {
+    expect(cursorLeftPct(model, null)).toBeNull();
+    expect(cursorLeftPct(model, 999)).toBeNull();
+    expect(cursorLeftPct(model, 5_001)).toBeNull();
+    expect(cursorLeftPct(model, Number.NaN)).toBeNull();
   });
 });

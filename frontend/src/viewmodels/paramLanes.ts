@@ -43,6 +43,8 @@ export interface ParamLane {
 export interface ParamLanesModel {
   lanes: ParamLane[];
   markers: ChangeMarker[];
+  startMs: number;
+  endMs: number;
 }
 
 interface Step {
@@ -169,5 +171,12 @@ export function buildParamLanes(
       a.scope.localeCompare(b.scope) ||
       a.name.localeCompare(b.name),
   );
-  return { lanes, markers: lanes.flatMap((l) => l.markers).sort((a, b) => a.t - b.t) };
+  return { lanes, markers: lanes.flatMap((l) => l.markers).sort((a, b) => a.t - b.t), startMs, endMs };
+}
+
+/** Where the charts' hover cursor falls on the lanes, in percent; null when nothing is hovered
+ * or the instant is off the range. */
+export function cursorLeftPct(model: Pick<ParamLanesModel, "startMs" | "endMs">, t: number | null): number | null {
+  if (t === null || !Number.isFinite(t) || t < model.startMs || t > model.endMs) return null;
+  return pct(t, model.startMs, model.endMs);
 }
