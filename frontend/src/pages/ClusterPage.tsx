@@ -164,6 +164,8 @@ export function ClusterPage() {
     firing: firing.data,
     rules: rules.data ?? [],
     names,
+    hidden: state.hidden,
+    channels,
     limit: CLUSTER_ALERT_EVENTS_LIMIT,
     startMs,
     endMs,

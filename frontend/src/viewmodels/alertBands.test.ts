@@ -161,6 +161,28 @@ describe("buildAlertBands", () => {
   });
 });
 
+describe("hidden replicas", () => {
+  it("leaves out a hidden channel's alerts, and an instance's when all its channels are hidden", () => {
+    const events = [
+      event("firing", T0 + 10 * MIN, T0 + 10 * MIN), // channel 5 on instance 2
+      event("firing", T0 + 11 * MIN, T0 + 11 * MIN, { rule_id: 2, channel_id: null }), // instance 2
+      event("firing", T0 + 12 * MIN, T0 + 12 * MIN, { rule_id: 2, instance_id: 3, channel_id: null }), // instance 3
+      event("firing", T0 + 13 * MIN, T0 + 13 * MIN, { rule_id: 2, instance_id: 1, channel_id: null }), // the source
+    ];
+    const channels = [
+      { id: 5, instance_id: 2 },
+      { id: 6, instance_id: 3 },
+      { id: 7, instance_id: 3 },
+    ];
+    const shown = (hidden: number[]) =>
+      buildAlertBands({ ...base, firing: undefined, events, hidden, channels }).bands.map((b) => `${b.ruleId}:${b.firedMs - T0}`);
+    expect(shown([])).toHaveLength(4);
+    expect(shown([5])).toEqual([`2:${12 * MIN}`, `2:${13 * MIN}`]);
+    expect(shown([6])).toHaveLength(4);
+    expect(shown([6, 7])).toEqual([`1:${10 * MIN}`, `2:${11 * MIN}`, `2:${13 * MIN}`]);
+  });
+});
+
 describe("alertsAt", () => {
   it("lists the bands over an instant", () => {
     const model = buildAlertBands({

@@ -42,6 +42,10 @@ export interface AlertBandsInput {
   rules: readonly Pick<RuleOut, "id" | "name" | "severity">[];
   /** Names by scope key: `i<instance id>`, `c<channel id>` (scopeNames). */
   names: ReadonlyMap<string, string>;
+  /** Channels unticked in the explorer, and which instance each channel is on: a hidden replica's
+   * alerts are left out with its line (an instance's, when all its channels are hidden). */
+  hidden?: readonly number[];
+  channels?: readonly { id: number; instance_id: number }[];
   /** How many events were asked for: a full page may not reach back to startMs. */
   limit: number;
   startMs: number;
@@ -121,8 +125,17 @@ export function buildAlertBands(input: AlertBandsInput): AlertBandsModel {
     });
   }
 
+  const hidden = new Set(input.hidden ?? []);
+  const channels = input.channels ?? [];
+  const isHidden = (i: Incident) => {
+    if (i.channelId !== null) return hidden.has(i.channelId);
+    const own = channels.filter((c) => c.instance_id === i.instanceId);
+    return own.length > 0 && own.every((c) => hidden.has(c.id));
+  };
+
   const bands: AlertBand[] = [];
   for (const [key, i] of incidents) {
+    if (isHidden(i)) continue;
     const toMs = i.resolvedMs ?? input.nowMs;
     if (Number.isNaN(i.firedMs) || toMs <= input.startMs || i.firedMs >= input.endMs) continue;
     const rule = rules.get(i.ruleId);
