@@ -20,7 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -318,21 +318,36 @@ class Lab:
         server = self.server(name)
         return server.pid is not None and servers.is_running(server.pid, str(server.datadir))
 
-    def wait_caught_up(self, timeout_s: float = 30.0) -> None:
+    def wait_caught_up(self, timeout_s: float = 30.0, max_wait_s: float | None = None) -> None:
         """Until every running replica has applied all the source had written when the wait
         began (MASTER_GTID_WAIT's meaning). Not "positions equal at one instant": under a
         steady write load on a saturated machine the replicas were always a few transactions
-        behind the moving source position, and the wait timed out with nothing wrong."""
-        deadline = time.monotonic() + timeout_s
+        behind the moving source position, and the wait timed out with nothing wrong.
+
+        ``timeout_s`` bounds the time *without progress*: while a replica is still applying
+        (its position moves) the wait goes on, up to ``max_wait_s`` (default ten times
+        ``timeout_s``, at least 10 minutes). A backlog a test built drains at whatever speed a
+        shared 2-core machine has; a stopped or broken replica still fails after ``timeout_s``."""
+        started = time.monotonic()
+        cap = max_wait_s if max_wait_s is not None else max(600.0, 10 * timeout_s)
+        deadline = started + timeout_s
         target: dict[str, str] | None = None
-        while behind := self._replicas_behind(target):
+        progress = _Progress()
+        while behind := self._replicas_behind(target, progress):
             if target is None:
                 target = self._source_position()
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if progress.moved:
+                progress.moved = False
+                deadline = min(now + timeout_s, started + cap)
+            if now >= deadline:
                 details = [self._explain(name) for name in behind]
                 if not self.is_running("source"):
                     details.insert(0, self._explain("source"))
-                raise LabError(f"not caught up after {timeout_s:g} s: " + "; ".join(details))
+                waited = f"{now - started:.0f} s, the last {timeout_s:g} s without progress"
+                if now >= started + cap:
+                    waited = f"{now - started:.0f} s (the cap), still applying"
+                raise LabError(f"not caught up after {waited}: " + "; ".join(details))
             time.sleep(0.02)
 
     def status(self) -> dict[str, Any]:
@@ -435,21 +450,29 @@ class Lab:
         except pymysql.err.MySQLError:
             return None
 
-    def _replicas_behind(self, target: dict[str, str] | None = None) -> list[str]:
+    def _replicas_behind(
+        self, target: dict[str, str] | None = None, progress: _Progress | None = None
+    ) -> list[str]:
         """Names of running replicas that have not applied ``target`` (by default the source's
-        current position); all of them if the source is down."""
+        current position); all of them if the source is down. ``progress`` notes whether a
+        replica's position moved since the previous call."""
         running = [r for r in self.replicas if self.is_running(r.name)]
         if target is None and (target := self._source_position()) is None:
             return [r.name for r in running]
         behind = []
         for replica in running:
-            try:
-                position = servers.gtid_positions(replica)["gtid_slave_pos"]
-            except pymysql.err.MySQLError:
-                position = None
+            position = self._replica_position(replica)
+            if progress is not None:
+                progress.note(replica.name, position)
             if position is None or not _gtid_reached(_gtid_set(position), target):
                 behind.append(replica.name)
         return behind
+
+    def _replica_position(self, replica: LabServer) -> str | None:
+        try:
+            return servers.gtid_positions(replica)["gtid_slave_pos"]
+        except pymysql.err.MySQLError:
+            return None
 
     def _explain(self, name: str) -> str:
         server = self.server(name)
@@ -565,6 +588,19 @@ def _replica_options(config: LabConfig, port: int) -> tuple[str, ...]:
 def _gtid_set(text: str) -> dict[str, str]:
     """``"0-1-7,1-5-3"`` → ``{"0": "1-7", "1": "5-3"}``: order-free comparison per domain."""
     return dict(part.strip().split("-", 1) for part in text.split(",") if part.strip())
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Each replica's last applied position seen by :meth:`Lab.wait_caught_up`."""
+
+    positions: dict[str, str | None] = field(default_factory=dict)
+    moved: bool = False
+
+    def note(self, name: str, position: str | None) -> None:
+        if name in self.positions and self.positions[name] != position:
+            self.moved = True
+        self.positions[name] = position
 
 
 def _gtid_reached(position: dict[str, str], target: dict[str, str]) -> bool:
