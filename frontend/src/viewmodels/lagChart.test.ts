@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildLagChartModel, gapReason, LOG_FLOOR_S, metricsFor, type LagChartInput } from "./lagChart";
+import { buildLagChartModel, gapReason, linePath, LOG_FLOOR_S, metricsFor, niceTop, rowAt, type LagChartInput } from "./lagChart";
 import { channelStatus } from "./testdata";
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
@@ -160,5 +160,76 @@ describe("gapReason", () => {
     expect(gapReason(undefined, runs, T0, T0 + 60_000, T0 + 60_000)).toMatch(/^unreachable since/);
     const stop = [{ start: T0, end: T0 + 10_000, verdict: "stopped" }];
     expect(gapReason(undefined, stop, T0, T0 + 10_000, T0 + 60_000)).toMatch(/^replication stopped \d\d:\d\d:00–\d\d:\d\d:10$/);
+  });
+});
+
+describe("the drawn lines (one SVG path each)", () => {
+  const x = (t: number) => (t - T0) / 1000;
+  const y = (v: number) => 100 - v;
+
+  it("gives each line its own points with NULL kept as a break, never 0", () => {
+    const model = buildLagChartModel(input());
+    const line = model.lines.find((l) => l.channelId === 2);
+    expect(line?.points.map((p) => [(p.t - T0) / 1000, p.value])).toEqual([
+      [0, 4],
+      [1, 5],
+      [2, 6],
+      [3, null], // nothing between 2 s and 30 s: a gap
+      [30, 7],
+      [31, null],
+      [59, 8],
+    ]);
+    expect(linePath(line?.points ?? [], x, y)).toBe("M0,96L1,95L2,94M30,93M59,92");
+    const stopped = model.lines.find((l) => l.channelId === 1);
+    expect(linePath(stopped?.points ?? [], x, y)).toBe("M0,99L1,98L2,97"); // trailing NULL: ends there
+  });
+
+  it("breaks the path at NULL and at points the scales cannot place", () => {
+    const points = [
+      { t: T0, value: 1 },
+      { t: T0 + 1000, value: 2 },
+      { t: T0 + 2000, value: null },
+      { t: T0 + 3000, value: 0 },
+      { t: T0 + 4000, value: 0.5 },
+      { t: T0 + 5000, value: 3 },
+      { t: T0 + 6000, value: 4 },
+    ];
+    const noFive = (t: number) => (t === T0 + 5000 ? undefined : x(t));
+    expect(linePath(points, noFive, y)).toBe("M0,99L1,98M3,100L4,99.5M6,96");
+    expect(linePath(points, x, (v) => (v === 0 ? Number.NaN : y(v)))).toBe("M0,99L1,98M4,99.5L5,97L6,96");
+    expect(linePath([], x, y)).toBe("");
+  });
+
+  it("rounds pixels to 2 decimals", () => {
+    expect(linePath([{ t: T0 + 1234, value: 1 / 3 }], x, y)).toBe("M1.23,99.67");
+  });
+
+  it("floors a log scale's points and gives the axis top from lines and bands", () => {
+    const log = buildLagChartModel(
+      input({ log: true, series: { lag_s: response("lag_s", [{ channel: 2, points: [pt(0, 0), pt(1, 5)] }]) } }),
+    );
+    expect(log.lines[0]?.points.map((p) => p.value)).toEqual([LOG_FLOOR_S, 5, null]);
+    expect([log.yMax, log.yTop]).toEqual([5, 5]);
+    expect(buildLagChartModel(input()).yTop).toBe(8);
+    const band = buildLagChartModel(
+      input({
+        series: { lag_s: response("lag_s", [{ channel: 2, bucketMs: 60_000, points: [pt(0, 2, 1, 9), pt(60, 3, 2, 4)] }]) },
+        endMs: T0 + 120_000,
+      }),
+    );
+    expect([band.yMax, band.yTop]).toEqual([9, 10]);
+    const none = buildLagChartModel(input({ series: {} }));
+    expect([none.yMax, none.yTop]).toEqual([null, null]);
+  });
+
+  it("rounds the linear top up to a round step", () => {
+    expect([niceTop(63), niceTop(8), niceTop(0.37), niceTop(1000), niceTop(0), niceTop(9)]).toEqual([80, 8, 0.4, 1000, 1, 10]);
+  });
+
+  it("finds the tooltip's row by its exact time", () => {
+    const model = buildLagChartModel(input());
+    expect(rowAt(model, T0 + 30_000)?.["best:2"]).toBe(7);
+    expect(rowAt(model, T0 + 30_500)).toBeUndefined();
+    expect(rowAt({ rows: [] }, T0)).toBeUndefined();
   });
 });

@@ -45,6 +45,13 @@ export interface LagLine {
   dash: string | undefined;
   /** Key of the [min, max] band in the rows, when drawn. */
   bandKey: string | null;
+  /** The line's own points, oldest first (floored on a log scale); a null value breaks it. */
+  points: LinePoint[];
+}
+
+export interface LinePoint {
+  t: number;
+  value: number | null;
 }
 
 export interface LagGap {
@@ -61,6 +68,12 @@ export type LagRow = { t: number } & Record<string, number | null | [number, num
 export interface LagChartModel {
   rows: LagRow[];
   lines: LagLine[];
+  /** The largest value drawn (lines and bands, floored); null when none. */
+  yMax: number | null;
+  /** The y axis' top: yMax rounded up to a round step on a linear scale (as Recharts' "auto"
+   * would), yMax itself on a log scale; null when nothing is drawn. The lines are not Recharts
+   * items, so the axis cannot find it in the data. */
+  yTop: number | null;
   gaps: LagGap[];
   startMs: number;
   endMs: number;
@@ -135,6 +148,7 @@ export function buildLagChartModel(input: LagChartInput): LagChartModel {
         color,
         dash: DASHES[source],
         bandKey: null,
+        points: points.map((p) => ({ t: p.t, value: floor(p.value) })),
       });
       if (s.points.length === 0) notes.push(`${label}: no ${SOURCE_WORDS[source]} lag in this range`);
       if (source === input.source || (input.source === "all" && source === "best")) {
@@ -166,6 +180,11 @@ export function buildLagChartModel(input: LagChartInput): LagChartModel {
     const points = perLine.get(line.key) ?? [];
     return { line, points, byTime: new Map(points.map((p) => [p.t, p])) };
   });
+  let yMax: number | null = null;
+  const higher = (v: number | null) => {
+    if (v !== null && (yMax === null || v > yMax)) yMax = v;
+  };
+  for (const line of lines) for (const p of line.points) higher(p.value);
   const rows: LagRow[] = new Array(times.length);
   for (let r = 0; r < times.length; r += 1) {
     const t = times[r] as number;
@@ -175,6 +194,7 @@ export function buildLagChartModel(input: LagChartInput): LagChartModel {
       row[line.key] = floor(own ? own.value : interpolate(points, t));
       if (line.bandKey && own && own.min !== null && own.max !== null && own.value !== null) {
         row[line.bandKey] = [floor(own.min) as number, floor(own.max) as number];
+        higher(floor(own.max));
       }
     }
     rows[r] = row;
@@ -183,6 +203,8 @@ export function buildLagChartModel(input: LagChartInput): LagChartModel {
   return {
     rows,
     lines,
+    yMax,
+    yTop: yMax === null ? null : input.log ? yMax : niceTop(yMax),
     gaps,
     startMs: input.startMs,
     endMs: input.endMs,
@@ -208,4 +230,57 @@ export function tooltipEntries(
     const gap = model.gaps.find((g) => g.channelId === line.channelId && g.fromMs <= t && t < g.toMs + 1);
     return { key: line.key, label: line.label, color: line.color, text: gap ? gap.reason : "no value", missing: true };
   });
+}
+
+/** The row at exactly time t (the tooltip's label is a row's time), or undefined. */
+export function rowAt(model: Pick<LagChartModel, "rows">, t: number): LagRow | undefined {
+  const rows = model.rows;
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const row = rows[mid] as LagRow;
+    if (row.t === t) return row;
+    if (row.t < t) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
+/** A line as one SVG path: its points through the chart's scales, "M" to start, "L" to go on.
+ * A null value (or a point a scale cannot place) breaks the path: the next value starts a new
+ * "M", so a gap is never bridged nor drawn at 0. Drawn as one path per line because Recharts'
+ * Line builds several objects per point (20 lines × 2,000 points took most of the render). */
+export function linePath(
+  points: readonly LinePoint[],
+  x: (t: number) => number | undefined,
+  y: (value: number) => number | undefined,
+): string {
+  const parts: string[] = [];
+  let open = false;
+  for (const p of points) {
+    const px = p.value === null ? undefined : x(p.t);
+    const py = p.value === null ? undefined : y(p.value);
+    if (px === undefined || py === undefined || !Number.isFinite(px) || !Number.isFinite(py)) {
+      open = false;
+      continue;
+    }
+    parts.push(`${open ? "L" : "M"}${round2(px)},${round2(py)}`);
+    open = true;
+  }
+  return parts.join("");
+}
+
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+
+/** The top of a linear axis from 0 holding `max`, on a round step (1, 2, 2.5, 5 × 10^k) for
+ * about `tickCount` ticks. */
+export function niceTop(max: number, tickCount = 5): number {
+  if (!(max > 0)) return 1;
+  const rough = max / (tickCount - 1);
+  const magnitude = 10 ** Math.floor(Math.log10(rough));
+  const step = ([1, 2, 2.5, 5, 10].find((m) => m * magnitude >= rough) ?? 10) * magnitude;
+  return Number((Math.ceil(max / step - 1e-9) * step).toPrecision(12));
 }
