@@ -95,9 +95,11 @@ def fingerprint(labels: dict[str, str]) -> str:
 def summary(ctx: AlertContext) -> str:
     state = "FIRING" if ctx.status == "firing" else "RESOLVED"
     val = "unknown (NULL)" if ctx.value is None else f"{ctx.value:g}"
+    # MariaDB's and MySQL's unnamed channel is '': a bare "channel ''" reads as a bug.
+    where = f"channel '{ctx.channel}'" if ctx.channel else "default channel"
     return (
         f"[{state}] {ctx.rule_name}: {ctx.metric}={val} (threshold {ctx.threshold:g}) "
-        f"on {ctx.cluster_name}/{ctx.instance} channel '{ctx.channel}'"
+        f"on {ctx.cluster_name}/{ctx.instance} {where}"
     )
 
 

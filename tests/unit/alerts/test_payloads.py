@@ -120,3 +120,8 @@ def test_empty_labels_are_left_out_as_alertmanager_drops_them():
     assert "channel" not in labels and "note" not in labels and labels["team"] == "db"
     named = payloads.alert_labels(replace(ctx(), channel="ch1"))
     assert named["channel"] == "ch1"
+
+
+def test_the_summary_names_the_default_channel_in_words() -> None:
+    assert payloads.summary(ctx()).endswith("on prod/r1:3306 default channel")
+    assert payloads.summary(replace(ctx(), channel="east")).endswith("channel 'east'")
