@@ -96,18 +96,22 @@ export function ClusterPage() {
   );
   const [stripRef, stripSeen] = useSeenOnce<HTMLElement>();
   const [instanceRef, instanceSeen] = useSeenOnce<HTMLElement>();
-  const instanceSeries = useSeriesList(instanceParams, {
-    intervalMs: Math.max(interval, 10_000),
-    enabled: instanceSeen,
-  });
   // Live: the stream follows the right edge of the "best" lag; the range is re-fetched rarely.
   const feed = useLiveSamples(clusterId, { enabled: live, keepMs: 2 * streamedRefetchMs(span) + 60_000 });
   const streamed = live && state.source === "best" && feed.status?.state === "connected";
   const lagSeries = useSeriesList(lagParams, { intervalMs: streamed ? streamedRefetchMs(span) : interval });
+  // The charts below the lag wait for it: on a first load the panels are still in view (the
+  // page is short), and their ~13 series requests queued the lag behind them in the browser's
+  // six connections and the API's thread pool (bench/ui_render.py, first chart).
+  const lagSettled = replicas.length === 0 || lagSeries.every((q) => !q.isPending);
+  const instanceSeries = useSeriesList(instanceParams, {
+    intervalMs: Math.max(interval, 10_000),
+    enabled: instanceSeen && lagSettled,
+  });
   // The backlog strips are in the stream too; the rates are not, and keep polling.
   const strips = useSeriesList(stripParams, {
     intervalMs: interval,
-    enabled: stripSeen,
+    enabled: stripSeen && lagSettled,
     intervalFor: (p) => (streamed && isStreamed(p.metric) ? streamedRefetchMs(span) : undefined),
   });
   const verdicts = useVerdicts(clusterId, window, STRIP_POINTS, interval);
