@@ -372,3 +372,76 @@ def test_a_checked_name_is_connected_by_its_checked_address(monkeypatch):
         with pytest.raises(ServerUnreachable):
             executor.connect()  # the silent port never greets: a read timeout
         assert lookups == ["rebind.test"] and silent.accepted == 1
+
+
+def test_editing_an_instance_tests_with_its_stored_password(lab, tmp_path):
+    """Settings → edit → "Test connection" without retyping the password: ``instance_id``
+    stands for the stored one, for the instance's own address, user and TLS only."""
+    replica = lab.server("replica1")
+    user, password = lab.credentials.monitor
+    # The instance is made through this API server: its secret key encrypts the password.
+    with (
+        api_server(sqlite_url(tmp_path), probe_per_minute=100) as api,
+        fake_port() as elsewhere,
+        api.client() as c,
+    ):
+        cid = c.post("/api/v1/clusters", json={"name": "edited"}).json()["id"]
+        made = c.post(
+            "/api/v1/instances",
+            json={
+                "cluster_id": cid,
+                "name": "replica1",
+                "host": "127.0.0.1",
+                "port": replica.port,
+                "user": user,
+                "password": password,
+            },
+        )
+        assert made.status_code == 201, made.text
+        iid = made.json()["id"]
+        own = {"host": "127.0.0.1", "port": replica.port, "user": user, "timeout_s": 5}
+
+        tested = c.post("/api/v1/instances/test", json={**own, "instance_id": iid})
+        assert tested.status_code == 200, tested.text
+        assert tested.json()["flavor"] == "mariadb"
+        assert "REPLICA MONITOR" in tested.json()["privileges_found"]  # logged in as the monitor
+
+        # Another port (a listener that records every connection), another user, weaker TLS:
+        # refused before any connection, so the stored password goes nowhere.
+        for other in (
+            {"port": elsewhere.port},
+            {"user": "someone_else"},
+            {"host": "localhost"},
+        ):
+            refused = c.post("/api/v1/instances/test", json={**own, **other, "instance_id": iid})
+            assert refused.status_code == 422, (other, refused.text)
+            assert "only used for the instance's own" in refused.json()["detail"], refused.text
+            assert "retype" in refused.json()["detail"]
+        assert elsewhere.accepted == 0
+
+        unknown = c.post("/api/v1/instances/test", json={**own, "instance_id": iid + 1000})
+        assert unknown.status_code == 404, unknown.text
+
+        # A password in the body is the one used ("" included: no password).
+        typed = c.post(
+            "/api/v1/instances/test", json={**own, "instance_id": iid, "password": password}
+        )
+        assert typed.status_code == 200, typed.text
+
+        # TLS: the stored password is not sent under weaker protection than it was stored for.
+        tightened = c.patch(f"/api/v1/instances/{iid}", json={"tls": "required"})
+        assert tightened.status_code == 200, tightened.text
+        weaker = c.post("/api/v1/instances/test", json={**own, "instance_id": iid})
+        assert weaker.status_code == 422, weaker.text
+        assert "tls" in weaker.json()["detail"]
+
+        # A stored password no key decrypts (the key changed without keeping the old one).
+        with api.sessions() as session, session.begin():
+            instance = session.get(Instance, iid)
+            assert instance is not None
+            instance.password_enc = "gAAAAAB-not-a-token-under-any-key"
+            instance.tls = "preferred"
+        unreadable = c.post("/api/v1/instances/test", json={**own, "instance_id": iid})
+        assert unreadable.status_code == 422, unreadable.text
+        assert unreadable.json()["title"] == "CredentialsUnreadable"
+        assert "credentials_unreadable" in unreadable.json()["detail"]

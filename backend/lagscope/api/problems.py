@@ -21,6 +21,7 @@ from lagscope.errors import (
     AccessDenied,
     CollectorError,
     Conflict,
+    CredentialsUnreadable,
     InvalidInput,
     LagscopeError,
     NotAuthenticated,
@@ -41,6 +42,9 @@ _STATUS: tuple[tuple[type[LagscopeError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
     (InvalidInput, 422),
+    # A stored credential no key decrypts: the caller's to type again (only the connection
+    # test reads one in a request; the workers report it on the instance).
+    (CredentialsUnreadable, 422),
     (NotAuthenticated, 401),
     (PermissionDenied, 403),
     (Overloaded, 503),

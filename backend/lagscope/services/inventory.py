@@ -184,6 +184,45 @@ def get_instance(session: Session, instance_id: int) -> Instance:
 TARGET_FIELDS = ("host", "port", "user")
 
 
+def stored_password_refusal(
+    instance: Instance,
+    host: str,
+    port: int,
+    user: str,
+    tls: str,
+    tls_ca_path: str | None,
+) -> str | None:
+    """Why a connection test of ``host:port`` as ``user`` may not log in with ``instance``'s
+    stored password (None: it may). Pure; the rule :func:`update_instance` applies to edits:
+    the stored password goes only to the address and user it was entered for, exactly (no
+    name resolution: "localhost" is not "127.0.0.1"), and, when there is one, never under
+    weaker TLS or other CAs than the instance's."""
+    moved = [
+        field
+        for field, value in zip(TARGET_FIELDS, (host, port, user), strict=True)
+        if value != getattr(instance, field)
+    ]
+    if moved:
+        return (
+            f"{', '.join(moved)} differ from instance {instance.id}'s: the stored password is "
+            "only used for the instance's own address and user; retype it to test another"
+        )
+    if instance.password_enc:
+        if TLS_MODES.index(tls) < TLS_MODES.index(instance.tls):
+            return (
+                f"tls {tls} is weaker than instance {instance.id}'s {instance.tls}: the stored "
+                "password is only used for the instance's own address and user, under its own "
+                "TLS; retype it to test this"
+            )
+        if (tls_ca_path or None) != instance.tls_ca_path:
+            return (
+                f"tls_ca_path differs from instance {instance.id}'s: the stored password is only "
+                "used for the instance's own address and user, under its own TLS; retype it to "
+                "test this"
+            )
+    return None
+
+
 def update_instance(
     session: Session,
     box: SecretBox,

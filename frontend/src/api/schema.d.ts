@@ -647,6 +647,9 @@ export interface paths {
          * @description Connect once as the monitoring user: flavor, privileges found/missing, channels — or a
          *     problem (502): "unreachable, or not a MySQL/MariaDB server" for anything that did not
          *     answer as one (never which), access denied, unsupported server.
+         *
+         *     Editing an instance, ``instance_id`` with no ``password`` tests with the stored password,
+         *     for that instance's own host, port and user only (422 before any connection otherwise).
          */
         post: operations["test_instance"];
         delete?: never;
@@ -1178,10 +1181,15 @@ export interface components {
             /** Host */
             host: string;
             /**
-             * Password
-             * @default
+             * Instance Id
+             * @description editing an instance: with no password, test with its stored one; only for its own host, port and user exactly (and no weaker tls, same tls_ca_path), else 422
              */
-            password?: string;
+            instance_id?: number | null;
+            /**
+             * Password
+             * @description absent or null: instance_id's stored password, else none (""); "": none
+             */
+            password?: string | null;
             /**
              * Port
              * @default 3306
@@ -4140,7 +4148,14 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectionTestOut"];
                 };
             };
-            /** @description Invalid request, or a target LAGSCOPE_ALLOWED_TARGETS refuses */
+            /** @description instance_id names no instance */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request, a target LAGSCOPE_ALLOWED_TARGETS refuses, instance_id's stored password asked for another target, or unreadable */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Schemas } from "../api/client";
-import { instanceCreate, instanceFormValues, instancePatch, passwordReasons } from "./instanceForm";
+import {
+  connectionTestBody,
+  instanceCreate,
+  instanceFormValues,
+  instancePatch,
+  passwordReasons,
+} from "./instanceForm";
 
 const stored: Schemas["InstanceOut"] = {
   id: 7,
@@ -121,6 +127,49 @@ describe("TLS settings", () => {
     expect(instanceCreate(1, { ...values, tls: "verify_identity" })).toMatchObject({
       tls: "verify_identity",
       tls_ca_path: "/etc/lagscope/ca/x.pem",
+    });
+  });
+});
+
+describe("connectionTestBody", () => {
+  const address = { host: "10.0.0.2", port: 3306, user: "lagscope", tls: "preferred", tls_ca_path: null };
+
+  it("editing with the password field empty: instance_id, and no password at all", () => {
+    const body = connectionTestBody(instanceFormValues(stored), stored);
+    expect(body).toEqual({ ...address, instance_id: 7 });
+    expect("password" in body).toBe(false);
+  });
+
+  it("editing a field that is not the address still uses the stored password", () => {
+    const edited = { ...instanceFormValues(stored), name: "db2b", region: "ningxia", host: " 10.0.0.2 " };
+    expect(connectionTestBody(edited, stored)).toEqual({ ...address, instance_id: 7 });
+  });
+
+  it("a typed password is sent, without instance_id", () => {
+    const edited = { ...instanceFormValues(stored), password: "s3cret" };
+    expect(connectionTestBody(edited, stored)).toEqual({ ...address, password: "s3cret" });
+  });
+
+  it("a moved address with the field empty still sends instance_id: the API refuses (422, retype it), no login", () => {
+    const edited = { ...instanceFormValues(stored), port: "3307" };
+    expect(passwordReasons(stored, edited)).not.toEqual([]);
+    expect(connectionTestBody(edited, stored)).toEqual({ ...address, port: 3307, instance_id: 7 });
+  });
+
+  it("'the account has no password' sends an empty password, not the stored one", () => {
+    const edited = { ...instanceFormValues(stored), user: "monitor", noPassword: true };
+    expect(connectionTestBody(edited, stored)).toEqual({ ...address, user: "monitor", password: "" });
+  });
+
+  it("a new instance with no password typed tests with none", () => {
+    const values = { ...instanceFormValues(), user: "lagscope" };
+    expect(connectionTestBody(values)).toEqual({
+      host: "127.0.0.1",
+      port: 3306,
+      user: "lagscope",
+      password: "",
+      tls: "preferred",
+      tls_ca_path: null,
     });
   });
 });

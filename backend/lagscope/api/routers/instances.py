@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 
 from lagscope.api.deps import (
@@ -23,9 +24,11 @@ from lagscope.api.schemas.inventory import (
 )
 from lagscope.collectors.connection import ConnectionSpec, check_tls_setting
 from lagscope.config import Settings
+from lagscope.errors import CredentialsUnreadable, InvalidInput
 from lagscope.models import Instance
 from lagscope.services import inventory
 from lagscope.services.probe import ProbeGate
+from lagscope.services.secrets import SecretBox
 
 router = APIRouter(tags=["instances"])
 
@@ -94,7 +97,11 @@ def delete_instance(instance_id: PathId, _: EditorDep, session: SessionDep) -> R
     "/instances/test",
     response_model=ConnectionTestOut,
     responses={
-        422: {"description": "Invalid request, or a target LAGSCOPE_ALLOWED_TARGETS refuses"},
+        404: {"description": "instance_id names no instance"},
+        422: {
+            "description": "Invalid request, a target LAGSCOPE_ALLOWED_TARGETS refuses, "
+            "instance_id's stored password asked for another target, or unreadable"
+        },
         429: {"description": "Too many tests by this user; see Retry-After"},
         502: {"description": "Unreachable or not MySQL/MariaDB, access denied, unsupported"},
         503: {"description": "Too many tests running; see Retry-After"},
@@ -105,14 +112,25 @@ async def test_instance(
 ) -> ConnectionTestOut:
     """Connect once as the monitoring user: flavor, privileges found/missing, channels — or a
     problem (502): "unreachable, or not a MySQL/MariaDB server" for anything that did not
-    answer as one (never which), access denied, unsupported server."""
+    answer as one (never which), access denied, unsupported server.
+
+    Editing an instance, ``instance_id`` with no ``password`` tests with the stored password,
+    for that instance's own host, port and user only (422 before any connection otherwise)."""
     settings: Settings = request.app.state.settings
     check_tls_setting(body.tls, body.tls_ca_path or None, settings.tls_ca_dir)
+    password = body.password
+    if password is None:
+        # A database read and maybe the key derivation: off the event loop, as a sync route.
+        password = (
+            ""
+            if body.instance_id is None
+            else await anyio.to_thread.run_sync(_stored, request, body.instance_id, body)
+        )
     spec = ConnectionSpec(
         body.host,
         body.port,
         body.user,
-        body.password,
+        password,
         connect_timeout_s=body.timeout_s,
         read_timeout_s=body.timeout_s,
         allowed=settings.allow_list(),
@@ -144,6 +162,28 @@ async def test_instance(
         ],
         problems=dict(snap.problems),
     )
+
+
+def _stored(request: Request, instance_id: int, body: ConnectionTestIn) -> str:
+    """The stored password of ``instance_id``, if the body tests that instance's own
+    target (inventory.stored_password_refusal): 404 unknown, 422 elsewhere or unreadable.
+    Read in a short transaction of its own, like the editor check: the test then waits long."""
+    with request.app.state.sessions() as session, session.begin():
+        instance = inventory.get_instance(session, instance_id)
+        refusal = inventory.stored_password_refusal(
+            instance, body.host, body.port, body.user, body.tls, body.tls_ca_path
+        )
+        token = instance.password_enc
+    if refusal is not None:
+        raise InvalidInput(refusal)
+    box: SecretBox = request.app.state.box
+    try:
+        return box.decrypt(token)
+    except CredentialsUnreadable as exc:
+        raise CredentialsUnreadable(
+            f"credentials_unreadable: instance {instance_id}'s stored password cannot be "
+            f"used ({exc}); type it to test"
+        ) from exc
 
 
 def _probe_gate(request: Request) -> ProbeGate:

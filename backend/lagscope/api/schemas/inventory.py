@@ -129,7 +129,16 @@ class ConnectionTestIn(Schema):
     host: Host
     port: Port = 3306
     user: Name
-    password: Password = ""
+    password: Password | None = Field(
+        default=None,
+        description='absent or null: instance_id\'s stored password, else none (""); "": none',
+    )
+    instance_id: ObjectId | None = Field(
+        default=None,
+        description="editing an instance: with no password, test with its stored one; only "
+        "for its own host, port and user exactly (and no weaker tls, same tls_ca_path), "
+        "else 422",
+    )
     timeout_s: Annotated[float, Field(ge=0.2, le=30)] = 3.0
     tls: TlsMode = "preferred"
     tls_ca_path: CaPath | None = None

@@ -170,7 +170,7 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
       <div className="form-actions">
         <button
           type="button"
-          onClick={() => test.mutate(connectionTestBody(values))}
+          onClick={() => test.mutate(connectionTestBody(values, instance))}
           disabled={test.isPending || !values.host || !values.user}
         >
           {test.isPending ? "Testing…" : "Test connection"}
