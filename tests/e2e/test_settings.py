@@ -1,7 +1,8 @@
 """Settings → servers in the browser: a cluster edit sends only what changed (a custom heartbeat
 table survives it); an instance edit sends its password only when typed or needed, asks for it
-when the instance moves, and edits TLS (a CA bundle outside LAGSCOPE_TLS_CA_DIR: the API's
-problem shown). Each test makes a cluster of its own, so the lab cluster keeps polling as is."""
+when the instance moves, tests an edited instance with its stored password (instance_id), and
+edits TLS (a CA bundle outside LAGSCOPE_TLS_CA_DIR: the API's problem shown). Each test makes a
+cluster of its own, so the lab cluster keeps polling as is."""
 
 from __future__ import annotations
 
@@ -124,6 +125,41 @@ def test_moving_an_instance_asks_for_its_password(page: Page, api: ApiServer, la
     expect(form).to_be_hidden()
     (stored,) = get_cluster(api, cluster_id)["instances"]
     assert (stored["port"], stored["has_password"]) == (new_port, True)
+
+
+def connection_test_body(page: Page, test: Locator) -> Any:
+    """Click ``test`` and return the JSON body of the connection test it sends."""
+
+    def is_test(request: Request) -> bool:
+        return request.method == "POST" and request.url.endswith("/api/v1/instances/test")
+
+    with page.expect_request(is_test) as sent:
+        test.click()
+    return sent.value.post_data_json
+
+
+def test_testing_an_edited_instance_uses_its_stored_password(page: Page, api: ApiServer, lab):
+    """The bug: Edit → Test connection without retyping the password said "access denied"."""
+    cluster_id = make_cluster(api, {"name": "retest"})["id"]
+    instance = make_instance(api, lab, cluster_id, "retested")
+    page.goto("/settings/servers")
+    cluster = page.get_by_role("region", name="cluster retest")
+    cluster.get_by_role("button", name="Edit retested").click()
+    form = page.get_by_role("form", name="Edit instance retested")
+    test = form.get_by_role("button", name="Test connection")
+
+    sent = connection_test_body(page, test)
+    assert sent["instance_id"] == instance["id"] and "password" not in sent
+    report = form.get_by_role("status", name="Connection test")
+    expect(report).to_contain_text("mariadb")
+    expect(form.get_by_role("list", name="Privileges")).to_contain_text("REPLICA MONITOR")
+    expect(form.get_by_role("alert")).to_have_count(0)
+
+    # Another port, password still empty: the API refuses before contacting anything.
+    form.get_by_label("Port").fill(str(lab.server("replica1").port))
+    sent = connection_test_body(page, test)
+    assert sent["instance_id"] == instance["id"] and "password" not in sent
+    expect(form.get_by_role("alert")).to_contain_text("retype it")
 
 
 def test_instance_tls_mode_and_a_ca_bundle_the_api_refuses(page: Page, api: ApiServer, lab):
