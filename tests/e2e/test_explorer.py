@@ -144,6 +144,18 @@ def plot_point(chart: Locator, fraction: float) -> tuple[float, float]:
     return x, box["y"] + box["height"] * 0.4
 
 
+def drag_across(page: Page, chart: Locator, start: float, end: float) -> None:
+    """Press at ``start`` of the plot's width, move in steps (a drag, not a click), release at
+    ``end``."""
+    x0, y0 = plot_point(chart, start)
+    x1, _ = plot_point(chart, end)
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, y0, steps=5)
+    page.mouse.move(x1, y0, steps=5)
+    page.mouse.up()
+
+
 def test_click_annotates_a_point_and_drag_a_range(page: Page, pipeline: Pipeline):
     chart = open_explorer(page, pipeline)
     x, y = plot_point(chart, 0.5)
@@ -159,13 +171,7 @@ def test_click_annotates_a_point_and_drag_a_range(page: Page, pipeline: Pipeline
     expect(point).to_contain_text("tuning")
     expect(chart.locator(".marker-annotation title", has_text="raised the flush")).to_have_count(1)
 
-    x0, y0 = plot_point(chart, 0.2)
-    x1, _ = plot_point(chart, 0.4)
-    page.mouse.move(x0, y0)
-    page.mouse.down()
-    page.mouse.move((x0 + x1) / 2, y0, steps=5)
-    page.mouse.move(x1, y0, steps=5)
-    page.mouse.up()
+    drag_across(page, chart, 0.2, 0.4)
     form = page.get_by_role("form", name="New range annotation")
     form.get_by_label("Text").fill("load test window")
     form.get_by_label("Scope").select_option(label="instance replica2")
@@ -212,13 +218,7 @@ def test_drag_in_zoom_mode_zooms_and_reset_restores(page: Page, pipeline: Pipeli
     expect(modes.get_by_role("button", name="annotate")).to_have_attribute("aria-pressed", "false")
 
     # The latest 15 % of the window: a module's fresh lab has polled only the last minute or two.
-    x0, y0 = plot_point(chart, 0.85)
-    x1, _ = plot_point(chart, 0.999)
-    page.mouse.move(x0, y0)
-    page.mouse.down()
-    page.mouse.move((x0 + x1) / 2, y0, steps=5)
-    page.mouse.move(x1, y0, steps=5)
-    page.mouse.up()
+    drag_across(page, chart, 0.85, 0.999)
     # The URL carries the zoom (a fixed window and the preset it left); no annotation form opens.
     expect(page).to_have_url(re.compile(r"from=[^&]+&to=[^&]+&preset=15m"))
     expect(page.get_by_role("form", name="New range annotation")).to_have_count(0)
