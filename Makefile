@@ -16,7 +16,7 @@ demo: deps ui
 
 # Everything a fresh Debian machine lacks, then every check and test.
 test: deps lint typecheck ui ui-check
-	$(PY) -m pytest tests
+	$(PY) -m pytest --durations=15 tests
 
 unit: deps
 	$(PY) -m pytest tests/unit
