@@ -51,26 +51,34 @@ class HeartbeatWriter:
         )
         self._executor.write(sql, (self._server_id,))
 
-    def run(self, interval_s: float, stop: threading.Event, max_backoff_s: float = 300.0) -> None:
-        """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set.
+    def run(
+        self,
+        interval_s: float,
+        stop: threading.Event,
+        on_refused: Callable[[LoginRefused], object] | None = None,
+        on_first_ok: Callable[[], object] | None = None,
+    ) -> None:
+        """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set, or until the
+        login is refused.
 
-        A refused login is retried after 2, 4, 8 … intervals (capped at ``max_backoff_s``), not
-        every beat: each refusal counts towards the heartbeat account's lock-out on the source.
-        New credentials start a new writer (HeartbeatService), so a fixed password is tried
-        at once."""
+        A refused login ends the run after ``on_refused``: each refusal counts towards the
+        heartbeat account's lock-out on the source, so whoever runs writers decides when to
+        try again (HeartbeatService keeps that back-off in the store, as the pollers do).
+        ``on_first_ok`` is called after the first beat written."""
         next_at = time.monotonic()
-        refusals = 0
+        written = False
         while not stop.is_set():
             try:
                 self.beat()
-                self.last_error, refusals = None, 0
+                self.last_error = None
+                if not written and on_first_ok is not None:
+                    on_first_ok()
+                written = True
             except LoginRefused as exc:
-                self.last_error, refusals = exc, refusals + 1
-                next_at = time.monotonic() + min(
-                    max_backoff_s, interval_s * 2.0 ** min(refusals, 30)
-                )
-                stop.wait(next_at - time.monotonic())
-                continue
+                self.last_error = exc
+                if on_refused is not None:
+                    on_refused(exc)
+                return
             except CollectorError as exc:
                 self.last_error = exc  # the gap in heartbeats is itself the signal on replicas
             next_at += interval_s

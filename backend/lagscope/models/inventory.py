@@ -39,6 +39,17 @@ class Cluster(Base):
     heartbeat_interval_s: Mapped[float] = mapped_column(Double, default=0.25)
     heartbeat_user: Mapped[str | None] = mapped_column(String(128), default=None)
     heartbeat_password_enc: Mapped[str | None] = mapped_column(Text, default=None)
+    # The source the password was entered for ({instance_id, host, port, tls, tls_ca_path}):
+    # it is never sent anywhere else (services/heartbeat_login.py). NULL with a password: it was
+    # entered while the cluster had no source, and binds to the first source added.
+    heartbeat_password_target: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # Why the stored password was dropped (the source moved, was deleted …), until re-entered.
+    heartbeat_password_cleared: Mapped[str | None] = mapped_column(Text, default=None)
+    # The writer's back-off after refused logins, as the instances' login_* below (any writer
+    # process, or a restarted one, honours it).
+    heartbeat_login_state: Mapped[str | None] = mapped_column(String(32), default=None)
+    heartbeat_login_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    heartbeat_next_attempt_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
 

@@ -359,7 +359,16 @@ def update_target(
             raise Conflict(f"a webhook target named {changes['name']!r} exists already")
         target.name = changes["name"]
     if "url" in changes:
-        target.url = _url(changes["url"], allow)
+        url = _url(changes["url"], allow)
+        if url != target.url and target.secret_enc and "secret" not in changes:
+            # Signed deliveries to a new URL would hand its owner signatures the old receiver
+            # accepts (over bodies an editor shapes): the secret stays with its receiver.
+            raise InvalidInput(
+                "changing the url of a signed target needs the secret again in the same "
+                'request (the stored one only signs for the url it was entered for); give '
+                '"secret": "" to send unsigned'
+            )
+        target.url = url
     if "kind" in changes:
         target.kind = changes["kind"]
     if "enabled" in changes:

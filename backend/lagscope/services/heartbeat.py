@@ -2,13 +2,20 @@
 
 One thread per cluster source; the cluster list is re-read every ``refresh_s`` so clusters
 added, removed or re-configured are picked up without a restart.
+
+A cluster is skipped, and the reason logged once (and shown as ``heartbeat.problem`` in the
+cluster API), when services/heartbeat_login.py refuses it: no password, a password entered
+for another source or address, or a login the source refused and that is backing off (the
+back-off lives on the cluster row: a writer that is refused records it and ends; the refresh
+starts a new one when the row says it is time).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload, sessionmaker
@@ -17,8 +24,9 @@ from lagscope.collectors.executor import ConnectionSpec
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
 from lagscope.collectors.targets import AllowList
-from lagscope.errors import CredentialsUnreadable
+from lagscope.errors import CredentialsUnreadable, LoginRefused
 from lagscope.models import Cluster
+from lagscope.services import heartbeat_login, logins
 from lagscope.services.inventory import tls_of
 from lagscope.services.secrets import SecretBox
 
@@ -32,11 +40,22 @@ class WriterPlan:
     interval_s: float
     schema: str
     table: str
+    # The stored ciphertext the spec's password came from: a refusal is only counted while
+    # it is still the stored one (not if the password was re-entered meanwhile).
+    token: str = field(default="", repr=False)
 
 
 def writer_plans(
-    session: Session, box: SecretBox, allowed: AllowList | None = None
+    session: Session,
+    box: SecretBox,
+    allowed: AllowList | None = None,
+    skipped: dict[int, str] | None = None,
+    now: datetime | None = None,
 ) -> list[WriterPlan]:
+    """The writers to run now; ``skipped`` receives, per cluster meant to have one and not
+    getting it, the reason."""
+    now = now or datetime.now(UTC)
+    skipped = {} if skipped is None else skipped
     clusters = session.scalars(
         select(Cluster)
         .where(Cluster.enabled.is_(True), Cluster.heartbeat_mode == "lagscope")
@@ -44,18 +63,18 @@ def writer_plans(
     )
     plans = []
     for cluster in clusters:
-        source = next((i for i in cluster.instances if i.role == "source"), None)
-        if source is None or not cluster.heartbeat_user:
+        if why := heartbeat_login.refusal(cluster, now):
+            skipped[cluster.id] = why
             continue
-        if cluster.heartbeat_password_enc is None:
-            # Cleared when the source moved: re-entering it is how the writer resumes, so the
-            # old password never reaches the new address.
-            continue
+        source = heartbeat_login.source_of(cluster)
+        # refusal() says None only with a user, a password and its source.
+        assert source is not None and cluster.heartbeat_user
+        assert cluster.heartbeat_password_enc is not None
         try:
             password = box.decrypt(cluster.heartbeat_password_enc)
         except CredentialsUnreadable as exc:
             # This cluster's writer cannot start; the others must (the refresh loop runs on).
-            log.error("heartbeat writer for cluster %s not started: %s", cluster.id, exc)
+            skipped[cluster.id] = f"credentials_unreadable: {exc}"
             continue
         spec = ConnectionSpec(
             host=source.host,
@@ -73,6 +92,7 @@ def writer_plans(
                 cluster.heartbeat_interval_s,
                 cluster.heartbeat_schema,
                 cluster.heartbeat_table,
+                cluster.heartbeat_password_enc,
             )
         )
     return plans
@@ -85,14 +105,17 @@ class HeartbeatService:
         box: SecretBox,
         refresh_s: float = 10.0,
         allowed: AllowList | None = None,
+        backoff: logins.Backoff = logins.DEFAULT_BACKOFF,
     ) -> None:
         self._sessions = sessions
         self._box = box
         self._allowed = allowed
         self._refresh_s = refresh_s
+        self._backoff = backoff
         self._running: dict[
             WriterPlan, tuple[threading.Thread, threading.Event, HeartbeatWriter]
         ] = {}
+        self._said: dict[int, str] = {}  # the skip reason last logged, per cluster
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -101,9 +124,17 @@ class HeartbeatService:
         self.stop_all()
 
     def refresh(self) -> None:
+        skipped: dict[int, str] = {}
         with self._sessions() as session:
-            wanted = set(writer_plans(session, self._box, self._allowed))
-        for plan in [p for p in self._running if p not in wanted]:
+            wanted = set(writer_plans(session, self._box, self._allowed, skipped))
+        for cluster_id, why in skipped.items():
+            if self._said.get(cluster_id) != why:
+                log.warning("heartbeat writer for cluster %s not started: %s", cluster_id, why)
+        self._said = skipped
+        # A writer whose login was refused has ended (after recording it): started again
+        # below if the back-off allows it now, else once it does.
+        ended = [p for p, (thread, _, _) in self._running.items() if not thread.is_alive()]
+        for plan in [p for p in self._running if p not in wanted or p in ended]:
             self._stop(plan)
         for plan in wanted - set(self._running):
             self._start(plan)
@@ -118,6 +149,10 @@ class HeartbeatService:
         thread = threading.Thread(
             target=writer.run,
             args=(plan.interval_s, stop),
+            kwargs={
+                "on_refused": lambda exc: self._note(plan, exc),
+                "on_first_ok": lambda: self._note(plan, None),
+            },
             name=f"heartbeat-{plan.cluster_id}",
             daemon=True,
         )
@@ -129,6 +164,24 @@ class HeartbeatService:
             writer.server,
             plan.interval_s,
         )
+
+    def _note(self, plan: WriterPlan, refused: LoginRefused | None) -> None:
+        """Record this writer's login on the cluster row (its back-off), if the password it
+        used is still the stored one."""
+        with self._sessions() as session, session.begin():
+            cluster = session.get(Cluster, plan.cluster_id)
+            if cluster is None or cluster.heartbeat_password_enc != plan.token:
+                return
+            if refused is None:
+                heartbeat_login.note_ok(cluster)
+                return
+            heartbeat_login.note_refused(cluster, datetime.now(UTC), self._backoff)
+            log.warning(
+                "heartbeat writer for cluster %s: login refused (%s); %s",
+                plan.cluster_id,
+                refused,
+                heartbeat_login.refusal(cluster, datetime.now(UTC)) or "retrying",
+            )
 
     def _stop(self, plan: WriterPlan) -> None:
         thread, stop, writer = self._running.pop(plan)

@@ -14,7 +14,7 @@ from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import Conflict, InvalidInput, NotFound
 from lagscope.models import Cluster, Instance
-from lagscope.services import logins
+from lagscope.services import heartbeat_login, logins
 from lagscope.services.secrets import SecretBox
 
 ROLES = ("source", "replica")
@@ -89,6 +89,8 @@ def add_instance(
     )
     cluster.instances.append(instance)
     session.flush()
+    heartbeat_login.follow_source(cluster)  # a first source binds a waiting heartbeat password
+    session.flush()
     return instance
 
 
@@ -96,7 +98,7 @@ def set_heartbeat_writer(
     session: Session, box: SecretBox, cluster: Cluster, user: str, password: str
 ) -> None:
     cluster.heartbeat_user = user
-    cluster.heartbeat_password_enc = box.encrypt(password)
+    heartbeat_login.enter(box, cluster, password)
     session.flush()
 
 
@@ -167,10 +169,22 @@ def apply_heartbeat(box: SecretBox, cluster: Cluster, heartbeat: dict[str, Any])
     cluster.heartbeat_schema = heartbeat.get("schema_name", cluster.heartbeat_schema)
     cluster.heartbeat_table = heartbeat.get("table", cluster.heartbeat_table)
     cluster.heartbeat_interval_s = heartbeat.get("interval_s", cluster.heartbeat_interval_s)
-    if heartbeat.get("user") is not None:
-        cluster.heartbeat_user = heartbeat["user"]
-    if heartbeat.get("password") is not None:
-        cluster.heartbeat_password_enc = box.encrypt(heartbeat["password"])
+    user, password = heartbeat.get("user"), heartbeat.get("password")
+    if (
+        user is not None
+        and user != cluster.heartbeat_user
+        and password is None
+        and cluster.heartbeat_password_enc is not None
+    ):
+        # As for instances: the stored password goes with the user it was entered for.
+        raise InvalidInput(
+            "changing the heartbeat user needs the heartbeat password again in the same "
+            "request (the stored one is only sent as the user it was entered for)"
+        )
+    if user is not None:
+        cluster.heartbeat_user = user
+    if password is not None:
+        heartbeat_login.enter(box, cluster, password)
 
 
 def get_instance(session: Session, instance_id: int) -> Instance:
@@ -252,17 +266,27 @@ def update_instance(
         # renamed or disabled (polling leaves it alone meanwhile).
         allowed.check(changes.get("host", instance.host), changes.get("port", instance.port))
     _apply_tls(instance, changes, ca_dir)
+    was_enabled = instance.enabled
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
             setattr(instance, field, changes[field])
+    if "password" in changes or (changes.get("enabled") and not was_enabled):
+        # New credentials, or re-enabled by someone who fixed the account: the back-off after
+        # refused logins (or an unreadable password) was about before; try at the next tick.
+        logins.reset(instance)
     if "password" in changes:
         instance.password_enc = box.encrypt(changes["password"]) if changes["password"] else ""
-        # New credentials: the back-off after refused logins (or an unreadable password) was
-        # about the old ones; try the new ones at the next tick.
-        logins.reset(instance)
-    if instance.role == "source" and {"host", "port"} & set(moved):
-        # The heartbeat writer logs in to the source: its password must not follow it either.
-        instance.cluster.heartbeat_password_enc = None
+    # The heartbeat writer logs in to the source: its password must not follow a move (or
+    # weaker TLS) either.
+    heartbeat_login.follow_source(instance.cluster)
+    session.flush()
+    return instance
+
+
+def retry_login(session: Session, instance: Instance) -> Instance:
+    """Someone says the account is fixed on the server: try the stored password at the next
+    tick, even after polling gave up (services/logins.py)."""
+    logins.reset(instance)
     session.flush()
     return instance
 
@@ -296,5 +320,11 @@ def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) 
 
 
 def delete(session: Session, row: Cluster | Instance) -> None:
-    session.delete(row)
+    if isinstance(row, Instance):
+        cluster = row.cluster
+        cluster.instances.remove(row)  # delete-orphan: deleted at the flush
+        # A deleted source takes the heartbeat password with it: never to its successor.
+        heartbeat_login.follow_source(cluster)
+    else:
+        session.delete(row)
     session.flush()

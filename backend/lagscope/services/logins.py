@@ -5,7 +5,13 @@ blocked or expired account) counts towards the account's lock-out on the server:
 ``FAILED_LOGIN_ATTEMPTS``/``PASSWORD_LOCK_TIME``, MariaDB's ``max_password_errors``, the
 connection-control plugin's growing delays. Retrying every 1 s tick would lock a MySQL account
 with ``FAILED_LOGIN_ATTEMPTS 3`` within three seconds of a password change. So after the n-th
-refusal in a row the instance is tried again only after ``min(max_s, base_s × 2^(n-1))``.
+refusal in a row the instance is tried again only after ``min(max_s, base_s × 2^(n-1))``, and
+after ``give_up_after`` refusals in a row (about 8.5 minutes with the defaults) it is not tried
+again at all: ``access_denied`` with no ``next_attempt_at``, until someone acts. Acting is
+editing the instance's password (``PATCH`` with ``password``, which a move needs anyway),
+re-enabling it (``enabled`` false, then true), or ``POST /instances/{id}/retry-login`` (the
+account was fixed on the server). A password that stays wrong is therefore tried a bounded
+number of times, however long nobody looks.
 
 The state lives on the instance row (``login_state``, ``login_failures``, ``next_attempt_at``)
 and not in a worker's memory: any worker, or a restarted one, honours it. Editing the
@@ -14,7 +20,7 @@ instance's credentials clears it (:func:`reset`), so a fixed password is tried a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from lagscope.models import Instance
@@ -33,10 +39,14 @@ _LOGGED_IN_KINDS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Delay before the next try after ``failures`` refused logins in a row."""
+    """Delay before the next try after ``failures`` refused logins in a row; none (stop
+    trying) from ``give_up_after`` refusals on."""
 
     base_s: float = 1.0
     max_s: float = 300.0
+    # 1 + 2 + … + 256 s: ten tries in ~8.5 min. Enough to ride out a password rotated on the
+    # server a few minutes before Lagscope, few enough for any lock-out policy's counter.
+    give_up_after: int = 10
 
     def delay_s(self, failures: int) -> float:
         # The exponent is bounded so a long-refused instance cannot overflow the float.
@@ -47,21 +57,29 @@ DEFAULT_BACKOFF = Backoff()
 
 
 def waiting(instance: Instance, now: datetime) -> bool:
-    """Whether the instance is backing off after a refused login and must not be tried now."""
-    return (
-        instance.login_state == ACCESS_DENIED
-        and instance.next_attempt_at is not None
-        and now < instance.next_attempt_at
+    """Whether the instance is backing off after a refused login, or has given up, and must
+    not be tried now."""
+    return instance.login_state == ACCESS_DENIED and (
+        instance.next_attempt_at is None or now < instance.next_attempt_at
     )
 
 
+def gave_up(failures: int, retry_hint: str) -> str:
+    """What a login refused ``failures`` times in a row says once it is no longer tried."""
+    return f"login refused {failures} times in a row: not tried again until {retry_hint}"
+
+
 def backing_off(instance: Instance, now: datetime) -> Reading:
-    """This tick's reading of an instance not tried because it is backing off."""
-    until = instance.next_attempt_at.isoformat() if instance.next_attempt_at else "?"
+    """This tick's reading of an instance not tried because it is backing off (or gave up:
+    its last error, kept, says until what)."""
+    if instance.next_attempt_at is None:
+        fallback = gave_up(instance.login_failures, INSTANCE_RETRY.format(id=instance.id))
+    else:
+        fallback = f"login refused; next attempt at {instance.next_attempt_at.isoformat()}"
     return Reading(
         instance.id,
         now.timestamp(),
-        error=instance.last_error or f"login refused; next attempt at {until}",
+        error=instance.last_error or fallback,
         error_kind="LoginBackoff",
     )
 
@@ -75,22 +93,35 @@ def unreadable(instance: Instance, now: datetime, message: str) -> Reading:
     )
 
 
-def note(instance: Instance, reading: Reading, backoff: Backoff) -> None:
-    """Update the instance's login state from this tick's reading of it."""
+INSTANCE_RETRY = (
+    "the instance's password is edited, it is disabled and enabled again, "
+    "or POST /api/v1/instances/{id}/retry-login"
+)
+
+
+def note(instance: Instance, reading: Reading, backoff: Backoff) -> Reading:
+    """Update the instance's login state from this tick's reading of it; the reading to
+    record (the refusal that makes polling give up says so)."""
     kind = reading.error_kind
     if reading.ok or kind in _LOGGED_IN_KINDS:
         instance.login_state, instance.login_failures, instance.next_attempt_at = OK, 0, None
     elif kind == "LoginRefused":
         instance.login_failures += 1
-        delay = timedelta(seconds=backoff.delay_s(instance.login_failures))
         instance.login_state = ACCESS_DENIED
+        if instance.login_failures >= backoff.give_up_after:
+            instance.next_attempt_at = None
+            why = gave_up(instance.login_failures, INSTANCE_RETRY.format(id=instance.id))
+            return replace(reading, error=f"{reading.error} ({why})")
+        delay = timedelta(seconds=backoff.delay_s(instance.login_failures))
         instance.next_attempt_at = datetime.fromtimestamp(reading.read_at, UTC) + delay
     elif kind == "CredentialsUnreadable":
         instance.login_state, instance.next_attempt_at = CREDENTIALS_UNREADABLE, None
     elif instance.login_state == CREDENTIALS_UNREADABLE:
         instance.login_state = None  # it decrypts now (re-entered, or the old key is back)
+    return reading
 
 
 def reset(instance: Instance) -> None:
-    """New credentials: forget the refusals, try at the next tick."""
+    """New credentials, or someone says the account is fixed: forget the refusals, try at
+    the next tick."""
     instance.login_state, instance.login_failures, instance.next_attempt_at = None, 0, None

@@ -65,10 +65,11 @@ def poll_cluster(
             continue
         targets.append(Target(instance.id, spec, heartbeat, extra, params_every_s))
     deadline_s = min(cluster.poll_interval_s * DEADLINE_SHARE, connect_timeout_s + read_timeout_s)
-    readings = [*reader.read(targets, deadline_s), *skipped]
     by_id = {i.id: i for i in cluster.instances}
-    for reading in readings:
+    readings = [
         logins.note(by_id[reading.instance_id], reading, backoff)
+        for reading in [*reader.read(targets, deadline_s), *skipped]
+    ]
     return record_tick(session, cluster, readings)
 
 

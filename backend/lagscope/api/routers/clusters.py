@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from fastapi import APIRouter, Response
 
 from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep
@@ -14,7 +16,7 @@ from lagscope.api.schemas.inventory import (
     InstanceOut,
 )
 from lagscope.models import Cluster
-from lagscope.services import inventory
+from lagscope.services import heartbeat_login, inventory
 
 router = APIRouter(tags=["clusters"])
 
@@ -32,6 +34,7 @@ def cluster_out(cluster: Cluster) -> ClusterOut:
             interval_s=cluster.heartbeat_interval_s,
             user=cluster.heartbeat_user,
             has_password=bool(cluster.heartbeat_password_enc),
+            problem=heartbeat_login.refusal(cluster, datetime.now(UTC)),
         ),
         enabled=cluster.enabled,
         created_at=cluster.created_at,

@@ -87,6 +87,15 @@ def update_instance(
     )
 
 
+@router.post("/instances/{instance_id}/retry-login", response_model=InstanceOut)
+def retry_login(instance_id: PathId, _: EditorDep, session: SessionDep) -> Instance:
+    """The account was fixed on the server: try the stored password at the next poll, even
+    after polling gave up on refused logins (``login_state`` access_denied with no
+    ``next_attempt_at`` in the status). Editing the password, or disabling and enabling the
+    instance, does the same."""
+    return inventory.retry_login(session, inventory.get_instance(session, instance_id))
+
+
 @router.delete("/instances/{instance_id}", status_code=204, response_class=Response)
 def delete_instance(instance_id: PathId, _: EditorDep, session: SessionDep) -> Response:
     inventory.delete(session, inventory.get_instance(session, instance_id))

@@ -49,6 +49,13 @@ class HeartbeatOut(Schema):
     interval_s: float
     user: str | None
     has_password: bool
+    problem: str | None = Field(
+        default=None,
+        description="Why no heartbeat writer runs for this cluster (mode lagscope only): no "
+        "password, a password cleared because the source changed (it is only ever sent to "
+        "the source it was entered for: enter it again), a refused login backing off. "
+        "null: none",
+    )
 
 
 class ClusterIn(Schema):

@@ -66,12 +66,15 @@ class InstanceStatusOut(Schema):
     )
     login_state: LoginState | None = Field(
         description="null: not tried yet; access_denied: the server refused the login (wrong "
-        "password, locked account), retried with back-off at next_attempt_at, at once when the "
-        "instance's password is edited; credentials_unreadable: the stored password decrypts "
-        "with no secret key (see last_error), enter it again"
+        "password, locked account), retried with back-off at next_attempt_at, and after 10 "
+        "refusals in a row no more (next_attempt_at null) until the instance's password is "
+        "edited, it is disabled and enabled, or POST /instances/{id}/retry-login; "
+        "credentials_unreadable: the stored password decrypts with no secret key (see "
+        "last_error), enter it again"
     )
     next_attempt_at: datetime | None = Field(
-        description="With access_denied: when the login is tried next (no try before)"
+        description="With access_denied: when the login is tried next (no try before); "
+        "null: not tried again until someone acts (see login_state)"
     )
 
 
