@@ -1,0 +1,174 @@
+"""The heartbeat writer's password goes only to the source it was entered for (issue 17, item 1).
+
+An editor deletes a cluster's source and adds one of their own, a fake MySQL server on loopback
+that records every byte a client sends while logging in: the real API and a real
+``lagscope heartbeat`` process must send it nothing, and say why, until the password is
+entered again (then, and only then, the writer logs in there: the control that shows the fake
+would have seen it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from lagscope.models import Cluster, Instance
+from lagscope.services.heartbeat import writer_plans
+from lagscope.services.secrets import store_box
+from tests.unit.fake_mysql import FakeMySQL
+
+from .api_stack import SECRET, ApiServer, api_server, sqlite_url
+from .stack import ManagedProcess, free_port, lagscope_command
+from .waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+HB_USER = "hb_writer_17"
+HB_PASSWORD = "hb-Secret-entered-for-db1"
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> str:
+    return sqlite_url(tmp_path)
+
+
+@pytest.fixture()
+def api(store: str) -> Iterator[ApiServer]:
+    with api_server(store) as server:
+        yield server
+
+
+@pytest.fixture()
+def writer(store: str, api: ApiServer, tmp_path: Path) -> Iterator[ManagedProcess]:
+    env = {
+        **os.environ,
+        "LAGSCOPE_DATABASE_URL": store,
+        "LAGSCOPE_SECRET_KEY": SECRET,
+        "PYTHONUNBUFFERED": "1",
+    }
+    process = ManagedProcess(
+        "heartbeat", lagscope_command("heartbeat", "--refresh", "0.5"), tmp_path, env
+    )
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def make_cluster(api: ApiServer, name: str) -> tuple[int, int]:
+    """A cluster with a heartbeat login and a source at a closed loopback port."""
+    with api.client() as c:
+        made = c.post(
+            "/api/v1/clusters",
+            json={
+                "name": name,
+                "heartbeat": {"mode": "lagscope", "user": HB_USER, "password": HB_PASSWORD},
+            },
+        )
+        assert made.status_code == 201, made.text
+        cid = made.json()["id"]
+        source = c.post(
+            "/api/v1/instances",
+            json={
+                "cluster_id": cid,
+                "name": "db1",
+                "host": "127.0.0.1",
+                "port": free_port(),
+                "user": "mon",
+                "password": "mon-pw-1",
+                "role": "source",
+            },
+        )
+        assert source.status_code == 201, source.text
+        assert c.get(f"/api/v1/clusters/{cid}").json()["heartbeat"]["has_password"] is True
+    return cid, source.json()["id"]
+
+
+def test_a_replaced_source_never_receives_the_heartbeat_password(
+    api: ApiServer, writer: ManagedProcess
+) -> None:
+    cid, source_id = make_cluster(api, "hb-replaced")
+    with FakeMySQL() as rogue, api.client() as c:
+        assert c.delete(f"/api/v1/instances/{source_id}").status_code == 204
+        added = c.post(
+            "/api/v1/instances",
+            json={
+                "cluster_id": cid,
+                "name": "mine",
+                "host": "127.0.0.1",
+                "port": rogue.port,
+                "user": "mon",
+                "password": "anything",
+                "role": "source",
+            },
+        )
+        assert added.status_code == 201, added.text
+        heartbeat = c.get(f"/api/v1/clusters/{cid}").json()["heartbeat"]
+        assert heartbeat["has_password"] is False, heartbeat
+        assert "no source any more" in heartbeat["problem"], heartbeat
+        assert "enter it again" in heartbeat["problem"]
+        # The writer (refreshing every 0.5 s) has seen the cluster and says why it skips it.
+        writer.wait_for_log(f"heartbeat writer for cluster {cid} not started: the heartbeat")
+        assert writer.alive()
+        assert bytes(rogue.received) == b""  # not even a connection: nothing reached it
+        # Control: entered again (by someone who means this source), the writer logs in there.
+        entered = c.patch(f"/api/v1/clusters/{cid}", json={"heartbeat": {"password": "new-1"}})
+        assert entered.status_code == 200 and entered.json()["heartbeat"]["problem"] is None
+        wait_until(
+            lambda: HB_USER.encode() in rogue.received,
+            timeout_s=30,
+            message="the writer's login at the source the password was entered for",
+        )
+    assert HB_PASSWORD.encode() not in rogue.received
+
+
+def test_a_moved_or_weakened_source_clears_the_heartbeat_password(api: ApiServer) -> None:
+    cid, source_id = make_cluster(api, "hb-moved")
+    with api.client() as c:
+        # Stronger TLS is followed (the password goes to the same server, better protected).
+        stronger = c.patch(
+            f"/api/v1/instances/{source_id}", json={"tls": "required", "region": "eu"}
+        )
+        assert stronger.status_code == 200, stronger.text
+        assert c.get(f"/api/v1/clusters/{cid}").json()["heartbeat"]["has_password"] is True
+        weaker = c.patch(
+            f"/api/v1/instances/{source_id}", json={"tls": "preferred", "password": "mon-pw-2"}
+        )
+        assert weaker.status_code == 200, weaker.text
+        heartbeat = c.get(f"/api/v1/clusters/{cid}").json()["heartbeat"]
+        assert heartbeat["has_password"] is False
+        assert "tls was lowered from required to preferred" in heartbeat["problem"]
+        c.patch(f"/api/v1/clusters/{cid}", json={"heartbeat": {"password": HB_PASSWORD}})
+        moved = c.patch(
+            f"/api/v1/instances/{source_id}", json={"port": free_port(), "password": "mon-pw-3"}
+        )
+        assert moved.status_code == 200, moved.text
+        heartbeat = c.get(f"/api/v1/clusters/{cid}").json()["heartbeat"]
+        assert heartbeat["has_password"] is False and "the source moved" in heartbeat["problem"]
+        # The heartbeat user goes with its password too.
+        c.patch(f"/api/v1/clusters/{cid}", json={"heartbeat": {"password": HB_PASSWORD}})
+        renamed = c.patch(f"/api/v1/clusters/{cid}", json={"heartbeat": {"user": "root"}})
+        assert renamed.status_code == 422 and "heartbeat password again" in renamed.text
+
+
+def test_the_writer_refuses_a_source_changed_behind_the_services(api: ApiServer) -> None:
+    """A hand edit of the store (no service saw it) still sends nothing: the writer compares
+    the source with the one the password was entered for before every start."""
+    cid, source_id = make_cluster(api, "hb-by-hand")
+    box = store_box(api.sessions, SECRET)
+    with api.sessions() as session:
+        assert [p.cluster_id for p in writer_plans(session, box) if p.cluster_id == cid] == [cid]
+    with api.sessions() as session, session.begin():
+        session.execute(update(Instance).where(Instance.id == source_id).values(port=1))
+    skipped: dict[int, str] = {}
+    with api.sessions() as session:
+        plans = writer_plans(session, box, skipped=skipped)
+        cluster = session.get(Cluster, cid)
+        assert cluster is not None and cluster.heartbeat_password_enc is not None
+    assert cid not in [p.cluster_id for p in plans]
+    assert "the source moved from 127.0.0.1:" in skipped[cid]
+    assert "to 127.0.0.1:1" in skipped[cid]
