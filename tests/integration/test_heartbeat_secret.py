@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import update
 
+from lagscope.collectors.executor import ConnectionSpec
+from lagscope.errors import LoginRefused
 from lagscope.models import Cluster, Instance
-from lagscope.services.heartbeat import writer_plans
+from lagscope.services.heartbeat import HeartbeatService, writer_plans
+from lagscope.services.logins import Backoff
 from lagscope.services.secrets import store_box
 from tests.unit.fake_mysql import FakeMySQL
 
@@ -172,3 +176,99 @@ def test_the_writer_refuses_a_source_changed_behind_the_services(api: ApiServer)
     assert cid not in [p.cluster_id for p in plans]
     assert "the source moved from 127.0.0.1:" in skipped[cid]
     assert "to 127.0.0.1:1" in skipped[cid]
+
+
+class RefusingSource:
+    """The source as the heartbeat login sees it: every login refused, each one counted."""
+
+    logins = 0
+
+    def __init__(self, spec: ConnectionSpec) -> None:
+        self.server = spec.server
+        self.connected = False
+
+    def run(self, statements: object) -> list[object]:
+        RefusingSource.logins += 1
+        raise LoginRefused(self.server, f"Access denied for user '{HB_USER}'", 1045)
+
+    def write(self, sql: str, args: object = ()) -> int:
+        raise AssertionError("never reached: the login is refused first")
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
+    """Issue 17, item 16(c): a refused heartbeat login is recorded on the cluster row, so a
+    restarted writer process honours it; after the cap nothing is tried until the password is
+    entered again."""
+    cid, _ = make_cluster(api, "hb-backoff")
+    box = store_box(api.sessions, SECRET)
+    backoff = Backoff(base_s=60.0, max_s=600.0, give_up_after=3)
+    RefusingSource.logins = 0
+
+    def service() -> HeartbeatService:
+        return HeartbeatService(
+            api.sessions,
+            box,
+            backoff=backoff,
+            executor_factory=RefusingSource,  # type: ignore[arg-type]
+        )
+
+    def row() -> Cluster:
+        with api.sessions() as session:
+            cluster = session.get(Cluster, cid)
+            assert cluster is not None
+            return cluster
+
+    def problem() -> str | None:
+        with api.client() as c:
+            return c.get(f"/api/v1/clusters/{cid}").json()["heartbeat"]["problem"]
+
+    first = service()
+    try:
+        first.refresh()
+        wait_until(lambda: row().heartbeat_login_failures == 1, timeout_s=30, message="noted")
+        assert row().heartbeat_login_state == "access_denied"
+        assert row().heartbeat_next_attempt_at is not None
+        first.refresh()  # within the back-off: not started again
+    finally:
+        first.stop_all()
+    restarted = service()  # a new process: nothing in memory, the row says wait
+    restarted.refresh()
+    restarted.stop_all()
+    assert RefusingSource.logins == 1
+    assert "refused the heartbeat login 1 time(s) in a row; next attempt at" in (problem() or "")
+    for failures in (2, 3):
+        with api.sessions() as session, session.begin():  # the back-off has passed
+            session.execute(
+                update(Cluster)
+                .where(Cluster.id == cid)
+                .values(heartbeat_next_attempt_at=datetime.now(UTC) - timedelta(seconds=1))
+            )
+        again = service()
+        try:
+            again.refresh()
+            wait_until(
+                lambda f=failures: row().heartbeat_login_failures == f, timeout_s=30, message="f"
+            )
+        finally:
+            again.stop_all()
+    assert RefusingSource.logins == 3
+    assert row().heartbeat_next_attempt_at is None  # gave up
+    said = problem() or ""
+    assert "heartbeat login refused 3 times in a row: not tried again until" in said
+    assert "the heartbeat password is entered again" in said
+    later = service()
+    later.refresh()
+    later.stop_all()
+    assert RefusingSource.logins == 3
+    with api.client() as c:  # someone acts
+        c.patch(f"/api/v1/clusters/{cid}", json={"heartbeat": {"password": "fixed-1"}})
+    assert problem() is None and row().heartbeat_login_failures == 0
+    acted = service()
+    try:
+        acted.refresh()
+        wait_until(lambda: RefusingSource.logins == 4, timeout_s=30, message="tried again")
+    finally:
+        acted.stop_all()

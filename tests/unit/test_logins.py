@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -141,7 +140,9 @@ class RefusingExecutor:
         pass
 
 
-def test_the_heartbeat_writer_backs_off_a_refused_login():
+def test_the_heartbeat_writer_ends_at_a_refused_login_and_says_so():
+    """One login, then the run ends: when to try again is the store's back-off (services/
+    heartbeat.py), not this thread's memory."""
     made: list[RefusingExecutor] = []
 
     def factory(spec: ConnectionSpec) -> RefusingExecutor:
@@ -149,14 +150,37 @@ def test_the_heartbeat_writer_backs_off_a_refused_login():
         return made[-1]
 
     writer = HeartbeatWriter(ConnectionSpec("h", 1), executor_factory=factory)  # type: ignore[arg-type]
+    refusals: list[LoginRefused] = []
     stop = threading.Event()
-    thread = threading.Thread(target=writer.run, args=(0.01, stop, 60.0))
-    started = time.monotonic()
+    thread = threading.Thread(
+        target=writer.run, args=(0.01, stop), kwargs={"on_refused": refusals.append}
+    )
     thread.start()
-    time.sleep(0.6)  # the writer must run for a while: 60 beats' worth of its 10 ms interval
-    stop.set()
-    thread.join(5)
-    elapsed = time.monotonic() - started
-    # Tries at 0, 0.02, 0.06, 0.14, 0.30, 0.62 … s: about log2 of the beats, not one per beat.
-    assert 1 <= made[0].logins <= math.log2(elapsed / 0.01) + 2, (made[0].logins, elapsed)
+    thread.join(10)
+    assert not thread.is_alive() and not stop.is_set()
+    assert made[0].logins == 1 and len(refusals) == 1
     assert isinstance(writer.last_error, LoginRefused)
+
+
+def test_refusals_give_up_after_the_cap_until_someone_acts():
+    row, backoff = instance(), logins.Backoff(base_s=1.0, max_s=300.0, give_up_after=10)
+    at = T0
+    recorded = []
+    for _ in range(10):
+        recorded.append(logins.note(row, refused(at), backoff))
+        assert row.login_state == logins.ACCESS_DENIED
+        if row.next_attempt_at is not None:
+            at = row.next_attempt_at
+    assert row.login_failures == 10 and row.next_attempt_at is None
+    # Ten tries over 1 + 2 + … + 256 s, then none: waiting, however long nobody looks.
+    assert (at - T0).total_seconds() == 511
+    assert logins.waiting(row, at + timedelta(days=365))
+    assert recorded[8].error == "h:1: Access denied"  # the ninth still backs off
+    said = recorded[9].error
+    assert said is not None and said.startswith("h:1: Access denied (login refused 10 times")
+    assert "not tried again until the instance's password is edited" in said
+    assert "POST /api/v1/instances/7/retry-login" in said
+    row.last_error = said
+    assert logins.backing_off(row, at).error == said  # kept as it is, tick after tick
+    logins.reset(row)  # a new password, re-enabled, or retry-login
+    assert not logins.waiting(row, at) and row.login_failures == 0

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from lagscope.collectors.executor import ConnectionSpec
+from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
 from lagscope.collectors.targets import AllowList
@@ -106,12 +107,14 @@ class HeartbeatService:
         refresh_s: float = 10.0,
         allowed: AllowList | None = None,
         backoff: logins.Backoff = logins.DEFAULT_BACKOFF,
+        executor_factory: Callable[[ConnectionSpec], PyMySQLExecutor] = PyMySQLExecutor,
     ) -> None:
         self._sessions = sessions
         self._box = box
         self._allowed = allowed
         self._refresh_s = refresh_s
         self._backoff = backoff
+        self._executor_factory = executor_factory
         self._running: dict[
             WriterPlan, tuple[threading.Thread, threading.Event, HeartbeatWriter]
         ] = {}
@@ -144,7 +147,11 @@ class HeartbeatService:
             self._stop(plan)
 
     def _start(self, plan: WriterPlan) -> None:
-        writer = HeartbeatWriter(plan.spec, HeartbeatTable("lagscope", plan.schema, plan.table))
+        writer = HeartbeatWriter(
+            plan.spec,
+            HeartbeatTable("lagscope", plan.schema, plan.table),
+            self._executor_factory,
+        )
         stop = threading.Event()
         thread = threading.Thread(
             target=writer.run,
