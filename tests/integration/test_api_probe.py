@@ -7,6 +7,7 @@ record every connection, so "was not contacted" is observed, not assumed.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from lagscope.collectors import targets
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
@@ -64,6 +66,9 @@ class FakePort:
                 conn.close()
 
     def stop(self) -> None:
+        # close() alone leaves accept() blocked (Linux), and the join below waited out its 5 s.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         for conn in self._held:
             conn.close()
@@ -445,3 +450,53 @@ def test_editing_an_instance_tests_with_its_stored_password(lab, tmp_path):
         assert unreadable.status_code == 422, unreadable.text
         assert unreadable.json()["title"] == "CredentialsUnreadable"
         assert "credentials_unreadable" in unreadable.json()["detail"]
+
+
+def test_a_polled_port_says_what_the_connection_test_says(tmp_path):
+    """Issue 17, item 16(a): an instance's stored last_error (which editors and viewers read)
+    tells no more about a closed, silent or foreign port than the connection test does, and
+    the recorded time of the failed poll is the tick's, whichever way the port failed."""
+    silent_timeout_s = 1.0
+    with (
+        api_server(sqlite_url(tmp_path), probe_per_minute=100) as api,
+        fake_port() as silent,
+        fake_port(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n") as web,
+        fake_port(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n") as ssh,
+        api.client() as c,
+    ):
+        ports = {"closed": free_port(), "silent": silent.port, "http": web.port, "ssh": ssh.port}
+        box = store_box(api.sessions, SECRET)
+        with api.sessions() as session, session.begin():
+            cluster = inventory.create_cluster(session, "ports", poll_interval_s=1.0)
+            for name, port in ports.items():
+                inventory.add_instance(session, box, cluster, name, "127.0.0.1", port, "x", "")
+            cluster_id = cluster.id
+        reader = ClusterReader(max_threads=8)
+        ticks: list[float] = []
+        try:
+            for _ in range(3):  # the silent port's poll runs past the first tick's deadline
+                ticks.append(time.time())
+                with api.sessions() as session, session.begin():
+                    poll_cluster(
+                        session, box, reader, cluster_id, silent_timeout_s, silent_timeout_s
+                    )
+                stored = {}
+                with api.sessions() as session:
+                    rows = session.scalars(
+                        select(Instance).where(Instance.cluster_id == cluster_id)
+                    )
+                    for row in rows:
+                        stored[row.name] = (row.last_error, row.last_polled_at)
+                said = {n: (e or "").replace(str(ports[n]), "PORT") for n, (e, _) in stored.items()}
+                assert len(set(said.values())) == 1, said
+                polled_at = {at.timestamp() for _, at in stored.values() if at is not None}
+                assert len(polled_at) == 1 and ticks[-1] <= polled_at.pop() <= time.time()
+        finally:
+            reader.close()
+        assert web.accepted >= 1 and ssh.accepted >= 1 and silent.accepted >= 1
+        test = c.post(
+            "/api/v1/instances/test",
+            json={"host": "127.0.0.1", "port": ports["http"], "user": "x", "timeout_s": 0.5},
+        )
+        assert test.status_code == 502
+        assert said["http"] == test.json()["detail"].replace(str(ports["http"]), "PORT")

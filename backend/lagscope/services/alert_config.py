@@ -365,7 +365,7 @@ def update_target(
             # accepts (over bodies an editor shapes): the secret stays with its receiver.
             raise InvalidInput(
                 "changing the url of a signed target needs the secret again in the same "
-                'request (the stored one only signs for the url it was entered for); give '
+                "request (the stored one only signs for the url it was entered for); give "
                 '"secret": "" to send unsigned'
             )
         target.url = url

@@ -46,6 +46,13 @@ _BEFORE_MYSQL = (ServerUnreachable, QueryFailed)
 _FIRST_CLIENT_ERROR = 2000
 
 
+def before_mysql(exc: CollectorError) -> bool:
+    """Whether ``exc``, raised while connecting, came before any MySQL/MariaDB server answered
+    (a refused, silent or foreign port): then it reads :data:`NO_SERVER` and nothing more, in
+    the connection test and in an instance's stored ``last_error`` alike (services/reading.py)."""
+    return isinstance(exc, _BEFORE_MYSQL) and (exc.code is None or exc.code >= _FIRST_CLIENT_ERROR)
+
+
 @dataclass(frozen=True, slots=True)
 class ProbeReport:
     snapshot: InstanceSnapshot
@@ -61,7 +68,7 @@ def probe(spec: ConnectionSpec) -> ProbeReport:
         try:
             executor.connect()
         except _BEFORE_MYSQL as exc:
-            if exc.code is not None and exc.code < _FIRST_CLIENT_ERROR:
+            if not before_mysql(exc):
                 raise
             log.info("connection test: no MySQL/MariaDB server at %s: %s", spec.server, exc)
             raise ServerUnreachable(spec.server, NO_SERVER) from exc

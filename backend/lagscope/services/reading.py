@@ -9,10 +9,17 @@ skips it until that poll returns. A dead or frozen server therefore costs the ot
 The reader serves every cluster a process polls, so no single tick knows which instances are
 still monitored: a connection no tick has used for ``idle_close_s`` (a deleted or disabled
 instance, a cluster now polled by another worker) is closed.
+
+An instance no MySQL/MariaDB server has answered for (a refused, silent or foreign port) reads
+exactly what the connection test says of it (services/probe.py): "unreachable, or not a
+MySQL/MariaDB server", at the tick's time, whether it failed at once, after the deadline or is
+still connecting from an earlier tick; its ``last_error`` must not tell an editor more about a
+port than the test does. The real reason goes to the worker's log, once per change.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -24,7 +31,10 @@ from lagscope.collectors.executor import ConnectionSpec, Executor, PyMySQLExecut
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.snapshot import InstanceSnapshot
-from lagscope.errors import CollectorError, LagscopeError
+from lagscope.errors import CollectorError, LagscopeError, ServerUnreachable
+from lagscope.services.probe import NO_SERVER, before_mysql
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +73,8 @@ class _Entry:
     # delays failed logins by seconds): reported at the next tick instead of trying again, so
     # the back-off sees it.
     late_refusal: Reading | None = None
+    # The real reason last hidden behind NO_SERVER (logged when it changes).
+    hidden: str | None = None
 
 
 class ClusterReader:
@@ -89,19 +101,21 @@ class ClusterReader:
     def read(self, targets: Sequence[Target], deadline_s: float) -> list[Reading]:
         if os.getpid() != self._pid:
             raise RuntimeError("ClusterReader used across a fork: create one per process")
+        tick_at = self._clock()
         readings: list[Reading] = []
         futures: dict[Future[Reading], _Entry] = {}
         for target in targets:
             entry = self._entry(target)
             if not entry.busy.acquire(blocking=False):
-                readings.append(self._failed(target, "the previous poll has not returned yet"))
+                busy = "the previous poll has not returned yet"
+                readings.append(self._unanswered(entry, tick_at) or self._failed(target, busy))
                 continue
             if (refusal := entry.late_refusal) is not None:
                 entry.late_refusal = None
                 entry.busy.release()
                 readings.append(refusal)
                 continue
-            futures[self._pool.submit(self._poll, entry)] = entry
+            futures[self._pool.submit(self._poll, entry, tick_at)] = entry
         done, late = wait(futures, timeout=deadline_s)
         for future in done:
             reading = future.result()
@@ -109,8 +123,9 @@ class ClusterReader:
                 futures[future].late_refusal = None  # in time after all: reported now, once
             readings.append(reading)
         for future in late:
-            target = futures[future].target
-            readings.append(self._failed(target, f"no answer within {deadline_s:.2f} s"))
+            entry = futures[future]
+            silent = f"no answer within {deadline_s:.2f} s"
+            readings.append(self._unanswered(entry, tick_at) or self._failed(entry.target, silent))
         self._close_idle()
         return sorted(readings, key=lambda r: r.instance_id)
 
@@ -156,13 +171,21 @@ class ClusterReader:
                 self._entries[target.instance_id] = entry
             return entry
 
-    def _poll(self, entry: _Entry) -> Reading:
+    def _poll(self, entry: _Entry, tick_at: float) -> Reading:
         reading: Reading | None = None
+        connected = _connected(entry)
         try:
             snapshot = entry.poller.poll()
             reading = Reading(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
+            entry.hidden = None
         except CollectorError as exc:
-            reading = self._failed(entry.target, str(exc), type(exc).__name__)
+            if not connected and before_mysql(exc):
+                if entry.hidden != str(exc):
+                    entry.hidden = str(exc)
+                    log.info("poll: no MySQL/MariaDB server at %s: %s", exc.server, exc)
+                reading = self._no_server(entry, tick_at)
+            else:
+                reading = self._failed(entry.target, str(exc), type(exc).__name__)
         except LagscopeError as exc:  # e.g. a heartbeat table name that is not an identifier
             reading = self._failed(entry.target, str(exc), type(exc).__name__)
         finally:
@@ -176,3 +199,19 @@ class ClusterReader:
 
     def _failed(self, target: Target, error: str, kind: str = "ServerUnreachable") -> Reading:
         return Reading(target.instance_id, self._clock(), None, error, kind)
+
+    def _unanswered(self, entry: _Entry, tick_at: float) -> Reading | None:
+        """A late or still-busy poll of a server that has not answered as MySQL yet: the same
+        reading as a refused port, at the same time (None: it had answered)."""
+        return None if _connected(entry) else self._no_server(entry, tick_at)
+
+    @staticmethod
+    def _no_server(entry: _Entry, tick_at: float) -> Reading:
+        error = ServerUnreachable(entry.poller.server, NO_SERVER)
+        return Reading(entry.target.instance_id, tick_at, None, str(error), "ServerUnreachable")
+
+
+def _connected(entry: _Entry) -> bool:
+    """Whether the entry's connection is open (a MySQL server answered and the login worked).
+    An executor that does not say (a recorded one in tests) counts as connected."""
+    return bool(getattr(entry.poller.executor, "connected", True))
