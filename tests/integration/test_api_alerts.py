@@ -100,6 +100,24 @@ def test_webhook_secret_is_write_only_and_the_url_must_be_allowed(api: ApiServer
         assert denied.status_code == 403
 
 
+def test_a_signed_targets_url_changes_only_with_its_secret(api: ApiServer, hook: Receiver):
+    """Issue 17, item 1's audit: the signing secret does not follow a new url (its owner would
+    collect signatures the old receiver accepts) unless given again in the same request."""
+    with api.client() as c:
+        made = c.post(
+            "/api/v1/alerts/webhooks",
+            json={"name": "moved", "url": hook.url + "/a", "secret": "kept-for-a"},
+        ).json()
+        path = f"/api/v1/alerts/webhooks/{made['id']}"
+        moved = c.patch(path, json={"url": hook.url + "/b"})
+        assert moved.status_code == 422 and "needs the secret again" in moved.text
+        assert c.get(path).json()["url"] == hook.url + "/a"
+        assert c.patch(path, json={"url": hook.url + "/a", "name": "same"}).status_code == 200
+        unsigned = c.patch(path, json={"url": hook.url + "/b", "secret": ""})
+        assert unsigned.status_code == 200 and unsigned.json()["has_secret"] is False
+        assert c.patch(path, json={"url": hook.url + "/c"}).status_code == 200  # none to keep
+
+
 def test_send_test_signs_and_logs_the_attempt(api: ApiServer, hook: Receiver):
     hook.clear()
     with api.client() as c:
