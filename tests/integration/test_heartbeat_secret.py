@@ -10,14 +10,17 @@ would have seen it).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, text, update
 
 from lagscope.collectors.executor import ConnectionSpec
+from lagscope.db import make_engine, make_session_factory
 from lagscope.errors import LoginRefused
 from lagscope.models import Cluster, Instance
 from lagscope.services.heartbeat import HeartbeatService, writer_plans
@@ -272,3 +275,66 @@ def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
         wait_until(lambda: RefusingSource.logins == 4, timeout_s=30, message="tried again")
     finally:
         acted.stop_all()
+
+
+def test_the_upgrade_binds_stored_passwords_or_drops_orphans(tmp_path: Path) -> None:
+    """A store from before the binding: a cluster's password is bound to its source; one on a
+    cluster with no source (where an editor who deleted it would add their own) is dropped,
+    saying why."""
+    url = sqlite_url(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+
+    def alembic(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "alembic", "-x", f"url={url}", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    alembic("upgrade", "13d7b0a10008")
+    engine = make_engine(url)
+    clusters = {
+        "with-source": "gAAAA-with-source",
+        "orphaned": "gAAAA-orphaned",
+        "no-password": None,
+    }
+    with engine.begin() as conn:
+        for name, token in clusters.items():
+            conn.execute(
+                text(
+                    "INSERT INTO clusters (name, poll_interval_s, extra_params, heartbeat_mode,"
+                    " heartbeat_schema, heartbeat_table, heartbeat_interval_s, heartbeat_user,"
+                    " heartbeat_password_enc, enabled, created_at) VALUES (:n, 1, '[]',"
+                    " 'lagscope', 'lagscope', 'heartbeat', 0.25, 'hb', :t, 1, 0)"
+                ),
+                {"n": name, "t": token},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO instances (cluster_id, name, host, port, user, password_enc, region,"
+                " role, tls, tls_ca_path, enabled, login_failures) SELECT id, 'db1', '10.0.0.5',"
+                " 3307, 'mon', '', '', 'source', 'required', NULL, 1, 0 FROM clusters"
+                " WHERE name = 'with-source'"
+            )
+        )
+    alembic("upgrade", "head")
+    with make_session_factory(engine)() as session:
+        rows = {c.name: c for c in session.scalars(select(Cluster))}
+        source = session.scalars(select(Instance)).one()
+    bound = rows["with-source"]
+    assert bound.heartbeat_password_enc == "gAAAA-with-source"
+    assert bound.heartbeat_password_target == {
+        "instance_id": source.id,
+        "host": "10.0.0.5",
+        "port": 3307,
+        "tls": "required",
+        "tls_ca_path": None,
+    }
+    orphan = rows["orphaned"]
+    assert orphan.heartbeat_password_enc is None and orphan.heartbeat_password_target is None
+    assert "had no source" in (orphan.heartbeat_password_cleared or "")
+    assert rows["no-password"].heartbeat_password_cleared is None
+    alembic("downgrade", "13d7b0a10008")
