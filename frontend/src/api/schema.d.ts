@@ -677,6 +677,29 @@ export interface paths {
         patch: operations["update_instance"];
         trace?: never;
     };
+    "/api/v1/instances/{instance_id}/retry-login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry Login
+         * @description The account was fixed on the server: try the stored password at the next poll, even
+         *     after polling gave up on refused logins (``login_state`` access_denied with no
+         *     ``next_attempt_at`` in the status). Editing the password, or disabling and enabling the
+         *     instance, does the same.
+         */
+        post: operations["retry_login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/series": {
         parameters: {
             query?: never;
@@ -1414,6 +1437,11 @@ export interface components {
              * @enum {string}
              */
             mode: "off" | "lagscope" | "pt-heartbeat";
+            /**
+             * Problem
+             * @description Why no heartbeat writer runs for this cluster (mode lagscope only): no password, a password cleared because the source changed (it is only ever sent to the source it was entered for: enter it again), a refused login backing off. null: none
+             */
+            problem?: string | null;
             /** Schema Name */
             schema_name: string;
             /** Table */
@@ -1619,14 +1647,14 @@ export interface components {
             last_polled_at: string | null;
             /**
              * Login State
-             * @description null: not tried yet; access_denied: the server refused the login (wrong password, locked account), retried with back-off at next_attempt_at, at once when the instance's password is edited; credentials_unreadable: the stored password decrypts with no secret key (see last_error), enter it again
+             * @description null: not tried yet; access_denied: the server refused the login (wrong password, locked account), retried with back-off at next_attempt_at, and after 10 refusals in a row no more (next_attempt_at null) until the instance's password is edited, it is disabled and enabled, or POST /instances/{id}/retry-login; credentials_unreadable: the stored password decrypts with no secret key (see last_error), enter it again
              */
             login_state: ("ok" | "access_denied" | "credentials_unreadable") | null;
             /** Name */
             name: string;
             /**
              * Next Attempt At
-             * @description With access_denied: when the login is tried next (no try before)
+             * @description With access_denied: when the login is tried next (no try before); null: not tried again until someone acts (see login_state)
              */
             next_attempt_at: string | null;
             /**
@@ -4259,6 +4287,37 @@ export interface operations {
                 "application/json": components["schemas"]["InstancePatch"];
             };
         };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    retry_login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description Successful Response */
             200: {

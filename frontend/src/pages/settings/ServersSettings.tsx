@@ -190,6 +190,11 @@ function ClusterAdmin({ cluster, canEdit }: { cluster: Cluster; canEdit: boolean
             ? ` (${cluster.heartbeat.schema_name}.${cluster.heartbeat.table}) every ${cluster.heartbeat.interval_s} s`
             : ""}
         </span>
+        {cluster.heartbeat.problem ? (
+          <p className="small tone-warn" role="note">
+            Heartbeat writer not running: {cluster.heartbeat.problem}
+          </p>
+        ) : null}
         {canEdit ? (
           <span className="row-actions">
             <button type="button" onClick={() => setEditing(!editing)}>
