@@ -163,6 +163,7 @@ def heartbeat(refresh: float) -> None:
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
     from lagscope.services.heartbeat import HeartbeatService
+    from lagscope.services.logins import Backoff
     from lagscope.services.secrets import store_box
 
     settings = get_settings()
@@ -172,6 +173,12 @@ def heartbeat(refresh: float) -> None:
         store_box(sessions, settings.secret_key, settings.old_keys()),
         refresh_s=refresh,
         allowed=settings.allow_list(),
+        # The pollers' back-off, kept on the cluster row.
+        backoff=Backoff(
+            settings.login_backoff_base_s,
+            settings.login_backoff_max_s,
+            settings.login_give_up_after,
+        ),
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pydantic import PositiveFloat, field_validator, model_validator
+from pydantic import PositiveFloat, PositiveInt, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lagscope.collectors.targets import AllowList
@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     # the account's lock-out (FAILED_LOGIN_ATTEMPTS, max_password_errors, connection-control).
     login_backoff_base_s: PositiveFloat = 1.0  # 0 would retry every tick: refused at start
     login_backoff_max_s: PositiveFloat = 300.0
+    # … and after this many refusals in a row, not at all until someone acts (a new password,
+    # re-enabling the instance, retry-login; a new heartbeat password for the writer).
+    login_give_up_after: PositiveInt = 10
     # Retention per table (DESIGN.md §5).
     retention_raw_days: float = 3.0
     retention_1m_days: float = 60.0

@@ -40,7 +40,11 @@ def poll_cluster_task(cluster_id: int) -> None:
             ctx.settings.read_timeout_s,
             ctx.settings.params_every_s,
             allowed=ctx.settings.allow_list(),
-            backoff=Backoff(ctx.settings.login_backoff_base_s, ctx.settings.login_backoff_max_s),
+            backoff=Backoff(
+                ctx.settings.login_backoff_base_s,
+                ctx.settings.login_backoff_max_s,
+                ctx.settings.login_give_up_after,
+            ),
         )
     if summary is not None:
         evaluate_alerts(cluster_id)
