@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from sqlalchemy import select, text, update
@@ -38,12 +39,12 @@ HB_USER = "hb_writer_17"
 HB_PASSWORD = "hb-Secret-entered-for-db1"
 
 
-@pytest.fixture()
-def store(tmp_path: Path) -> str:
-    return sqlite_url(tmp_path)
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return sqlite_url(tmp_path_factory.mktemp("heartbeat-secret"))
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def api(store: str) -> Iterator[ApiServer]:
     with api_server(store) as server:
         yield server
@@ -182,16 +183,17 @@ def test_the_writer_refuses_a_source_changed_behind_the_services(api: ApiServer)
 
 
 class RefusingSource:
-    """The source as the heartbeat login sees it: every login refused, each one counted."""
+    """The source as the heartbeat login sees it: every login refused, each one recorded
+    (the server it was for: other tests' clusters share the store)."""
 
-    logins = 0
+    logins: ClassVar[list[str]] = []
 
     def __init__(self, spec: ConnectionSpec) -> None:
         self.server = spec.server
         self.connected = False
 
     def run(self, statements: object) -> list[object]:
-        RefusingSource.logins += 1
+        RefusingSource.logins.append(self.server)
         raise LoginRefused(self.server, f"Access denied for user '{HB_USER}'", 1045)
 
     def write(self, sql: str, args: object = ()) -> int:
@@ -205,10 +207,16 @@ def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
     """Issue 17, item 16(c): a refused heartbeat login is recorded on the cluster row, so a
     restarted writer process honours it; after the cap nothing is tried until the password is
     entered again."""
-    cid, _ = make_cluster(api, "hb-backoff")
+    cid, source_id = make_cluster(api, "hb-backoff")
     box = store_box(api.sessions, SECRET)
     backoff = Backoff(base_s=60.0, max_s=600.0, give_up_after=3)
-    RefusingSource.logins = 0
+    with api.sessions() as session:
+        source = session.get(Instance, source_id)
+        assert source is not None
+        server = f"{source.host}:{source.port}"
+
+    def tries() -> int:
+        return RefusingSource.logins.count(server)
 
     def service() -> HeartbeatService:
         return HeartbeatService(
@@ -240,7 +248,7 @@ def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
     restarted = service()  # a new process: nothing in memory, the row says wait
     restarted.refresh()
     restarted.stop_all()
-    assert RefusingSource.logins == 1
+    assert tries() == 1
     assert "refused the heartbeat login 1 time(s) in a row; next attempt at" in (problem() or "")
     for failures in (2, 3):
         with api.sessions() as session, session.begin():  # the back-off has passed
@@ -257,7 +265,7 @@ def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
             )
         finally:
             again.stop_all()
-    assert RefusingSource.logins == 3
+    assert tries() == 3
     assert row().heartbeat_next_attempt_at is None  # gave up
     said = problem() or ""
     assert "heartbeat login refused 3 times in a row: not tried again until" in said
@@ -265,14 +273,14 @@ def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
     later = service()
     later.refresh()
     later.stop_all()
-    assert RefusingSource.logins == 3
+    assert tries() == 3
     with api.client() as c:  # someone acts
         c.patch(f"/api/v1/clusters/{cid}", json={"heartbeat": {"password": "fixed-1"}})
     assert problem() is None and row().heartbeat_login_failures == 0
     acted = service()
     try:
         acted.refresh()
-        wait_until(lambda: RefusingSource.logins == 4, timeout_s=30, message="tried again")
+        wait_until(lambda: tries() == 4, timeout_s=30, message="tried again")
     finally:
         acted.stop_all()
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
@@ -127,6 +128,11 @@ class HeartbeatService:
         self.stop_all()
 
     def refresh(self) -> None:
+        # A writer whose login was refused has ended after recording it on the cluster row:
+        # taken before the row is read, so that read sees the back-off. Started again below if
+        # it allows a try now, else at a later refresh. (Had the record failed, the writer is
+        # tried again at once: one refresh apart, not every beat.)
+        ended = {p for p, (thread, _, _) in self._running.items() if not thread.is_alive()}
         skipped: dict[int, str] = {}
         with self._sessions() as session:
             wanted = set(writer_plans(session, self._box, self._allowed, skipped))
@@ -134,9 +140,6 @@ class HeartbeatService:
             if self._said.get(cluster_id) != why:
                 log.warning("heartbeat writer for cluster %s not started: %s", cluster_id, why)
         self._said = skipped
-        # A writer whose login was refused has ended (after recording it): started again
-        # below if the back-off allows it now, else once it does.
-        ended = [p for p, (thread, _, _) in self._running.items() if not thread.is_alive()]
         for plan in [p for p in self._running if p not in wanted or p in ended]:
             self._stop(plan)
         for plan in wanted - set(self._running):
@@ -174,13 +177,23 @@ class HeartbeatService:
 
     def _note(self, plan: WriterPlan, refused: LoginRefused | None) -> None:
         """Record this writer's login on the cluster row (its back-off), if the password it
-        used is still the stored one."""
+        used is still the stored one. Runs on the writer's thread: a store that cannot take
+        the write now (locked, restarting) is logged, never allowed to stop the heartbeat."""
+        try:
+            self._record(plan, refused)
+        except SQLAlchemyError as exc:
+            log.warning(
+                "heartbeat writer for cluster %s: login state not stored: %s", plan.cluster_id, exc
+            )
+
+    def _record(self, plan: WriterPlan, refused: LoginRefused | None) -> None:
         with self._sessions() as session, session.begin():
             cluster = session.get(Cluster, plan.cluster_id)
             if cluster is None or cluster.heartbeat_password_enc != plan.token:
                 return
             if refused is None:
-                heartbeat_login.note_ok(cluster)
+                if cluster.heartbeat_login_state != logins.OK:
+                    heartbeat_login.note_ok(cluster)
                 return
             heartbeat_login.note_refused(cluster, datetime.now(UTC), self._backoff)
             log.warning(
