@@ -8,7 +8,7 @@ and verdict, the parameter changes and annotations in the hour before it fired, 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -182,8 +182,46 @@ def alertmanager(ctx: AlertContext, external_url: str, receiver: str) -> dict[st
     }
 
 
+def slack_escape(text: str) -> str:
+    """Slack's three control characters as entities (api.slack.com "Escaping text"): a rule
+    named ``<!channel>`` or a replica's error quoting ``<@U123>`` stays text, not a mention."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _esc(value: str | None) -> str | None:
+    return None if value is None else slack_escape(value)
+
+
+def slack_safe(ctx: AlertContext) -> AlertContext:
+    """The context with every text an editor or a monitored server wrote escaped for Slack
+    (names, labels, parameter names and values, annotations). Links are built from the
+    original context, so they stay valid URLs."""
+    return replace(
+        ctx,
+        rule_name=slack_escape(ctx.rule_name),
+        metric=slack_escape(ctx.metric),
+        severity=slack_escape(ctx.severity),
+        cluster_name=slack_escape(ctx.cluster_name),
+        instance=slack_escape(ctx.instance),
+        channel=slack_escape(ctx.channel),
+        lag_source=_esc(ctx.lag_source),
+        verdict=_esc(ctx.verdict),
+        labels={slack_escape(k): slack_escape(v) for k, v in ctx.labels.items()},
+        changes=tuple(
+            Change(c.at, slack_escape(c.name), _esc(c.old), _esc(c.new)) for c in ctx.changes
+        ),
+        notes=tuple(
+            Note(n.at, slack_escape(n.text), tuple(slack_escape(t) for t in n.tags))
+            for n in ctx.notes
+        ),
+    )
+
+
 def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
-    """Slack incoming-webhook body: ``text`` is the fallback, ``blocks`` the rich layout."""
+    """Slack incoming-webhook body: ``text`` is the fallback, ``blocks`` the rich layout. Every
+    text in it is escaped (:func:`slack_safe`); the button's URL is not text."""
+    link = dashboard_url(external_url, ctx)
+    ctx = slack_safe(ctx)
     facts = [
         f"*Lag:* {ctx.lag_s if ctx.lag_s is not None else 'unknown'} s ({ctx.lag_source or '?'})",
         f"*Not received:* {ctx.not_received} · *Received, not applied:* {ctx.received_not_applied}",
@@ -204,7 +242,7 @@ def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
                     {
                         "type": "button",
                         "text": {"type": "plain_text", "text": "Open in Lagscope"},
-                        "url": dashboard_url(external_url, ctx),
+                        "url": link,
                     }
                 ],
             },
