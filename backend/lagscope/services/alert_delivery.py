@@ -10,18 +10,12 @@ another sends again with the same ``Idempotency-Key``: delivery is at least once
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import random
-import socket
-import ssl
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlsplit
 
-import httpcore
 import httpx
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
@@ -29,7 +23,6 @@ from sqlalchemy.orm import Session
 from lagscope import __version__
 from lagscope.alerts.delivery_policy import (
     WebhookUrlError,
-    address_allowed,
     backoff_schedule,
     jittered,
     same_host,
@@ -41,90 +34,12 @@ from lagscope.config import Settings
 from lagscope.errors import LagscopeError
 from lagscope.models import Delivery, DeliveryAttempt, WebhookTarget
 from lagscope.services.secrets import SecretBox
+from lagscope.services.webhook_transport import PinnedTransport, Resolver, pin, system_resolver
 
 MAX_REDIRECTS = 3
 RETRY_STATUSES = frozenset({408, 425, 429})
 # Beyond the request's own timeouts: time to log the attempt before another worker may retry.
 LEASE_MARGIN_S = 30.0
-
-
-# host, port -> the addresses the name has now (the system resolver unless a test passes one).
-Resolver = Callable[[str, int], list[str]]
-
-
-def system_resolver(host: str, port: int) -> list[str]:
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
-
-
-class _PinnedBackend(httpcore.NetworkBackend):
-    """Connects to the one address checked for this attempt, whatever the URL's host would
-    resolve to now: no second lookup between the allow-list check and the connect (DNS
-    rebinding). TLS still verifies the certificate for, and sends SNI with, the URL's host."""
-
-    def __init__(self, host: str, address: str) -> None:
-        self._host, self._address = host, address
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        if host.lower() != self._host:
-            raise httpcore.ConnectError(f"not the pinned host: {host}")
-        return self._inner.connect_tcp(self._address, port, timeout, local_address, socket_options)
-
-    def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        raise httpcore.ConnectError("webhooks do not use unix sockets")
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-def pinned_transport(host: str, address: str) -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport()
-    transport._pool = httpcore.ConnectionPool(  # the documented pool, with our network backend
-        ssl_context=ssl.create_default_context(),
-        network_backend=_PinnedBackend(host, address),
-    )
-    return transport
-
-
-def pin(url: str, allow: Iterable[str], resolve: Resolver) -> tuple[str, str]:
-    """Resolve the URL's host once and check the address; returns (host, address)."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        addresses = [host] if _is_ip(host) else resolve(host, port)
-    except OSError as exc:
-        raise httpx.ConnectError(f"cannot resolve {host}: {exc}") from exc
-    if not addresses:
-        raise httpx.ConnectError(f"{host} has no address")
-    address = addresses[0]
-    if not address_allowed(host, address, list(allow)):
-        raise WebhookUrlError(
-            f"{host} resolves to {address}, an internal address not on the webhook destination "
-            "allow-list (LAGSCOPE_WEBHOOK_ALLOWED_HOSTS)"
-        )
-    return host, address
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +148,7 @@ def send(
     try:
         validate_webhook_url(url, request.allow)
         if transport is None:
-            transport = pinned_transport(*pin(url, request.allow, resolve))
+            transport = PinnedTransport(*pin(url, request.allow, resolve))
         # trust_env=False: no proxy from the environment (it would resolve the name itself).
         with httpx.Client(
             timeout=timeout, follow_redirects=False, transport=transport, trust_env=False
