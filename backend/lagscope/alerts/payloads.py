@@ -1,5 +1,5 @@
 """Webhook bodies as pure functions: generic JSON (schema ``lagscope.alert/v1``), Alertmanager v4,
-Slack incoming-webhook (``text`` + ``blocks``).
+Alertmanager's own API (``POST /api/v2/alerts``), Slack incoming-webhook (``text`` + ``blocks``).
 
 Every body carries the context an operator needs: current lag and its source, the decomposition
 and verdict, the parameter changes and annotations in the hour before it fired, and dashboard links.
@@ -16,6 +16,15 @@ from urllib.parse import quote
 GENERIC_SCHEMA = "lagscope.alert/v1"
 AM_ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's "no end" value
 CONTEXT_WINDOW_S = 3600
+# Alertmanager API targets, the way Prometheus feeds Alertmanager: a firing alert is re-sent
+# every AM_RESEND_S (Prometheus' --rules.alert.resend-delay default, 1m) with endsAt
+# AM_VALID_FOR_S after the evaluation that saw it firing (Prometheus: 4 × the resend delay),
+# so three lost re-sends in a row do not resolve it, and a Lagscope that stops evaluating lets
+# it resolve within 4 minutes instead of holding it open forever. A resolve sends endsAt = the
+# resolve time.
+AM_RESEND_S = 60.0
+AM_VALID_FOR_S = 4 * AM_RESEND_S
+AM_API_PATH = "/api/v2/alerts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +68,8 @@ class AlertContext:
     changes: tuple[Change, ...] = ()
     notes: tuple[Note, ...] = ()
     idempotency_key: str = ""
+    # Firing only: until when the evaluation that sent it vouches for it (Alertmanager endsAt).
+    valid_until: float | None = None
 
 
 def iso(ts: float) -> str:
@@ -182,6 +193,32 @@ def alertmanager(ctx: AlertContext, external_url: str, receiver: str) -> dict[st
     }
 
 
+def am_postable(ctx: AlertContext, external_url: str) -> list[dict[str, Any]]:
+    """The body of Alertmanager's ``POST /api/v2/alerts`` (a list of postableAlert): the same
+    labels and annotations as the v4 body, endsAt as :data:`AM_RESEND_S` explains."""
+    alert = am_alert(ctx, external_url)
+    if ctx.status == "resolved":
+        ends = alert["endsAt"]
+    else:
+        ends = AM_ZERO_TIME if ctx.valid_until is None else iso(ctx.valid_until)
+    return [
+        {
+            "labels": alert["labels"],
+            "annotations": alert["annotations"],
+            "startsAt": alert["startsAt"],
+            "endsAt": ends,
+            "generatorURL": alert["generatorURL"],
+        }
+    ]
+
+
+def am_api_url(base_url: str) -> str:
+    """An Alertmanager target is its base URL (as in Prometheus' and Grafana's settings); the
+    alerts go to its v2 API under it. A URL that already ends with the API path is kept."""
+    base = base_url.rstrip("/")
+    return base if base.endswith(AM_API_PATH) else base + AM_API_PATH
+
+
 def slack_escape(text: str) -> str:
     """Slack's three control characters as entities (api.slack.com "Escaping text"): a rule
     named ``<!channel>`` or a replica's error quoting ``<@U123>`` stays text, not a mention."""
@@ -269,8 +306,11 @@ def context_from_json(data: dict[str, Any]) -> AlertContext:
     return AlertContext(**fields)
 
 
-def body_for(kind: str, ctx: AlertContext, external_url: str, receiver: str) -> dict[str, Any]:
-    """The body a target of ``kind`` (generic | alertmanager | slack) receives."""
+def body_for(kind: str, ctx: AlertContext, external_url: str, receiver: str) -> Any:
+    """The body a target of ``kind`` (generic | alertmanager | alertmanager_api | slack)
+    receives (a JSON object; a list for alertmanager_api)."""
+    if kind == "alertmanager_api":
+        return am_postable(ctx, external_url)
     if kind == "alertmanager":
         return alertmanager(ctx, external_url, receiver)
     if kind == "slack":

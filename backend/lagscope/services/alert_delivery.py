@@ -28,7 +28,14 @@ from lagscope.alerts.delivery_policy import (
     same_host,
     validate_webhook_url,
 )
-from lagscope.alerts.payloads import AlertContext, body_for, context_from_json, context_to_json
+from lagscope.alerts.payloads import (
+    AM_RESEND_S,
+    AlertContext,
+    am_api_url,
+    body_for,
+    context_from_json,
+    context_to_json,
+)
 from lagscope.alerts.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from lagscope.config import Settings
 from lagscope.errors import LagscopeError
@@ -112,6 +119,7 @@ def build_request(
 ) -> Request:
     ctx = context_from_json(delivery.context)
     payload = body_for(target.kind, ctx, settings.external_url, target.name)
+    url = am_api_url(target.url) if target.kind == "alertmanager_api" else target.url
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
     timestamp = int(now_s)
     headers = {
@@ -124,7 +132,7 @@ def build_request(
         headers["X-Lagscope-Delivery"] = str(delivery.id)
     if target.secret_enc:
         headers[SIGNATURE_HEADER] = sign(box.decrypt(target.secret_enc).encode(), timestamp, body)
-    return Request(delivery.id, target.url, body, headers, tuple(settings.webhook_allow()))
+    return Request(delivery.id, url, body, headers, tuple(settings.webhook_allow()))
 
 
 def send(
@@ -208,7 +216,9 @@ def record(
         settings.webhook_backoff_cap_s,
         settings.webhook_retry_horizon_s,
     )
-    if delivery.kind == "test" or not outcome.retryable or delivery.attempts > len(schedule):
+    # A refresh is not retried: the next one (AM_RESEND_S later, while firing) carries the same.
+    once = delivery.kind in ("test", "refresh")
+    if once or not outcome.retryable or delivery.attempts > len(schedule):
         delivery.status, delivery.finished_at = "failed", now
         return None
     delay = jittered(schedule[delivery.attempts - 1], rng or random.Random())
@@ -239,7 +249,8 @@ def due(session: Session, now_s: float, limit: int = 500) -> list[int]:
 
 
 def test_context(target: WebhookTarget, now_s: float, key: str) -> AlertContext:
-    """A made-up firing alert, marked as a test in its name and labels."""
+    """A made-up firing alert, marked as a test in its name and labels; in an Alertmanager it
+    ends by itself a minute later (it is never re-sent)."""
     return AlertContext(
         rule_id=0,
         rule_name="Lagscope test notification",
@@ -261,6 +272,7 @@ def test_context(target: WebhookTarget, now_s: float, key: str) -> AlertContext:
         verdict="apply_bound",
         labels={"test": "true", "target": target.name},
         idempotency_key=key,
+        valid_until=now_s + AM_RESEND_S,
     )
 
 

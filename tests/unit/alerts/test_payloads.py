@@ -163,3 +163,29 @@ def test_slack_escapes_every_text_an_editor_or_a_server_wrote() -> None:
     assert button["url"] == payloads.dashboard_url(EXT, hostile)  # the link is not mangled
     # The other kinds are JSON, not mrkdwn: their texts stay as written.
     assert payloads.generic(hostile, EXT)["rule"]["name"] == "<!channel> lag"
+
+
+class AmPostable(_Strict):
+    """postableAlert of Alertmanager's OpenAPI (api/v2/openapi.yaml)."""
+
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    startsAt: str
+    endsAt: str
+    generatorURL: str
+
+
+def test_alertmanager_api_body_is_a_list_of_postable_alerts() -> None:
+    firing = replace(ctx(), valid_until=T0 + payloads.AM_VALID_FOR_S)
+    (alert,) = payloads.body_for("alertmanager_api", firing, EXT, "unused")
+    parsed = AmPostable.model_validate(alert)
+    v4 = payloads.am_alert(firing, EXT)
+    assert parsed.labels == v4["labels"] and parsed.annotations == v4["annotations"]
+    assert parsed.startsAt == payloads.iso(T0)
+    assert parsed.endsAt == payloads.iso(T0 + 4 * payloads.AM_RESEND_S)
+    (resolved,) = payloads.am_postable(ctx("resolved", T0 + 90), EXT)
+    assert resolved["endsAt"] == payloads.iso(T0 + 90)
+    (old,) = payloads.am_postable(ctx(), EXT)  # a context stored before valid_until existed
+    assert old["endsAt"] == payloads.AM_ZERO_TIME  # Alertmanager's resolve_timeout applies
+    assert payloads.am_api_url("http://am:9093/") == "http://am:9093/api/v2/alerts"
+    assert payloads.am_api_url("http://h/am/api/v2/alerts") == "http://h/am/api/v2/alerts"

@@ -45,7 +45,9 @@ Metric = Literal[
 ]
 Severity = Literal["info", "warning", "critical"]
 NullPolicy = Literal["firing_if_broken", "firing", "keep", "ok"]
-WebhookKind = Literal["generic", "alertmanager", "slack"]
+# alertmanager: the webhook v4 body (for receivers that take Alertmanager's notifications);
+# alertmanager_api: the alerts posted to an Alertmanager's POST /api/v2/alerts (its base URL).
+WebhookKind = Literal["generic", "alertmanager", "alertmanager_api", "slack"]
 Seconds = Annotated[float, Field(ge=0, le=7 * 86400)]
 Threshold = Annotated[float, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]
 Region = Annotated[str, StringConstraints(strip_whitespace=True, max_length=64)]
