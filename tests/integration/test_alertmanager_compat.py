@@ -30,11 +30,13 @@ from lagscope.alerts.payloads import (
     alertmanager,
     am_api_url,
     am_postable,
+    context_from_json,
     context_to_json,
 )
 from lagscope.config import Settings
 from lagscope.models import Delivery, WebhookTarget
 from lagscope.services import alert_delivery
+from lagscope.services.alert_eval import evaluate_cluster
 from lagscope.services.secrets import SecretBox
 
 from .receiver import Receiver, receiver
@@ -252,7 +254,7 @@ def test_alertmanager_api_target_fires_refreshes_and_resolves(
     store.rule(name=name, for_s=0.0, target_ids=[target_id], labels={"team": "db"})
     # Synthetic poll times: started 200 s ago, so a resolve 62 s later is in the past for
     # Alertmanager, and every firing endsAt (evaluation + 240 s) is still ahead of it.
-    store.t = time.time() - 200
+    store.t = float(int(time.time()) - 200)  # whole seconds: stored times are µs
     fired_ids = store.tick(50.0)
     fired_at = store.t
     assert len(fired_ids) == 1
@@ -311,7 +313,7 @@ def test_a_refresh_keeps_only_the_newest_finished_one_in_the_log(store: Store):
         s.flush()
         target_id = target.id
     store.rule(name="lag am down", for_s=0.0, target_ids=[target_id])
-    store.t = time.time() - 1000
+    store.t = float(int(time.time()) - 1000)  # whole seconds: stored times are µs
     _deliver_all(store, store.tick(50.0))
     for _ in range(3):
         ids = store.tick(50.0, step_s=AM_RESEND_S)
@@ -337,3 +339,32 @@ def test_the_alertmanager_api_url_and_body(alertmanager_url: str):
     assert posted.status_code == 200, posted.text
     broken = [{**body[0], "labels": {}}]
     assert httpx.post(am_api_url(alertmanager_url), json=broken, timeout=10).status_code == 400
+
+
+def test_a_firing_alert_is_refreshed_without_new_readings(store: Store):
+    """A replica that cannot be polled writes no new reading: its lag alert stays firing in
+    Lagscope, so it is re-sent to Alertmanager on the evaluation's clock, not the reading's."""
+    with store.sessions() as s, s.begin():
+        target = WebhookTarget(
+            name="am-api-quiet",
+            kind="alertmanager_api",
+            url=f"http://127.0.0.1:{free_port()}",
+            created_at=T0,
+        )
+        s.add(target)
+        s.flush()
+        target_id = target.id
+    store.rule(name="lag no readings", for_s=0.0, target_ids=[target_id])
+    store.t = float(int(time.time()) - 1000)  # whole seconds: stored times are µs
+    assert len(store.tick(50.0)) == 1
+    fired_at = store.t
+    with store.sessions() as s, s.begin():
+        assert evaluate_cluster(s, store.cluster_id, fired_at + AM_RESEND_S - 1) == []
+    with store.sessions() as s, s.begin():
+        (refresh_id,) = evaluate_cluster(s, store.cluster_id, fired_at + AM_RESEND_S)
+        refresh = s.get(Delivery, refresh_id)
+        assert refresh is not None and refresh.kind == "refresh"
+        ctx = context_from_json(refresh.context)
+    assert ctx.status == "firing" and ctx.starts_at == pytest.approx(fired_at)
+    assert ctx.valid_until == pytest.approx(fired_at + AM_RESEND_S + AM_VALID_FOR_S)
+    assert store.events() == [("firing", None)]
