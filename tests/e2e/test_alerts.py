@@ -97,6 +97,42 @@ def test_target_rule_test_send_and_a_firing_alert(
     lab.wait_caught_up(timeout_s=120)
 
 
+def test_a_target_url_is_shown_redacted_and_changed_by_re_entering_it(page: Page, hook: Receiver):
+    """Issue 17 items 9 and 17: the list shows scheme, host, port and a fingerprint, never the
+    path (a Slack token); "Change URL" takes the whole new URL, and the Alertmanager API kind."""
+    hook.clear()
+    port = hook.url.rsplit(":", 1)[1]
+    page.goto("/alerts")
+    target_form = page.get_by_role("form", name="New webhook target")
+    target_form.get_by_label("Target name").fill("slack-like")
+    target_form.get_by_label("Format").select_option("slack")
+    target_form.get_by_label("URL").fill(f"{hook.url}/services/T0/B0/TOKENsecret")
+    target_form.get_by_role("button", name="Add target").click()
+    targets = page.get_by_role("list", name="Webhook targets")
+    item = targets.get_by_role("listitem").filter(has_text="slack-like")
+    expect(item).to_contain_text(f"http://127.0.0.1:{port}/… · #")
+    expect(targets).not_to_contain_text("TOKENsecret")
+    before = item.locator("code").inner_text()
+
+    item.get_by_role("button", name="Change URL of slack-like").click()
+    change = page.get_by_role("form", name="Change URL of slack-like")
+    expect(change.get_by_label("Format")).to_have_value("slack")
+    change.get_by_label("Format").select_option("alertmanager_api")
+    change.get_by_label("New Alertmanager URL").fill(f"{hook.url}/am")
+    change.get_by_role("button", name="Save URL").click()
+    expect(change).to_have_count(0)
+    expect(item).to_contain_text("Alertmanager API")
+    expect(item.locator("code")).not_to_have_text(before)
+    shot(page, "alerts-target-url-changed")
+
+    item.get_by_role("button", name="Send test to slack-like").click()
+    expect(page.get_by_role("status").filter(has_text="Test")).to_have_text("Test delivered")
+    (got,) = hook.accepted()
+    assert got.path == "/am/api/v2/alerts"
+    (alert,) = got.json()
+    assert alert["labels"]["test"] == "true" and alert["labels"]["target"] == "slack-like"
+
+
 def test_edit_a_rule_preview_it_and_see_the_change_listed(page: Page, api: ApiServer):
     from sqlalchemy import select
 

@@ -4,6 +4,7 @@ raw body) and answers from a script of status codes (then 200), like a flaky rea
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ class Receiver:
     script: list[int] = field(default_factory=list)
     requests: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    server_names: list[str | None] = field(default_factory=list)
 
     def fail_next(self, *statuses: int) -> None:
         with self.lock:
@@ -49,7 +51,11 @@ class Receiver:
 
 
 @contextmanager
-def receiver() -> Iterator[Receiver]:
+def receiver(
+    address: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+) -> Iterator[Receiver]:
+    """Listens on ``address`` (loopback) and ``port`` (0: a free one); with ``tls``, HTTPS and
+    the names the clients asked for (SNI) in ``server_names``."""
     state = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
@@ -65,8 +71,18 @@ def receiver() -> Iterator[Receiver]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    server = ThreadingHTTPServer((address, port), Handler)
+    scheme = "http"
+    if tls is not None:
+
+        def remember(sock: ssl.SSLObject, name: str | None, context: ssl.SSLContext) -> None:
+            with state.lock:
+                state.server_names.append(name)
+
+        tls.sni_callback = remember
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    state.url = f"{scheme}://{address}:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

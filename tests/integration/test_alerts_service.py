@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -78,9 +79,11 @@ class Store:
             s.flush()
             return rule.id
 
-    def tick(self, lag: float | None, sql_running: bool = True, verdict: int = 0) -> list[int]:
-        """One recorded poll, then the evaluation the worker runs after it."""
-        self.t += 1.0
+    def tick(
+        self, lag: float | None, sql_running: bool = True, verdict: int = 0, step_s: float = 1.0
+    ) -> list[int]:
+        """One recorded poll ``step_s`` after the last, then the evaluation the worker runs."""
+        self.t += step_s
         at = datetime.fromtimestamp(self.t, UTC)
         with self.sessions() as s, s.begin():
             s.add(
@@ -109,6 +112,14 @@ class Store:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
+    with make_store(tmp_path) as made:
+        yield made
+
+
+@contextmanager
+def make_store(tmp_path: Path) -> Iterator[Store]:
+    """A migrated SQLite store with a cluster (source, replica r1 and its channel) and a
+    generic webhook target (also used by test_alertmanager_compat)."""
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)

@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
+from lagscope.alerts.delivery_policy import HIDDEN_NETWORK
 from lagscope.models import AlertState, Channel, Sample
 from lagscope.services import users
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .receiver import Receiver, receiver
+from .stack import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -52,6 +54,13 @@ def api(tmp_path_factory) -> Iterator[ApiServer]:
 def viewer(api: ApiServer) -> str:
     with api.sessions() as session, session.begin():
         user = users.create_user(session, "vera", "a-long-password", "viewer")
+        return users.issue_token(session, user, "test")
+
+
+@pytest.fixture(scope="module")
+def editor(api: ApiServer) -> str:
+    with api.sessions() as session, session.begin():
+        user = users.create_user(session, "eddie", "a-long-password", "editor")
         return users.issue_token(session, user, "test")
 
 
@@ -111,11 +120,77 @@ def test_a_signed_targets_url_changes_only_with_its_secret(api: ApiServer, hook:
         path = f"/api/v1/alerts/webhooks/{made['id']}"
         moved = c.patch(path, json={"url": hook.url + "/b"})
         assert moved.status_code == 422 and "needs the secret again" in moved.text
-        assert c.get(path).json()["url"] == hook.url + "/a"
+        assert c.get(path).json()["url_fingerprint"] == made["url_fingerprint"]
         assert c.patch(path, json={"url": hook.url + "/a", "name": "same"}).status_code == 200
         unsigned = c.patch(path, json={"url": hook.url + "/b", "secret": ""})
         assert unsigned.status_code == 200 and unsigned.json()["has_secret"] is False
         assert c.patch(path, json={"url": hook.url + "/c"}).status_code == 200  # none to keep
+
+
+SLACKISH = "/services/T000/B000/XOXOsecretTOKEN?api_key=k3y-s3cret"
+
+
+def test_webhook_url_is_redacted_for_everyone_and_replaced_only_by_a_new_one(
+    api: ApiServer, hook: Receiver, viewer: str, editor: str
+):
+    """Issue 17 item 9: viewers read Slack token paths and ?api_key= from the target list."""
+    hook.clear()
+    port = hook.url.rsplit(":", 1)[1]
+    with api.client() as admin:
+        made = admin.post(
+            "/api/v1/alerts/webhooks", json={"name": "slackish", "url": hook.url + SLACKISH}
+        )
+        assert made.status_code == 201, made.text
+    target = made.json()
+    seen = [made]
+    for token in (None, editor, viewer):
+        with api.client(token) as c:
+            seen += [
+                c.get("/api/v1/alerts/webhooks"),
+                c.get(f"/api/v1/alerts/webhooks/{target['id']}"),
+            ]
+    for answer in seen:
+        assert answer.status_code == 200 or answer is made
+        assert "XOXOsecret" not in answer.text and "k3y-s3cret" not in answer.text
+        assert "services" not in answer.text
+    assert "url" not in target
+    assert target["url_redacted"] == f"http://127.0.0.1:{port}/…"
+    assert re.fullmatch("[0-9a-f]{8}", target["url_fingerprint"])
+    with api.client(editor) as c:
+        renamed = c.patch(f"/api/v1/alerts/webhooks/{target['id']}", json={"name": "slackish2"})
+        assert renamed.json()["url_fingerprint"] == target["url_fingerprint"]  # URL kept
+        sent = c.post(f"/api/v1/alerts/webhooks/{target['id']}/test").json()
+        assert sent["status"] == "delivered"
+        (got,) = hook.all()
+        assert got.path == SLACKISH  # the stored URL is the whole one
+        moved = c.patch(
+            f"/api/v1/alerts/webhooks/{target['id']}", json={"url": hook.url + "/elsewhere"}
+        )
+        assert moved.json()["url_fingerprint"] != target["url_fingerprint"]
+        assert moved.json()["url_redacted"] == target["url_redacted"]
+
+
+def test_delivery_log_detail_is_for_admins(api: ApiServer, viewer: str, editor: str):
+    """Issue 17 item 10: the log told viewers which ports refused and what a name resolved to."""
+    closed = f"http://127.0.0.1:{free_port()}/nobody"
+    with api.client(editor) as c:
+        target = c.post("/api/v1/alerts/webhooks", json={"name": "closed", "url": closed}).json()
+        by_editor = c.post(f"/api/v1/alerts/webhooks/{target['id']}/test").json()
+    assert by_editor["status"] == "failed" and by_editor["detail_hidden"] is True
+    assert by_editor["last_error"] == HIDDEN_NETWORK
+    assert by_editor["log"][0]["error"] == HIDDEN_NETWORK
+    assert by_editor["log"][0]["latency_s"] is None
+    params = {"target_id": target["id"]}
+    for token in (viewer, editor):
+        with api.client(token) as c:
+            (hidden,) = c.get("/api/v1/alerts/deliveries", params=params).json()
+        assert hidden["last_error"] == HIDDEN_NETWORK and hidden["detail_hidden"] is True
+        assert [(a["error"], a["latency_s"]) for a in hidden["log"]] == [(HIDDEN_NETWORK, None)]
+    with api.client() as admin:
+        (full,) = admin.get("/api/v1/alerts/deliveries", params=params).json()
+    assert full["detail_hidden"] is False
+    assert full["last_error"].startswith("ConnectError") and "refused" in full["last_error"]
+    assert full["log"][0]["latency_s"] is not None
 
 
 def test_send_test_signs_and_logs_the_attempt(api: ApiServer, hook: Receiver):

@@ -1,9 +1,12 @@
-"""Pure delivery decisions: webhook URL validation against a destination allow-list, and the retry
-back-off schedule (exponential with full jitter, covering at least an hour of receiver outage).
+"""Pure delivery decisions: webhook URL validation against a destination allow-list, the retry
+back-off schedule (exponential with full jitter, covering at least an hour of receiver outage),
+and what of a URL and of a delivery's errors the API shows.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import random
 from collections.abc import Sequence
@@ -119,3 +122,41 @@ def backoff_schedule(
 def jittered(delay_s: float, rng: random.Random) -> float:
     """Jitter in [delay/2, delay]: spreads retries yet keeps the schedule's total ≥ half nominal."""
     return delay_s / 2 + rng.random() * delay_s / 2
+
+
+def redacted_url(url: str) -> str:
+    """Scheme, host and port only: webhook URLs carry secrets in their path or query (Slack's
+    ``/services/T…/B…/token``, ``?api_key=``), so no one reads them back, admins included."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port is not None else ""
+    rest = "/…" if (parts.path not in ("", "/") or parts.query or parts.fragment) else ""
+    return f"{parts.scheme}://{host}{port}{rest}"
+
+
+def url_fingerprint(url: str, key: str) -> str:
+    """8 hex digits of an HMAC-SHA256 of the URL under the server's key: tells two targets'
+    URLs apart, or a changed one, without letting anyone test a guessed URL offline."""
+    mac = hmac.new(key.encode(), b"lagscope webhook url\0" + url.encode(), hashlib.sha256)
+    return mac.hexdigest()[:8]
+
+
+HIDDEN_REFUSAL = "refused by the webhook destination policy (the detail is shown to admins)"
+HIDDEN_NETWORK = "no HTTP answer (the detail is shown to admins)"
+
+
+def public_error(error: str | None, status_code: int | None) -> str | None:
+    """A delivery error as a viewer or an editor reads it: the receiver's HTTP status, or a
+    generic outcome. Which address a name resolved to, and whether a port refused, timed out or
+    failed TLS, is for admins only (a webhook target must not work as a DNS or port probe)."""
+    if error is None:
+        return None
+    if status_code is not None:
+        if error.startswith("refused: redirect"):
+            return "refused: a redirect to another host"
+        return error if error.startswith("HTTP ") else f"HTTP {status_code}"
+    if error.startswith("refused:"):
+        return HIDDEN_REFUSAL
+    return HIDDEN_NETWORK

@@ -1,5 +1,5 @@
 """Webhook bodies as pure functions: generic JSON (schema ``lagscope.alert/v1``), Alertmanager v4,
-Slack incoming-webhook (``text`` + ``blocks``).
+Alertmanager's own API (``POST /api/v2/alerts``), Slack incoming-webhook (``text`` + ``blocks``).
 
 Every body carries the context an operator needs: current lag and its source, the decomposition
 and verdict, the parameter changes and annotations in the hour before it fired, and dashboard links.
@@ -8,7 +8,7 @@ and verdict, the parameter changes and annotations in the hour before it fired, 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +16,15 @@ from urllib.parse import quote
 GENERIC_SCHEMA = "lagscope.alert/v1"
 AM_ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's "no end" value
 CONTEXT_WINDOW_S = 3600
+# Alertmanager API targets, the way Prometheus feeds Alertmanager: a firing alert is re-sent
+# every AM_RESEND_S (Prometheus' --rules.alert.resend-delay default, 1m) with endsAt
+# AM_VALID_FOR_S after the evaluation that saw it firing (Prometheus: 4 × the resend delay),
+# so three lost re-sends in a row do not resolve it, and a Lagscope that stops evaluating lets
+# it resolve within 4 minutes instead of holding it open forever. A resolve sends endsAt = the
+# resolve time.
+AM_RESEND_S = 60.0
+AM_VALID_FOR_S = 4 * AM_RESEND_S
+AM_API_PATH = "/api/v2/alerts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +68,8 @@ class AlertContext:
     changes: tuple[Change, ...] = ()
     notes: tuple[Note, ...] = ()
     idempotency_key: str = ""
+    # Firing only: until when the evaluation that sent it vouches for it (Alertmanager endsAt).
+    valid_until: float | None = None
 
 
 def iso(ts: float) -> str:
@@ -182,8 +193,72 @@ def alertmanager(ctx: AlertContext, external_url: str, receiver: str) -> dict[st
     }
 
 
+def am_postable(ctx: AlertContext, external_url: str) -> list[dict[str, Any]]:
+    """The body of Alertmanager's ``POST /api/v2/alerts`` (a list of postableAlert): the same
+    labels and annotations as the v4 body, endsAt as :data:`AM_RESEND_S` explains."""
+    alert = am_alert(ctx, external_url)
+    if ctx.status == "resolved":
+        ends = alert["endsAt"]
+    else:
+        ends = AM_ZERO_TIME if ctx.valid_until is None else iso(ctx.valid_until)
+    return [
+        {
+            "labels": alert["labels"],
+            "annotations": alert["annotations"],
+            "startsAt": alert["startsAt"],
+            "endsAt": ends,
+            "generatorURL": alert["generatorURL"],
+        }
+    ]
+
+
+def am_api_url(base_url: str) -> str:
+    """An Alertmanager target is its base URL (as in Prometheus' and Grafana's settings); the
+    alerts go to its v2 API under it. A URL that already ends with the API path is kept."""
+    base = base_url.rstrip("/")
+    return base if base.endswith(AM_API_PATH) else base + AM_API_PATH
+
+
+def slack_escape(text: str) -> str:
+    """Slack's three control characters as entities (api.slack.com "Escaping text"): a rule
+    named ``<!channel>`` or a replica's error quoting ``<@U123>`` stays text, not a mention."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _esc(value: str | None) -> str | None:
+    return None if value is None else slack_escape(value)
+
+
+def slack_safe(ctx: AlertContext) -> AlertContext:
+    """The context with every text an editor or a monitored server wrote escaped for Slack
+    (names, labels, parameter names and values, annotations). Links are built from the
+    original context, so they stay valid URLs."""
+    return replace(
+        ctx,
+        rule_name=slack_escape(ctx.rule_name),
+        metric=slack_escape(ctx.metric),
+        severity=slack_escape(ctx.severity),
+        cluster_name=slack_escape(ctx.cluster_name),
+        instance=slack_escape(ctx.instance),
+        channel=slack_escape(ctx.channel),
+        lag_source=_esc(ctx.lag_source),
+        verdict=_esc(ctx.verdict),
+        labels={slack_escape(k): slack_escape(v) for k, v in ctx.labels.items()},
+        changes=tuple(
+            Change(c.at, slack_escape(c.name), _esc(c.old), _esc(c.new)) for c in ctx.changes
+        ),
+        notes=tuple(
+            Note(n.at, slack_escape(n.text), tuple(slack_escape(t) for t in n.tags))
+            for n in ctx.notes
+        ),
+    )
+
+
 def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
-    """Slack incoming-webhook body: ``text`` is the fallback, ``blocks`` the rich layout."""
+    """Slack incoming-webhook body: ``text`` is the fallback, ``blocks`` the rich layout. Every
+    text in it is escaped (:func:`slack_safe`); the button's URL is not text."""
+    link = dashboard_url(external_url, ctx)
+    ctx = slack_safe(ctx)
     facts = [
         f"*Lag:* {ctx.lag_s if ctx.lag_s is not None else 'unknown'} s ({ctx.lag_source or '?'})",
         f"*Not received:* {ctx.not_received} · *Received, not applied:* {ctx.received_not_applied}",
@@ -204,7 +279,7 @@ def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
                     {
                         "type": "button",
                         "text": {"type": "plain_text", "text": "Open in Lagscope"},
-                        "url": dashboard_url(external_url, ctx),
+                        "url": link,
                     }
                 ],
             },
@@ -231,8 +306,11 @@ def context_from_json(data: dict[str, Any]) -> AlertContext:
     return AlertContext(**fields)
 
 
-def body_for(kind: str, ctx: AlertContext, external_url: str, receiver: str) -> dict[str, Any]:
-    """The body a target of ``kind`` (generic | alertmanager | slack) receives."""
+def body_for(kind: str, ctx: AlertContext, external_url: str, receiver: str) -> Any:
+    """The body a target of ``kind`` (generic | alertmanager | alertmanager_api | slack)
+    receives (a JSON object; a list for alertmanager_api)."""
+    if kind == "alertmanager_api":
+        return am_postable(ctx, external_url)
     if kind == "alertmanager":
         return alertmanager(ctx, external_url, receiver)
     if kind == "slack":

@@ -94,6 +94,9 @@ class AlertState(Base):
     notified: Mapped[bool] = mapped_column(Boolean, default=False)
     value: Mapped[float | None] = mapped_column(Double, default=None)
     evaluated_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    # When the firing alert was last sent to the rule's Alertmanager API targets: Alertmanager
+    # resolves an alert whose endsAt lapses, so it is re-sent every AM_RESEND_S while firing.
+    refreshed_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     version: Mapped[int] = mapped_column(Integer, default=0)
 
     # Every ORM update is ``… WHERE id = :id AND version = :seen`` and bumps it; a row changed
@@ -160,7 +163,8 @@ class WebhookTarget(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(128), unique=True)
-    kind: Mapped[str] = mapped_column(String(16))  # generic | alertmanager | slack
+    # generic | alertmanager (webhook v4 body) | alertmanager_api (POST /api/v2/alerts) | slack
+    kind: Mapped[str] = mapped_column(String(16))
     url: Mapped[str] = mapped_column(Text)
     secret_enc: Mapped[str] = mapped_column(Text, default="")
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -188,7 +192,7 @@ class Delivery(Base):
     target_id: Mapped[int] = mapped_column(
         ForeignKey("webhook_targets.id", ondelete="CASCADE"), index=True
     )
-    kind: Mapped[str] = mapped_column(String(16))  # firing | repeat | resolved | test
+    kind: Mapped[str] = mapped_column(String(16))  # firing | repeat | refresh | resolved | test
     idempotency_key: Mapped[str] = mapped_column(String(96))
     context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     status: Mapped[str] = mapped_column(String(16), default="pending", index=True)

@@ -10,18 +10,12 @@ another sends again with the same ``Idempotency-Key``: delivery is at least once
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import random
-import socket
-import ssl
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from urllib.parse import urlsplit
 
-import httpcore
 import httpx
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
@@ -29,102 +23,30 @@ from sqlalchemy.orm import Session
 from lagscope import __version__
 from lagscope.alerts.delivery_policy import (
     WebhookUrlError,
-    address_allowed,
     backoff_schedule,
     jittered,
     same_host,
     validate_webhook_url,
 )
-from lagscope.alerts.payloads import AlertContext, body_for, context_from_json, context_to_json
+from lagscope.alerts.payloads import (
+    AM_RESEND_S,
+    AlertContext,
+    am_api_url,
+    body_for,
+    context_from_json,
+    context_to_json,
+)
 from lagscope.alerts.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from lagscope.config import Settings
 from lagscope.errors import LagscopeError
 from lagscope.models import Delivery, DeliveryAttempt, WebhookTarget
 from lagscope.services.secrets import SecretBox
+from lagscope.services.webhook_transport import PinnedTransport, Resolver, pin, system_resolver
 
 MAX_REDIRECTS = 3
 RETRY_STATUSES = frozenset({408, 425, 429})
 # Beyond the request's own timeouts: time to log the attempt before another worker may retry.
 LEASE_MARGIN_S = 30.0
-
-
-# host, port -> the addresses the name has now (the system resolver unless a test passes one).
-Resolver = Callable[[str, int], list[str]]
-
-
-def system_resolver(host: str, port: int) -> list[str]:
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
-
-
-class _PinnedBackend(httpcore.NetworkBackend):
-    """Connects to the one address checked for this attempt, whatever the URL's host would
-    resolve to now: no second lookup between the allow-list check and the connect (DNS
-    rebinding). TLS still verifies the certificate for, and sends SNI with, the URL's host."""
-
-    def __init__(self, host: str, address: str) -> None:
-        self._host, self._address = host, address
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        if host.lower() != self._host:
-            raise httpcore.ConnectError(f"not the pinned host: {host}")
-        return self._inner.connect_tcp(self._address, port, timeout, local_address, socket_options)
-
-    def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        raise httpcore.ConnectError("webhooks do not use unix sockets")
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-def pinned_transport(host: str, address: str) -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport()
-    transport._pool = httpcore.ConnectionPool(  # the documented pool, with our network backend
-        ssl_context=ssl.create_default_context(),
-        network_backend=_PinnedBackend(host, address),
-    )
-    return transport
-
-
-def pin(url: str, allow: Iterable[str], resolve: Resolver) -> tuple[str, str]:
-    """Resolve the URL's host once and check the address; returns (host, address)."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        addresses = [host] if _is_ip(host) else resolve(host, port)
-    except OSError as exc:
-        raise httpx.ConnectError(f"cannot resolve {host}: {exc}") from exc
-    if not addresses:
-        raise httpx.ConnectError(f"{host} has no address")
-    address = addresses[0]
-    if not address_allowed(host, address, list(allow)):
-        raise WebhookUrlError(
-            f"{host} resolves to {address}, an internal address not on the webhook destination "
-            "allow-list (LAGSCOPE_WEBHOOK_ALLOWED_HOSTS)"
-        )
-    return host, address
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +119,7 @@ def build_request(
 ) -> Request:
     ctx = context_from_json(delivery.context)
     payload = body_for(target.kind, ctx, settings.external_url, target.name)
+    url = am_api_url(target.url) if target.kind == "alertmanager_api" else target.url
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
     timestamp = int(now_s)
     headers = {
@@ -209,7 +132,7 @@ def build_request(
         headers["X-Lagscope-Delivery"] = str(delivery.id)
     if target.secret_enc:
         headers[SIGNATURE_HEADER] = sign(box.decrypt(target.secret_enc).encode(), timestamp, body)
-    return Request(delivery.id, target.url, body, headers, tuple(settings.webhook_allow()))
+    return Request(delivery.id, url, body, headers, tuple(settings.webhook_allow()))
 
 
 def send(
@@ -233,7 +156,7 @@ def send(
     try:
         validate_webhook_url(url, request.allow)
         if transport is None:
-            transport = pinned_transport(*pin(url, request.allow, resolve))
+            transport = PinnedTransport(*pin(url, request.allow, resolve))
         # trust_env=False: no proxy from the environment (it would resolve the name itself).
         with httpx.Client(
             timeout=timeout, follow_redirects=False, transport=transport, trust_env=False
@@ -293,7 +216,9 @@ def record(
         settings.webhook_backoff_cap_s,
         settings.webhook_retry_horizon_s,
     )
-    if delivery.kind == "test" or not outcome.retryable or delivery.attempts > len(schedule):
+    # A refresh is not retried: the next one (AM_RESEND_S later, while firing) carries the same.
+    once = delivery.kind in ("test", "refresh")
+    if once or not outcome.retryable or delivery.attempts > len(schedule):
         delivery.status, delivery.finished_at = "failed", now
         return None
     delay = jittered(schedule[delivery.attempts - 1], rng or random.Random())
@@ -324,7 +249,8 @@ def due(session: Session, now_s: float, limit: int = 500) -> list[int]:
 
 
 def test_context(target: WebhookTarget, now_s: float, key: str) -> AlertContext:
-    """A made-up firing alert, marked as a test in its name and labels."""
+    """A made-up firing alert, marked as a test in its name and labels; in an Alertmanager it
+    ends by itself a minute later (it is never re-sent)."""
     return AlertContext(
         rule_id=0,
         rule_name="Lagscope test notification",
@@ -346,6 +272,7 @@ def test_context(target: WebhookTarget, now_s: float, key: str) -> AlertContext:
         verdict="apply_bound",
         labels={"test": "true", "target": target.name},
         idempotency_key=key,
+        valid_until=now_s + AM_RESEND_S,
     )
 
 

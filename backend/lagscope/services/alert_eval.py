@@ -10,16 +10,16 @@ cannot both notify, and a worker killed before commit leaves nothing half-sent. 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.orm.exc import StaleDataError
 
 from lagscope.alerts import state as sm
-from lagscope.alerts.payloads import context_to_json
+from lagscope.alerts.payloads import AM_RESEND_S, AM_VALID_FOR_S, context_to_json
 from lagscope.errors import Conflict
 from lagscope.models import (
     AlertEvent,
@@ -139,7 +139,9 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
                 if spec is None or obs is None:
                     continue
                 row = states.get((rule.id, subject.key))
-                deliveries += _advance(session, cluster, rule, spec, subject, obs, row, mutes)
+                deliveries += _advance(
+                    session, cluster, rule, spec, subject, obs, row, mutes, now_s
+                )
         session.flush()
     except (StaleDataError, IntegrityError) as exc:
         raise Conflict("another worker judged the same alerts at the same time") from exc
@@ -188,9 +190,17 @@ def _advance(
     obs: sm.Observation,
     row: AlertState | None,
     mutes: Mutes,
+    now_s: float | None = None,
 ) -> list[Delivery]:
+    """``now_s``: the evaluation's clock (default: the reading's time), for Alertmanager
+    refreshes, which go on while the alert fires even when no new reading comes (a replica
+    that cannot be polled keeps its firing lag alert firing, in Lagscope and in Alertmanager)."""
+    now = obs.at if now_s is None else max(now_s, obs.at)
     if row is not None and row.evaluated_at is not None and obs.at <= row.evaluated_at.timestamp():
-        return []  # this reading was judged already (a redelivered or overlapping tick)
+        # This reading was judged already (a redelivered or overlapping tick, or no new one).
+        if row.phase == sm.Phase.FIRING.value and row.notified:
+            return _refresh(session, cluster, rule, subject, obs, row, now)
+        return []
     new, note = sm.step(spec, _dc(row), obs)
     if row is None:
         row = AlertState(
@@ -212,10 +222,14 @@ def _advance(
     row.value, row.evaluated_at = finite(obs.value), at_datetime(obs.at)
     if new.phase is not sm.Phase.FIRING:
         row.notified = False
+        row.refreshed_at = None
     if kind is None:
+        if new.phase is sm.Phase.FIRING and row.notified:
+            return _refresh(session, cluster, rule, subject, obs, row, now)
         return []
     if kind in ("firing", "repeat") and muted is None:
         row.notified = True
+        row.refreshed_at = at_datetime(obs.at)
     starts_at = note.starts_at if note else (new.since or obs.at)
     return _record(session, cluster, rule, subject, kind, obs, starts_at, muted, was_notified)
 
@@ -248,6 +262,8 @@ def _record(
     at = at_datetime(obs.at)
     key = f"lagscope-{rule.id}-{subject.key}-{kind}-{round(obs.at * 1e6)}"
     ctx = build_context(session, cluster, rule, subject, kind, obs, starts_at, key)
+    if kind != "resolved":
+        ctx = replace(ctx, valid_until=obs.at + AM_VALID_FOR_S)
     suppressed = muted if kind != "resolved" else None
     event = AlertEvent(
         rule_id=rule.id,
@@ -281,6 +297,66 @@ def _record(
             status="pending",
             attempts=0,
             next_attempt_at=at_datetime(obs.at),
+            created_at=datetime.now(UTC),
+            version=0,
+        )
+        for t in targets
+    ]
+    session.add_all(deliveries)
+    return deliveries
+
+
+def _refresh(
+    session: Session,
+    cluster: Cluster,
+    rule: AlertRule,
+    subject: Subject,
+    obs: sm.Observation,
+    row: AlertState,
+    now_s: float,
+) -> list[Delivery]:
+    """Re-send a notified firing alert to the rule's Alertmanager API targets every
+    ``AM_RESEND_S`` (Alertmanager resolves an alert whose endsAt lapses). No event is recorded:
+    nothing happened. Refreshes are not retried, and only the newest finished one per alert
+    and target is kept in the delivery log."""
+    last = row.refreshed_at or row.since
+    if last is not None and now_s - last.timestamp() < AM_RESEND_S:
+        return []
+    targets = session.scalars(
+        select(WebhookTarget).where(
+            WebhookTarget.id.in_(rule.target_ids or []),
+            WebhookTarget.enabled.is_(True),
+            WebhookTarget.kind == "alertmanager_api",
+        )
+    ).all()
+    if not targets:
+        return []
+    row.refreshed_at = at_datetime(now_s)
+    starts = row.since.timestamp() if row.since else obs.at
+    prefix = f"lagscope-{rule.id}-{subject.key}-refresh-"
+    key = f"{prefix}{round(now_s * 1e6)}"
+    ctx = build_context(session, cluster, rule, subject, "firing", obs, starts, key)
+    context = context_to_json(replace(ctx, valid_until=now_s + AM_VALID_FOR_S))
+    session.execute(
+        delete(Delivery)
+        .where(
+            Delivery.kind == "refresh",
+            Delivery.status != "pending",
+            Delivery.target_id.in_([t.id for t in targets]),
+            Delivery.idempotency_key.startswith(prefix, autoescape=True),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    deliveries = [
+        Delivery(
+            event_id=None,
+            target_id=t.id,
+            kind="refresh",
+            idempotency_key=key,
+            context=context,
+            status="pending",
+            attempts=0,
+            next_attempt_at=at_datetime(now_s),
             created_at=datetime.now(UTC),
             version=0,
         )

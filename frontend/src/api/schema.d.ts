@@ -13,7 +13,9 @@ export interface paths {
         };
         /**
          * List Deliveries
-         * @description Every delivery with every attempt (status code, latency, error), newest first.
+         * @description Every delivery with every attempt (status code, latency, error), newest first. An error
+         *     without an HTTP answer (DNS, connect, TLS, policy) is shown in detail to admins only;
+         *     others read a generic outcome (``detail_hidden``).
          */
         get: operations["list_deliveries"];
         put?: never;
@@ -200,7 +202,8 @@ export interface paths {
         put?: never;
         /**
          * Create Webhook
-         * @description The URL's host must be on LAGSCOPE_WEBHOOK_ALLOWED_HOSTS (422 otherwise).
+         * @description The URL's host must be on LAGSCOPE_WEBHOOK_ALLOWED_HOSTS (422 otherwise). The URL is
+         *     not read back: the answer has it redacted, with a fingerprint.
          */
         post: operations["create_webhook"];
         delete?: never;
@@ -224,7 +227,10 @@ export interface paths {
         delete: operations["delete_webhook"];
         options?: never;
         head?: never;
-        /** Update Webhook */
+        /**
+         * Update Webhook
+         * @description Omitted fields stay: a URL is changed by sending the whole new one.
+         */
         patch: operations["update_webhook"];
         trace?: never;
     };
@@ -239,7 +245,8 @@ export interface paths {
         put?: never;
         /**
          * Send Test Webhook
-         * @description Send a made-up firing alert now, once; the attempt is in the delivery log.
+         * @description Send a made-up firing alert now, once; the attempt is in the delivery log (errors
+         *     without an HTTP answer in detail for admins only).
          */
         post: operations["send_test_webhook"];
         delete?: never;
@@ -907,7 +914,11 @@ export interface components {
             /** Text */
             text?: string | null;
         };
-        /** AttemptOut */
+        /**
+         * AttemptOut
+         * @description ``error`` and ``latency_s`` of an attempt without an HTTP answer are generic unless the
+         *     caller is an admin (resolved addresses and port states are internal detail).
+         */
         AttemptOut: {
             /**
              * At
@@ -1266,6 +1277,8 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Detail Hidden */
+            detail_hidden: boolean;
             /** Event Id */
             event_id: number | null;
             /** Finished At */
@@ -2516,7 +2529,7 @@ export interface components {
              * @default generic
              * @enum {string}
              */
-            kind?: "generic" | "alertmanager" | "slack";
+            kind?: "generic" | "alertmanager" | "alertmanager_api" | "slack";
             /** Name */
             name: string;
             /** Secret */
@@ -2524,7 +2537,11 @@ export interface components {
             /** Url */
             url: string;
         };
-        /** WebhookOut */
+        /**
+         * WebhookOut
+         * @description The URL is never read back (its path or query often is the credential): scheme, host and
+         *     port, and a fingerprint that changes when the URL does. PATCH ``url`` to replace it.
+         */
         WebhookOut: {
             /**
              * Created At
@@ -2541,8 +2558,10 @@ export interface components {
             kind: string;
             /** Name */
             name: string;
-            /** Url */
-            url: string;
+            /** Url Fingerprint */
+            url_fingerprint: string;
+            /** Url Redacted */
+            url_redacted: string;
         };
         /**
          * WebhookPatch
@@ -2552,7 +2571,7 @@ export interface components {
             /** Enabled */
             enabled?: boolean | null;
             /** Kind */
-            kind?: ("generic" | "alertmanager" | "slack") | null;
+            kind?: ("generic" | "alertmanager" | "alertmanager_api" | "slack") | null;
             /** Name */
             name?: string | null;
             /** Secret */

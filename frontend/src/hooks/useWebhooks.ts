@@ -18,6 +18,17 @@ export function useCreateWebhook() {
   });
 }
 
+/** Change a target: a URL is replaced by sending the whole new one (the stored URL is never
+ * read back); omitted fields stay. */
+export function useUpdateWebhook() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: number; body: Schemas["WebhookPatch"] }) =>
+      unwrap(api.PATCH("/api/v1/alerts/webhooks/{target_id}", { params: { path: { target_id: id } }, body })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.webhooks() }),
+  });
+}
+
 /** One made-up firing alert, sent now; the attempt lands in the delivery log. */
 export function useSendTestWebhook() {
   const queryClient = useQueryClient();

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { attemptText, eventRow, explorerLink, labelsText, parseLabels, ruleCondition, sortFiring } from "./alerts";
+import {
+  attemptText,
+  eventRow,
+  explorerLink,
+  labelsText,
+  parseLabels,
+  ruleCondition,
+  sortFiring,
+  webhookKindLabel,
+  webhookUrlText,
+} from "./alerts";
 import type { Schemas } from "../api/client";
 
 describe("alert view models", () => {
@@ -47,5 +57,15 @@ describe("rule labels in the edit form", () => {
     expect(labels).toEqual({ team: "db", tier: "1", url: "a=b" });
     expect(parseLabels(labelsText(labels))).toEqual(labels);
     expect(labelsText({})).toBe("");
+  });
+});
+
+describe("webhook targets", () => {
+  it("shows the redacted URL with its fingerprint, and names the kinds", () => {
+    expect(webhookUrlText({ url_redacted: "https://hooks.slack.com/…", url_fingerprint: "1a2b3c4d" })).toBe(
+      "https://hooks.slack.com/… · #1a2b3c4d",
+    );
+    expect(webhookKindLabel("alertmanager_api")).toBe("Alertmanager API (POST /api/v2/alerts)");
+    expect(webhookKindLabel("something-new")).toBe("something-new");
   });
 });

@@ -49,6 +49,23 @@ export function sortFiring(rows: readonly Firing[]): Firing[] {
   );
 }
 
+/** What each target kind sends, as the form and the list name it. */
+export const WEBHOOK_KINDS: readonly { value: Schemas["WebhookIn"]["kind"]; label: string }[] = [
+  { value: "generic", label: "generic JSON" },
+  { value: "alertmanager", label: "Alertmanager webhook body (v4)" },
+  { value: "alertmanager_api", label: "Alertmanager API (POST /api/v2/alerts)" },
+  { value: "slack", label: "Slack" },
+];
+
+export function webhookKindLabel(kind: string): string {
+  return WEBHOOK_KINDS.find((k) => k.value === kind)?.label ?? kind;
+}
+
+/** "https://hooks.slack.com/… · #1a2b3c4d": the URL is never read back, only this. */
+export function webhookUrlText(target: Pick<Target, "url_redacted" | "url_fingerprint">): string {
+  return `${target.url_redacted} · #${target.url_fingerprint}`;
+}
+
 export interface DeliveryRow {
   id: number;
   target: string;

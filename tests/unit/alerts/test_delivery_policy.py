@@ -7,10 +7,15 @@ import random
 import pytest
 
 from lagscope.alerts.delivery_policy import (
+    HIDDEN_NETWORK,
+    HIDDEN_REFUSAL,
     WebhookUrlError,
     backoff_schedule,
     jittered,
+    public_error,
+    redacted_url,
     same_host,
+    url_fingerprint,
     validate_webhook_url,
 )
 
@@ -62,3 +67,48 @@ def test_backoff_covers_an_hour_even_with_jitter() -> None:
     assert all(d / 2 <= jittered(d, rng) <= d for d in delays)
     short = backoff_schedule(base_s=0.1, cap_s=0.2, horizon_s=0.25)
     assert short == [0.1, 0.2, 0.2]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://hooks.slack.com/services/T0/B0/XXXXsecret", "https://hooks.slack.com/…"),
+        ("http://127.0.0.1:9093/hook?api_key=k3y", "http://127.0.0.1:9093/…"),
+        ("https://a.example.org/#tok", "https://a.example.org/…"),
+        ("https://a.example.org", "https://a.example.org"),
+        ("https://a.example.org/", "https://a.example.org"),
+        ("http://[::1]:8080/x", "http://[::1]:8080/…"),
+    ],
+)
+def test_a_url_is_shown_as_scheme_host_and_port_only(url: str, shown: str) -> None:
+    assert redacted_url(url) == shown
+
+
+def test_the_url_fingerprint_is_keyed_and_tells_urls_apart() -> None:
+    url = "https://hooks.slack.com/services/T0/B0/XXXXsecret"
+    mine = url_fingerprint(url, "key-one")
+    assert len(mine) == 8 and int(mine, 16) >= 0
+    assert mine == url_fingerprint(url, "key-one")
+    assert mine != url_fingerprint(url + "x", "key-one")
+    assert mine != url_fingerprint(url, "key-two")  # no offline test of a guessed URL
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "shown"),
+    [
+        (None, 200, None),
+        ("HTTP 503", 503, "HTTP 503"),
+        ("ConnectError: [Errno 111] Connection refused", None, HIDDEN_NETWORK),
+        ("ConnectTimeout: timed out", None, HIDDEN_NETWORK),
+        ("ConnectError: cannot resolve h.example: [Errno -2] Name or service not known", None,
+         HIDDEN_NETWORK),
+        ("refused: h.example resolves to 10.0.0.7, an internal address not on the webhook "
+         "destination allow-list", None, HIDDEN_REFUSAL),
+        ("refused: redirect to another host (http://10.0.0.7:22/x)", 302,
+         "refused: a redirect to another host"),
+    ],
+)  # fmt: skip
+def test_errors_without_an_http_answer_are_generic_for_non_admins(
+    error: str | None, status: int | None, shown: str | None
+) -> None:
+    assert public_error(error, status) == shown

@@ -6,13 +6,20 @@ A fake resolver stands in for DNS; the receiver is a real HTTP server on loopbac
 
 from __future__ import annotations
 
+import ast
+import inspect
+import ssl
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
 from lagscope.alerts.delivery_policy import address_allowed
 from lagscope.config import Settings
-from lagscope.services import alert_delivery
+from lagscope.lab.certs import make_ca
+from lagscope.services import alert_delivery, webhook_transport
+from lagscope.services.webhook_transport import PinnedTransport
 from tests.integration.receiver import Receiver, receiver
 
 SETTINGS = Settings(
@@ -92,3 +99,84 @@ def test_a_resolver_failure_is_retryable() -> None:
 )
 def test_address_allowed(address: str, allow: list[str], ok: bool) -> None:
     assert address_allowed(HOST, address, allow) is ok
+
+
+def test_a_name_rebound_between_check_and_connect_does_not_get_the_request(hook: Receiver) -> None:
+    # Issue 17 item 16d. Two receivers on the same port: the checked one on 127.0.0.1, the
+    # rebinding target on 127.0.0.2. The resolver answers 127.0.0.1 for the check and
+    # 127.0.0.2 for any later lookup; the request reaches the checked address only.
+    port = int(hook.url.rsplit(":", 1)[1])
+    with receiver("127.0.0.2", port) as rebound:
+        resolver = FakeResolver(["127.0.0.1"], ["127.0.0.2"])
+        allow = (HOST, "127.0.0.1", "127.0.0.2")
+        for _ in range(2):  # a second attempt resolves afresh: then it is 127.0.0.2's turn
+            outcome = alert_delivery.send(_request(hook, allow), SETTINGS, resolve=resolver)
+            assert outcome.accepted, outcome
+        assert len(hook.all()) == 1 and len(rebound.all()) == 1
+        assert [host for host, _ in resolver.lookups] == [HOST, HOST]  # once per attempt
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    ca = make_ca(tmp_path_factory.mktemp("webhook-pki"), "webhook-ca")
+    return {
+        "ca": ca.cert_path,
+        "named": ca.issue("named", [HOST]),
+        "other": ca.issue("other", ["other.example.test"]),
+    }
+
+
+def _server_tls(cert: object) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert.cert_path, cert.key_path)  # type: ignore[attr-defined]
+    return context
+
+
+def _post_pinned(url: str, ca: Path) -> httpx.Response:
+    client_tls = ssl.create_default_context(cafile=str(ca))
+    transport = PinnedTransport(HOST, "127.0.0.1", client_tls)
+    with httpx.Client(transport=transport, trust_env=False, timeout=10) as client:
+        return client.post(url, content=b"{}")
+
+
+def test_tls_to_the_pinned_address_verifies_and_names_the_host(pki: dict[str, object]) -> None:
+    """Only the TCP connect goes to the address: SNI, the certificate check and the Host header
+    use the URL's name."""
+    with receiver(tls=_server_tls(pki["named"])) as hook:
+        port = hook.url.rsplit(":", 1)[1]
+        answer = _post_pinned(f"https://{HOST}:{port}/h", pki["ca"])  # type: ignore[arg-type]
+        assert answer.status_code == 200
+        (got,) = hook.all()
+        assert got.headers["Host"] == f"{HOST}:{port}"
+        assert hook.server_names == [HOST]
+
+
+def test_tls_to_the_pinned_address_refuses_a_certificate_for_another_name(
+    pki: dict[str, object],
+) -> None:
+    with receiver(tls=_server_tls(pki["other"])) as hook:
+        port = hook.url.rsplit(":", 1)[1]
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            _post_pinned(f"https://{HOST}:{port}/h", pki["ca"])  # type: ignore[arg-type]
+        assert hook.all() == []
+
+
+def _private_attributes(module: object) -> list[str]:
+    """``x._name`` where x is not ``self``: reaching into another library's internals."""
+    tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
+    return [
+        f"{ast.unparse(node)} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+
+
+def test_pinning_uses_only_public_extension_points_of_httpx() -> None:
+    # The previous code replaced httpx.HTTPTransport's private ``_pool``: had a new httpx
+    # renamed it, the swap would have set an unused attribute and pinning would be gone.
+    assert _private_attributes(alert_delivery) == []
+    assert _private_attributes(webhook_transport) == []
+    assert isinstance(PinnedTransport(HOST, "127.0.0.1"), httpx.BaseTransport)

@@ -125,3 +125,67 @@ def test_empty_labels_are_left_out_as_alertmanager_drops_them():
 def test_the_summary_names_the_default_channel_in_words() -> None:
     assert payloads.summary(ctx()).endswith("on prod/r1:3306 default channel")
     assert payloads.summary(replace(ctx(), channel="east")).endswith("channel 'east'")
+
+
+def _texts(node: object) -> list[str]:
+    """Every mrkdwn/plain text and the fallback text of a Slack body (not the button URL)."""
+    if isinstance(node, dict):
+        found = [v for k, v in node.items() if k == "text" and isinstance(v, str)]
+        return found + [t for k, v in node.items() if k != "url" for t in _texts(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in _texts(v)]
+    return []
+
+
+def test_slack_escapes_every_text_an_editor_or_a_server_wrote() -> None:
+    # Issue 17 item 13: a rule named <!channel> pinged the whole workspace.
+    hostile = replace(
+        ctx(),
+        rule_name="<!channel> lag",
+        cluster_name="prod & <@U123>",
+        instance="r1>",
+        channel="<!here>",
+        labels={"team": "<!everyone>"},
+        changes=(Change(T0 - 600, "x<y", "<old>", "a&b"),),
+        notes=(Note(T0 - 300, "see <https://evil.example|here>", ("<t>",)),),
+    )
+    body = payloads.slack(hostile, EXT)
+    texts = _texts(body)
+    assert texts and body["text"] in texts
+    for text in texts:
+        assert "<" not in text and ">" not in text, text
+    joined = "\n".join(texts)
+    assert "&lt;!channel&gt; lag" in joined
+    assert "prod &amp; &lt;@U123&gt;" in joined
+    assert "x&lt;y: &lt;old&gt; → a&amp;b" in joined
+    assert "see &lt;https://evil.example|here&gt;" in joined
+    (button,) = body["blocks"][-1]["elements"]
+    assert button["url"] == payloads.dashboard_url(EXT, hostile)  # the link is not mangled
+    # The other kinds are JSON, not mrkdwn: their texts stay as written.
+    assert payloads.generic(hostile, EXT)["rule"]["name"] == "<!channel> lag"
+
+
+class AmPostable(_Strict):
+    """postableAlert of Alertmanager's OpenAPI (api/v2/openapi.yaml)."""
+
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    startsAt: str
+    endsAt: str
+    generatorURL: str
+
+
+def test_alertmanager_api_body_is_a_list_of_postable_alerts() -> None:
+    firing = replace(ctx(), valid_until=T0 + payloads.AM_VALID_FOR_S)
+    (alert,) = payloads.body_for("alertmanager_api", firing, EXT, "unused")
+    parsed = AmPostable.model_validate(alert)
+    v4 = payloads.am_alert(firing, EXT)
+    assert parsed.labels == v4["labels"] and parsed.annotations == v4["annotations"]
+    assert parsed.startsAt == payloads.iso(T0)
+    assert parsed.endsAt == payloads.iso(T0 + 4 * payloads.AM_RESEND_S)
+    (resolved,) = payloads.am_postable(ctx("resolved", T0 + 90), EXT)
+    assert resolved["endsAt"] == payloads.iso(T0 + 90)
+    (old,) = payloads.am_postable(ctx(), EXT)  # a context stored before valid_until existed
+    assert old["endsAt"] == payloads.AM_ZERO_TIME  # Alertmanager's resolve_timeout applies
+    assert payloads.am_api_url("http://am:9093/") == "http://am:9093/api/v2/alerts"
+    assert payloads.am_api_url("http://h/am/api/v2/alerts") == "http://h/am/api/v2/alerts"

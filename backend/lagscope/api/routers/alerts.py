@@ -1,5 +1,6 @@
 """Routes: alert rules (with a 24 h preview), firing alerts and their history, silences, webhook
-targets (secret write-only, send-test) and the delivery log. Viewers read; editors write."""
+targets (secret and URL write-only, send-test) and the delivery log (its network detail for
+admins). Viewers read; editors write."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from lagscope.alerts.delivery_policy import public_error, redacted_url, url_fingerprint
 from lagscope.alerts.payloads import context_from_json, dashboard_url, summary
 from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.alerts import (
@@ -178,16 +180,30 @@ def expire_silence(silence_id: PathId, _: EditorDep, session: SessionDep) -> Sil
 
 
 @router.get("/webhooks", response_model=list[WebhookOut])
-def list_webhooks(_: PrincipalDep, session: SessionDep) -> list[WebhookTarget]:
-    return alert_config.list_targets(session)
+def list_webhooks(_: PrincipalDep, session: SessionDep, settings: SettingsDep) -> list[WebhookOut]:
+    return [_webhook(t, settings) for t in alert_config.list_targets(session)]
+
+
+def _webhook(target: WebhookTarget, settings: Settings) -> WebhookOut:
+    return WebhookOut(
+        id=target.id,
+        name=target.name,
+        kind=target.kind,
+        url_redacted=redacted_url(target.url),
+        url_fingerprint=url_fingerprint(target.url, settings.secret_key),
+        has_secret=target.has_secret,
+        enabled=target.enabled,
+        created_at=target.created_at,
+    )
 
 
 @router.post("/webhooks", response_model=WebhookOut, status_code=201)
 def create_webhook(
     body: WebhookIn, _: EditorDep, session: SessionDep, box: BoxDep, settings: SettingsDep
-) -> WebhookTarget:
-    """The URL's host must be on LAGSCOPE_WEBHOOK_ALLOWED_HOSTS (422 otherwise)."""
-    return alert_config.create_target(
+) -> WebhookOut:
+    """The URL's host must be on LAGSCOPE_WEBHOOK_ALLOWED_HOSTS (422 otherwise). The URL is
+    not read back: the answer has it redacted, with a fingerprint."""
+    target = alert_config.create_target(
         session,
         box,
         settings.webhook_allow(),
@@ -197,11 +213,14 @@ def create_webhook(
         body.secret,
         body.enabled,
     )
+    return _webhook(target, settings)
 
 
 @router.get("/webhooks/{target_id}", response_model=WebhookOut)
-def get_webhook(target_id: PathId, _: PrincipalDep, session: SessionDep) -> WebhookTarget:
-    return alert_config.get_target(session, target_id)
+def get_webhook(
+    target_id: PathId, _: PrincipalDep, session: SessionDep, settings: SettingsDep
+) -> WebhookOut:
+    return _webhook(alert_config.get_target(session, target_id), settings)
 
 
 @router.patch("/webhooks/{target_id}", response_model=WebhookOut)
@@ -212,10 +231,12 @@ def update_webhook(
     session: SessionDep,
     box: BoxDep,
     settings: SettingsDep,
-) -> WebhookTarget:
+) -> WebhookOut:
+    """Omitted fields stay: a URL is changed by sending the whole new one."""
     target = alert_config.get_target(session, target_id)
     changes = body.model_dump(exclude_unset=True)
-    return alert_config.update_target(session, box, settings.webhook_allow(), target, changes)
+    alert_config.update_target(session, box, settings.webhook_allow(), target, changes)
+    return _webhook(target, settings)
 
 
 @router.delete("/webhooks/{target_id}", status_code=204, response_class=Response)
@@ -226,29 +247,49 @@ def delete_webhook(target_id: PathId, _: EditorDep, session: SessionDep) -> Resp
 
 @router.post("/webhooks/{target_id}/test", response_model=DeliveryOut)
 def send_test_webhook(
-    target_id: PathId, _: EditorDep, session: SessionDep, box: BoxDep, settings: SettingsDep
+    target_id: PathId, principal: EditorDep, session: SessionDep, box: BoxDep, settings: SettingsDep
 ) -> DeliveryOut:
-    """Send a made-up firing alert now, once; the attempt is in the delivery log."""
+    """Send a made-up firing alert now, once; the attempt is in the delivery log (errors
+    without an HTTP answer in detail for admins only)."""
     target = alert_config.get_target(session, target_id)
     delivery = alert_delivery.send_test(session, box, settings, target, time.time())
-    return _delivery(delivery, alert_config.delivery_log(session, delivery.id))
+    log = alert_config.delivery_log(session, delivery.id)
+    return _delivery(delivery, log, principal.can("admin"))
 
 
 @router.get("/deliveries", response_model=list[DeliveryOut])
 def list_deliveries(
-    _: PrincipalDep,
+    principal: PrincipalDep,
     session: SessionDep,
     target_id: QueryId | None = None,
     event_id: QueryId | None = None,
     status: Annotated[str | None, Query(pattern="^(pending|delivered|failed)$")] = None,
     limit: Limit = 100,
 ) -> list[DeliveryOut]:
-    """Every delivery with every attempt (status code, latency, error), newest first."""
+    """Every delivery with every attempt (status code, latency, error), newest first. An error
+    without an HTTP answer (DNS, connect, TLS, policy) is shown in detail to admins only;
+    others read a generic outcome (``detail_hidden``)."""
     rows = alert_config.list_deliveries(session, target_id, event_id, status, limit)
-    return [_delivery(d, attempts) for d, attempts in rows]
+    detail = principal.can("admin")
+    return [_delivery(d, attempts, detail) for d, attempts in rows]
 
 
-def _delivery(delivery: Delivery, attempts: list[DeliveryAttempt]) -> DeliveryOut:
+def _attempt(attempt: DeliveryAttempt, detail: bool) -> AttemptOut:
+    out = AttemptOut.model_validate(attempt)
+    if detail:
+        return out
+    # Without an HTTP answer, the latency tells a refused port from a filtered one: hidden too.
+    latency = out.latency_s if out.status_code is not None else None
+    return out.model_copy(
+        update={"error": public_error(out.error, out.status_code), "latency_s": latency}
+    )
+
+
+def _delivery(delivery: Delivery, attempts: list[DeliveryAttempt], detail: bool) -> DeliveryOut:
+    last_error = delivery.last_error
+    if not detail and last_error is not None:
+        last_status = attempts[-1].status_code if attempts else None
+        last_error = public_error(last_error, last_status)
     return DeliveryOut(
         id=delivery.id,
         event_id=delivery.event_id,
@@ -260,6 +301,7 @@ def _delivery(delivery: Delivery, attempts: list[DeliveryAttempt]) -> DeliveryOu
         next_attempt_at=delivery.next_attempt_at,
         created_at=delivery.created_at,
         finished_at=delivery.finished_at,
-        last_error=delivery.last_error,
-        log=[AttemptOut.model_validate(a) for a in attempts],
+        last_error=last_error,
+        log=[_attempt(a, detail) for a in attempts],
+        detail_hidden=not detail,
     )

@@ -1,5 +1,5 @@
-"""Alert rules, silences, webhook targets, events and the delivery log. Webhook secrets go in,
-never out (only ``has_secret``)."""
+"""Alert rules, silences, webhook targets, events and the delivery log. Webhook secrets and URLs go
+in, never out (``has_secret``; the URL redacted with a fingerprint)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,9 @@ Metric = Literal[
 ]
 Severity = Literal["info", "warning", "critical"]
 NullPolicy = Literal["firing_if_broken", "firing", "keep", "ok"]
-WebhookKind = Literal["generic", "alertmanager", "slack"]
+# alertmanager: the webhook v4 body (for receivers that take Alertmanager's notifications);
+# alertmanager_api: the alerts posted to an Alertmanager's POST /api/v2/alerts (its base URL).
+WebhookKind = Literal["generic", "alertmanager", "alertmanager_api", "slack"]
 Seconds = Annotated[float, Field(ge=0, le=7 * 86400)]
 Threshold = Annotated[float, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]
 Region = Annotated[str, StringConstraints(strip_whitespace=True, max_length=64)]
@@ -269,16 +271,23 @@ class WebhookPatch(PatchSchema):
 
 
 class WebhookOut(Schema):
+    """The URL is never read back (its path or query often is the credential): scheme, host and
+    port, and a fingerprint that changes when the URL does. PATCH ``url`` to replace it."""
+
     id: int
     name: str
     kind: str
-    url: str
+    url_redacted: str
+    url_fingerprint: str
     has_secret: bool
     enabled: bool
     created_at: datetime
 
 
 class AttemptOut(Schema):
+    """``error`` and ``latency_s`` of an attempt without an HTTP answer are generic unless the
+    caller is an admin (resolved addresses and port states are internal detail)."""
+
     number: int
     at: datetime
     status_code: int | None
@@ -299,3 +308,5 @@ class DeliveryOut(Schema):
     finished_at: datetime | None
     last_error: str | None
     log: list[AttemptOut]
+    # True when errors were replaced by generic outcomes (the caller is not an admin).
+    detail_hidden: bool
