@@ -83,3 +83,23 @@ def test_weaker_tls_or_other_cas_may_not() -> None:
 def test_tls_does_not_matter_with_no_stored_password() -> None:
     """As for edits (update_instance): nothing secret is sent under the weaker TLS."""
     assert refusal(stored(password_enc=""), tls="preferred") is None
+
+
+def test_another_pinned_public_key_may_not() -> None:
+    """The pinned key decides who can read the password (sha256_password / caching_sha2
+    without TLS): another one is another recipient. None only refuses more."""
+    own = stored(tls="preferred", server_public_key_path="/ca/db1.pem")
+
+    def with_key(key: str | None) -> str | None:
+        return stored_password_refusal(own, "db1.example", 3306, "lagscope", "preferred", None, key)
+
+    assert with_key("/ca/db1.pem") is None
+    assert with_key(None) is None and with_key("") is None
+    assert (
+        stored_password_refusal(stored(), "db1.example", 3306, "lagscope", "required", None, None)
+        is None
+    )
+    for other in ("/ca/db2.pem",):
+        reason = with_key(other)
+        assert reason is not None and "server_public_key_path differs" in reason
+        assert "retype" in reason

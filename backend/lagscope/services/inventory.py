@@ -234,7 +234,9 @@ def stored_password_refusal(
                 "used for the instance's own address and user, under its own TLS; retype it to "
                 "test this"
             )
-        if (server_public_key_path or None) != instance.server_public_key_path:
+        key = server_public_key_path or None
+        # None only refuses more (no key at all is used): that cannot leak the password.
+        if key is not None and key != instance.server_public_key_path:
             return (
                 f"server_public_key_path differs from instance {instance.id}'s: the stored "
                 "password is only encrypted with the instance's own pinned key; retype it to "
