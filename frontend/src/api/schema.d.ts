@@ -1182,7 +1182,7 @@ export interface components {
             host: string;
             /**
              * Instance Id
-             * @description editing an instance: with no password, test with its stored one; only for its own host, port and user exactly (and no weaker tls, same tls_ca_path), else 422
+             * @description editing an instance: with no password, test with its stored one; only for its own host, port and user exactly (and no weaker tls, same tls_ca_path and server_public_key_path), else 422
              */
             instance_id?: number | null;
             /**
@@ -1195,6 +1195,11 @@ export interface components {
              * @default 3306
              */
             port?: number;
+            /**
+             * Server Public Key Path
+             * @description the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / caching_sha2_password logins without TLS (tls preferred only); none: such a login is refused unless TLS is verified
+             */
+            server_public_key_path?: string | null;
             /**
              * Timeout S
              * @default 3
@@ -1508,6 +1513,11 @@ export interface components {
              */
             role?: "source" | "replica";
             /**
+             * Server Public Key Path
+             * @description the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / caching_sha2_password logins without TLS (tls preferred only); none: such a login is refused unless TLS is verified
+             */
+            server_public_key_path?: string | null;
+            /**
              * Tls
              * @default preferred
              * @enum {string}
@@ -1552,6 +1562,8 @@ export interface components {
             role: "source" | "replica";
             /** Server Id */
             server_id: number | null;
+            /** Server Public Key Path */
+            server_public_key_path: string | null;
             /**
              * Tls
              * @enum {string}
@@ -1578,6 +1590,11 @@ export interface components {
             port?: number | null;
             /** Region */
             region?: string | null;
+            /**
+             * Server Public Key Path
+             * @description the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / caching_sha2_password logins without TLS (tls preferred only); none: such a login is refused unless TLS is verified; "" removes it
+             */
+            server_public_key_path?: string | null;
             /** Tls */
             tls?: ("preferred" | "required" | "verify_ca" | "verify_identity") | null;
             /**
