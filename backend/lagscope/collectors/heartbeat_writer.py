@@ -19,7 +19,13 @@ from collections.abc import Callable
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.values import as_int
-from lagscope.errors import CollectorError, InvalidInput, LoginRefused
+from lagscope.errors import (
+    ClearTextAuthRefused,
+    CollectorError,
+    InvalidInput,
+    LoginRefused,
+    Sha2AuthRefused,
+)
 
 
 class HeartbeatWriter:
@@ -54,8 +60,9 @@ class HeartbeatWriter:
     def run(self, interval_s: float, stop: threading.Event, max_backoff_s: float = 300.0) -> None:
         """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set.
 
-        A refused login is retried after 2, 4, 8 … intervals (capped at ``max_backoff_s``), not
-        every beat: each refusal counts towards the heartbeat account's lock-out on the source.
+        A refused login (or one whose password Lagscope withheld) is retried after 2, 4, 8 …
+        intervals (capped at ``max_backoff_s``), not every beat: each refusal counts towards the
+        heartbeat account's lock-out on the source.
         New credentials start a new writer (HeartbeatService), so a fixed password is tried
         at once."""
         next_at = time.monotonic()
@@ -64,7 +71,9 @@ class HeartbeatWriter:
             try:
                 self.beat()
                 self.last_error, refusals = None, 0
-            except LoginRefused as exc:
+            except (LoginRefused, ClearTextAuthRefused, Sha2AuthRefused) as exc:
+                # The two refusals of ours: the password was withheld, the handshake dropped
+                # (MySQL counts that towards max_connect_errors): no retry every beat either.
                 self.last_error, refusals = exc, refusals + 1
                 next_at = time.monotonic() + min(
                     max_backoff_s, interval_s * 2.0 ** min(refusals, 30)

@@ -273,14 +273,16 @@ def update_instance(
         # Only a move is checked: an instance the list has since excluded can still be
         # renamed or disabled (polling leaves it alone meanwhile).
         allowed.check(changes.get("host", instance.host), changes.get("port", instance.port))
-    _apply_tls(instance, changes, ca_dir)
+    protection_changed = _apply_tls(instance, changes, ca_dir)
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
             setattr(instance, field, changes[field])
     if "password" in changes:
         instance.password_enc = box.encrypt(changes["password"]) if changes["password"] else ""
-        # New credentials: the back-off after refused logins (or an unreadable password) was
-        # about the old ones; try the new ones at the next tick.
+    if "password" in changes or protection_changed:
+        # New credentials (or TLS / a pin that may now let the password go): the back-off
+        # after refused logins (or an unreadable password) was about the old ones; try the
+        # new ones at the next tick.
         logins.reset(instance)
     if instance.role == "source" and {"host", "port"} & set(moved):
         # The heartbeat writer logs in to the source: its password must not follow it either.
@@ -289,14 +291,13 @@ def update_instance(
     return instance
 
 
-def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) -> None:
+def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) -> bool:
     """Set ``tls``/``tls_ca_path``/``server_public_key_path`` from a PATCH (``""`` removes a
     path).
 
     Weakening the mode, trusting other CAs or pinning another key changes who can pass for
-    the server (or read the password):
-    like a move, it needs the password in the same request. (With TLS unverified, a MySQL 8
-    caching_sha2_password full login sends the password inside TLS to whoever answers.)
+    the server (or read the password): like a move, it needs the password in the same
+    request. Returns whether any of the three changed.
     """
     tls = changes.get("tls", instance.tls)
     ca_path = changes.get("tls_ca_path", instance.tls_ca_path) or None
@@ -323,9 +324,15 @@ def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) 
             f"{what} needs the password again in the same request (the stored one is "
             'never sent under weaker protection); give "password": "" for none'
         )
+    changed = (tls, ca_path, key_path) != (
+        instance.tls,
+        instance.tls_ca_path,
+        instance.server_public_key_path,
+    )
     instance.tls = tls
     instance.tls_ca_path = ca_path
     instance.server_public_key_path = key_path
+    return changed
 
 
 def delete(session: Session, row: Cluster | Instance) -> None:
