@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from lagscope.collectors.connection import ConnectionSpec
 from lagscope.models import Instance
-from lagscope.services.inventory import stored_password_refusal
+from lagscope.services.inventory import stored_password_refusal, tls_of
 
 
 def stored(**changes: object) -> Instance:
