@@ -8,8 +8,8 @@ goes on), then OK to every command until the client leaves. Every byte the clien
 after TLS decryption, so the check is as strict as it can be — is kept in ``received``.
 
 The SHA-2 plugins behave as a rogue MySQL 8 would: ``caching_sha2_password`` answers the
-scramble with "full authentication needed" (``\x01\x04``; ``fast_ok`` answers ``\x01\x03``
-instead), and a public key request (``\x01`` for sha256_password, ``\x02`` for caching_sha2)
+scramble with "full authentication needed" (bytes ``01 04``; ``fast_ok`` answers ``01 03``
+instead), and a public key request (``01`` for sha256_password, ``02`` for caching_sha2)
 is answered with ``rsa_key``'s public key, as the server's own. ``auth_answers`` holds each
 authentication answer of the client in order (the handshake response's first), and
 ``auth_salt`` the salt the password exchange used, so a test can decrypt what it received.

@@ -104,3 +104,11 @@ def test_another_pinned_public_key_may_not() -> None:
         reason = with_key(other)
         assert reason is not None and "server_public_key_path differs" in reason
         assert "retype" in reason
+
+
+def test_every_connection_to_an_instance_carries_its_pin() -> None:
+    """Polls (connection_spec) and the heartbeat writer (services/heartbeat.py builds its spec
+    from tls_of(source)) use the instance's pinned key, like its TLS setting."""
+    pinned = stored(tls="preferred", server_public_key_path="/ca/db1.pem")
+    spec = ConnectionSpec("db1.example", **tls_of(pinned))
+    assert (spec.tls, spec.server_public_key_path) == ("preferred", "/ca/db1.pem")

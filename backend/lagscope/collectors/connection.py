@@ -1,7 +1,7 @@
 """Opening a PyMySQL connection to a server: TLS as the instance asks, no password in clear.
 
 Every connection Lagscope opens — polls, ``POST /instances/test``, ``lagscope probe``, the
-heartbeat writer and the lab — goes through :func:`open_connection`, so two rules hold everywhere:
+heartbeat writer and the lab — goes through :func:`open_connection`, so these rules hold everywhere:
 
 * **TLS per instance** (``ConnectionSpec.tls``):
 
@@ -32,9 +32,10 @@ heartbeat writer and the lab — goes through :func:`open_connection`, so two ru
   and ``caching_sha2_password`` *full* authentication (the server's cache does not hold the
   account: the first login after a restart or ``FLUSH PRIVILEGES``) need the password itself.
   PyMySQL sends it as is inside any TLS session, verified or not, and without TLS encrypts it
-  with an RSA public key it asks *the server* for (``\x01`` / ``\x02``): a rogue server at
-  the instance's address sends its own key and reads the password. Like the ``mysql`` client
-  (``--get-server-public-key`` off) :class:`_Sha2Auth` never uses a key the server sends.
+  with an RSA public key it asks *the server* for (a ``0x01`` / ``0x02`` request): a rogue
+  server at the instance's address sends its own key and reads the password. As the ``mysql``
+  client does by default for caching_sha2 (``--get-server-public-key`` off), and for both
+  plugins here, :class:`_Sha2Auth` never uses a key the server sends.
   It answers only (a) inside TLS that passes the clear-text rule above — an unverified TLS
   session is a session with whoever answered, so it is treated like no TLS at all, or (b)
   without TLS, with the public key the operator pinned (``server_public_key_path``; the server
@@ -45,7 +46,7 @@ heartbeat writer and the lab — goes through :func:`open_connection`, so two ru
 
 This module and :mod:`lagscope.collectors.executor` are the collectors' only PyMySQL imports;
 errors here are raised as PyMySQL raises them (the lab's callers expect that), except the
-refusal and an unreadable CA bundle, which are Lagscope errors already. The executor translates.
+refusals and an unreadable CA bundle, which are Lagscope errors already. The executor translates.
 """
 
 from __future__ import annotations
