@@ -35,7 +35,7 @@ heartbeat writer and the lab — goes through :func:`open_connection`, so these 
   with an RSA public key it asks *the server* for (a ``0x01`` / ``0x02`` request): a rogue
   server at the instance's address sends its own key and reads the password. As the ``mysql``
   client does by default for caching_sha2 (``--get-server-public-key`` off), and for both
-  plugins here, :class:`_Sha2Auth` never uses a key the server sends.
+  plugins here, :class:`~lagscope.collectors.sha2_auth.Sha2Auth` never uses a key the server sends.
   It answers only (a) inside TLS that passes the clear-text rule above — an unverified TLS
   session is a session with whoever answered, so it is treated like no TLS at all, or (b)
   without TLS, with the public key the operator pinned (``server_public_key_path``; the server
@@ -44,9 +44,10 @@ heartbeat writer and the lab — goes through :func:`open_connection`, so these 
   names the plugin and the fix; nothing is sent. The caching_sha2 *fast* path (a scramble,
   never the password) is untouched.
 
-This module and :mod:`lagscope.collectors.executor` are the collectors' only PyMySQL imports;
-errors here are raised as PyMySQL raises them (the lab's callers expect that), except the
-refusals and an unreadable CA bundle, which are Lagscope errors already. The executor translates.
+This module, :mod:`~lagscope.collectors.sha2_auth` and :mod:`lagscope.collectors.executor` are
+the collectors' only PyMySQL imports; errors here are raised as PyMySQL raises them (the lab's
+callers expect that), except the refusals and an unreadable CA bundle, which are Lagscope
+errors already. The executor translates.
 """
 
 from __future__ import annotations
@@ -59,14 +60,11 @@ from typing import Any, Final, Literal, get_args
 
 import pymysql
 import pymysql.connections
-import pymysql.err
-from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
-from pymysql import _auth
 from pymysql.constants import CLIENT
 
+from lagscope.collectors.sha2_auth import Sha2Auth
 from lagscope.collectors.targets import AllowList
-from lagscope.errors import ClearTextAuthRefused, InvalidInput, Sha2AuthRefused, TlsFailed
+from lagscope.errors import ClearTextAuthRefused, InvalidInput, TlsFailed
 
 TlsMode = Literal["preferred", "required", "verify_ca", "verify_identity"]
 TLS_MODES: Final[tuple[str, ...]] = get_args(TlsMode)
@@ -82,7 +80,6 @@ CLEAR_TEXT_REFUSAL: Final = (
 )
 # The plugins whose password step needs either TLS or the server's RSA public key.
 SHA2_PLUGINS: Final = frozenset({"sha256_password", "caching_sha2_password"})
-_VERIFY_FIX: Final = "use tls verify_identity, or verify_ca with a tls_ca_path"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +168,7 @@ class _Connection(pymysql.connections.Connection):
         # very first answer whenever TLS is up, verified or not. Unless the clear-text rule
         # allows that, answer as caching_sha2_password instead: a scramble, no password (what
         # a server announcing that plugin gets anyway). A server whose account really uses
-        # sha256_password switches to it, and _Sha2Auth answers or refuses the switch.
+        # sha256_password switches to it, and Sha2Auth answers or refuses the switch.
         state: Any = self  # PyMySQL's handshake state is untyped
         tls_coming = bool(self.ssl and state.server_capabilities & CLIENT.SSL)
         announced = state._auth_plugin_name == "sha256_password"
@@ -184,7 +181,7 @@ class _Connection(pymysql.connections.Connection):
         # (_process_auth) and for the extra auth data following the first handshake.
         name = plugin_name.decode("ascii", "replace") if isinstance(plugin_name, bytes) else ""
         if name in SHA2_PLUGINS:
-            return _Sha2Auth(self, name)
+            return Sha2Auth(self, name)
         return super()._get_auth_plugin_handler(plugin_name)  # type: ignore[misc]
 
     def _password_may_go_in_clear(self) -> bool:
@@ -195,118 +192,6 @@ class _Connection(pymysql.connections.Connection):
         socket "secure" too; it is not exempt: we cannot verify who listens there)."""
         sock = getattr(self, "_sock", None)
         return isinstance(sock, ssl.SSLSocket) and sock.context.verify_mode == ssl.CERT_REQUIRED
-
-
-class _Sha2Auth:
-    """sha256_password and caching_sha2_password, answered without trusting the server.
-
-    PyMySQL's ``_auth.sha256_password_auth`` / ``caching_sha2_password_auth`` do what the
-    protocol allows a client to do; this handler does what Lagscope allows (module docstring):
-    it sends the password only inside verified TLS, or RSA-encrypted with the pinned key, and
-    ignores any key the server sends. It reuses PyMySQL's scramble and RSA helpers, and hands
-    the exchanges that carry no password (an empty one) to PyMySQL as they are.
-    """
-
-    def __init__(self, conn: _Connection, plugin: str) -> None:
-        # Any: PyMySQL's auth state (salt, _secure, _read_packet …) is untyped.
-        self.conn: Any = conn
-        self.plugin = plugin
-
-    def authenticate(self, pkt: Any) -> Any:
-        conn = self.conn
-        if not conn.password:  # nothing secret to protect
-            if self.plugin == "sha256_password":
-                return _auth.sha256_password_auth(conn, pkt)  # type: ignore[no-untyped-call]
-            return _auth.caching_sha2_password_auth(conn, pkt)
-        if pkt.is_auth_switch_request():
-            salt = pkt.read_all()
-            conn.salt = salt[:-1] if salt.endswith(b"\0") else salt
-            if self.plugin == "sha256_password":
-                return self._send_password()
-            # caching_sha2's fast path: a scramble of the password with the salt.
-            pkt = self._roundtrip(_auth.scramble_caching_sha2(conn.password, conn.salt))
-        elif self.plugin == "sha256_password":
-            # Extra data after the handshake's key request (b"\1" without TLS): the server's
-            # own key. Never used.
-            return self._send_password()
-        if not pkt.is_extra_auth_data():
-            raise pymysql.err.OperationalError(
-                f"caching sha2: unknown packet for fast auth: {pkt.get_all_data()[:1]!r}"
-            )
-        pkt.advance(1)
-        result = pkt.read_uint8()
-        if result == 3:  # fast auth succeeded: the server's OK follows
-            pkt = conn._read_packet()
-            pkt.check_error()
-            return pkt
-        if result != 4:  # 4: full authentication, the password itself is needed
-            raise pymysql.err.OperationalError(f"caching sha2: unknown fast auth result {result}")
-        return self._send_password()
-
-    def _send_password(self) -> Any:
-        conn = self.conn
-        if conn._secure:
-            if conn._password_may_go_in_clear():
-                return self._roundtrip(conn.password + b"\0")
-            raise self._refusal(
-                "over TLS it would be sent as it is, and this session's certificate was not "
-                "verified against the server's name or a CA of the operator's; "
-                + _VERIFY_FIX
-                + (
-                    " (the pinned server_public_key_path serves only a server without TLS)"
-                    if conn._pinned_key_path
-                    else ""
-                )
-            )
-        if conn._pinned_key_path is None:
-            raise self._refusal(
-                "without TLS it would be encrypted with a public key the server itself sends; "
-                "pin the server's RSA public key (server_public_key_path), or " + _VERIFY_FIX
-            )
-        key = _pinned_key(conn._pinned_key_path, _stamp(conn._pinned_key_path))
-        if key is None:
-            raise self._refusal(
-                f"cannot load the pinned server_public_key_path {conn._pinned_key_path} "
-                "(missing, unreadable, or not a PEM RSA public key)"
-            )
-        return self._roundtrip(_auth.sha2_rsa_encrypt(conn.password, conn.salt, key))
-
-    def _refusal(self, why: str) -> Sha2AuthRefused:
-        what = self.plugin + (" full authentication" if self.plugin != "sha256_password" else "")
-        return Sha2AuthRefused(
-            f"{self.conn.host}:{self.conn.port}",
-            f"server asked for the password by {what}; not sent: {why}",
-        )
-
-    def _roundtrip(self, data: bytes) -> Any:
-        self.conn.write_packet(data)
-        pkt: Any = self.conn._read_packet()
-        pkt.check_error()
-        return pkt
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_mtime_ns, found.st_size)
-
-
-@functools.lru_cache(maxsize=64)
-def _pinned_key(path: str, stamp: tuple[int, int] | None) -> bytes | None:
-    """The PEM at ``path`` if it is an RSA public key (keyed on mtime and size, like the CA
-    bundles: a replaced key is read again). None says nothing about why: the path is an
-    editor's input, the reason would tell them about files on the worker."""
-    if stamp is None:
-        return None
-    try:
-        with open(path, "rb") as pem:
-            data = pem.read(64 * 1024)
-        key = load_pem_public_key(data)
-    except (OSError, ValueError, TypeError):
-        return None
-    return data if isinstance(key, RSAPublicKey) else None
 
 
 def check_tls_setting(tls: str, ca_path: str | None, ca_dir: str | None = None) -> None:
