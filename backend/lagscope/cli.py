@@ -13,6 +13,7 @@ from lagscope.collectors.connection import (
     TLS_MODES,
     ConnectionSpec,
     TlsMode,
+    check_public_key_setting,
     check_tls_setting,
 )
 from lagscope.collectors.executor import PyMySQLExecutor
@@ -65,6 +66,14 @@ def main() -> None:
     type=click.Path(dir_okay=False, resolve_path=True),
     help="CA bundle (PEM) for verify_*.",
 )
+@click.option(
+    "--server-public-key",
+    "server_public_key_path",
+    default=None,
+    type=click.Path(dir_okay=False, resolve_path=True),
+    help="The server's RSA public key (PEM) for a sha256_password / caching_sha2_password "
+    "login without TLS (tls preferred); none: such a login needs verified TLS.",
+)
 def probe(
     host: str,
     port: int,
@@ -77,6 +86,7 @@ def probe(
     extra_params: tuple[str, ...],
     tls: TlsMode,
     tls_ca_path: str | None,
+    server_public_key_path: str | None,
 ) -> None:
     """Print one normalized snapshot of a server as JSON, or a clear error naming the cause."""
     spec = ConnectionSpec(
@@ -89,9 +99,11 @@ def probe(
         read_timeout_s=timeout,
         tls=tls,
         tls_ca_path=tls_ca_path,
+        server_public_key_path=server_public_key_path,
     )
     try:
         check_tls_setting(tls, tls_ca_path)
+        check_public_key_setting(tls, server_public_key_path)
         table = _heartbeat_table(heartbeat, heartbeat_table)
         poller = InstancePoller(PyMySQLExecutor(spec), heartbeat=table, extra_params=extra_params)
         try:

@@ -76,9 +76,9 @@ class Settings(BaseSettings):
     # Monitored servers Lagscope may contact: comma-separated CIDRs and host names ("*.dom"
     # for a whole domain); empty = any. Applies to connection tests, stored instances, polling.
     allowed_targets: str = ""
-    # Where instances' tls_ca_path may point (the workers read that file): a directory the
-    # operator fills with CA bundles. Empty allows any absolute path: only where every editor
-    # may read the workers' file system.
+    # Where instances' tls_ca_path and server_public_key_path may point (the workers read
+    # those files): a directory the operator fills with CA bundles and pinned public keys.
+    # Empty allows any absolute path: only where every editor may read the workers' file system.
     tls_ca_dir: str = "/etc/lagscope/ca"
     # Connection tests (POST /instances/test) run in a pool of their own this big, with this
     # many more waiting (beyond: 503), and at most this many per user a minute (beyond: 429):

@@ -20,6 +20,7 @@ Driver exceptions (``pymysql.*``) are translated at the collector boundary with
         ├── UnsupportedServer       not MySQL ≥ 5.7 or MariaDB ≥ 10.5
         ├── TlsFailed               TLS the instance requires could not be set up or verified
         ├── ClearTextAuthRefused    the server asked for the password in clear; not sent
+        ├── Sha2AuthRefused         sha256/caching_sha2 wanted the password unprotected; not sent
         ├── TargetNotAllowed        outside LAGSCOPE_ALLOWED_TARGETS: never contacted
         └── QueryFailed             the server refused a statement for another reason
 
@@ -116,6 +117,13 @@ class TlsFailed(CollectorError):
 class ClearTextAuthRefused(CollectorError):
     """The server asked for a clear-text auth plugin (``mysql_clear_password``, ``dialog``)
     on a connection that is not TLS with a verified certificate; the password was not sent."""
+
+
+class Sha2AuthRefused(CollectorError):
+    """The server asked for the password by ``sha256_password`` or ``caching_sha2_password``
+    full authentication, and it could go only to a key the server supplied or inside TLS whose
+    certificate was not verified: not sent. The message names the plugin and the fix
+    (verified TLS, or a pinned ``server_public_key_path`` for a server without TLS)."""
 
 
 class QueryFailed(CollectorError):

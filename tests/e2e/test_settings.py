@@ -1,8 +1,8 @@
 """Settings → servers in the browser: a cluster edit sends only what changed (a custom heartbeat
 table survives it); an instance edit sends its password only when typed or needed, asks for it
 when the instance moves, tests an edited instance with its stored password (instance_id), and
-edits TLS (a CA bundle outside LAGSCOPE_TLS_CA_DIR: the API's problem shown). Each test makes a
-cluster of its own, so the lab cluster keeps polling as is."""
+edits TLS (a CA bundle or a pinned public key outside LAGSCOPE_TLS_CA_DIR: the API's problem
+shown). Each test makes a cluster of its own, so the lab cluster keeps polling as is."""
 
 from __future__ import annotations
 
@@ -198,3 +198,31 @@ def test_instance_tls_mode_and_a_ca_bundle_the_api_refuses(page: Page, api: ApiS
         None,
         True,
     )
+
+
+def test_pinning_a_server_public_key(page: Page, api: ApiServer, lab):
+    """The pin field sits with the TLS fields under preferred only; pinning a key asks for the
+    password again, and a key outside LAGSCOPE_TLS_CA_DIR shows the API's refusal."""
+    cluster_id = make_cluster(api, {"name": "pin"})["id"]
+    make_instance(api, lab, cluster_id, "pinned")
+    page.goto("/settings/servers")
+    cluster = page.get_by_role("region", name="cluster pin")
+    cluster.get_by_role("button", name="Edit pinned").click()
+    form = page.get_by_role("form", name="Edit instance pinned")
+    key = form.get_by_label("Server public key path")
+    expect(key).to_have_value("")
+    expect(form).to_contain_text("never with a key the server sends")
+    key.fill("/tmp/elsewhere/db-public.pem")
+    expect(form).to_contain_text("public key changed")
+    form.get_by_label("Password", exact=True).fill(lab.credentials.monitor[1])
+    sent = patch_body(page, form.get_by_role("button", name="Save instance"))
+    assert sent == {
+        "server_public_key_path": "/tmp/elsewhere/db-public.pem",
+        "password": lab.credentials.monitor[1],
+    }
+    expect(form.get_by_role("alert")).to_contain_text(
+        "server_public_key_path must be inside /etc/lagscope/ca (LAGSCOPE_TLS_CA_DIR)"
+    )
+    shot(page, "settings-instance-pin-refused")
+    form.get_by_role("combobox", name="TLS").select_option("verify_identity")
+    expect(form.get_by_label("Server public key path")).to_have_count(0)

@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from sqlalchemy import select
 
 from lagscope.collectors import targets
@@ -30,6 +32,7 @@ from lagscope.services import inventory, users
 from lagscope.services.polling import poll_cluster
 from lagscope.services.reading import ClusterReader
 from lagscope.services.secrets import store_box
+from tests.unit.fake_mysql import FakeMySQL
 
 from .api_stack import SECRET, ApiServer, api_server, sqlite_url
 from .pipeline_stack import SECRET as PIPELINE_SECRET
@@ -500,3 +503,97 @@ def test_a_polled_port_says_what_the_connection_test_says(tmp_path):
         )
         assert test.status_code == 502
         assert said["http"] == test.json()["detail"].replace(str(ports["http"]), "PORT")
+
+
+@pytest.mark.parametrize("plugin", ["sha256_password", "caching_sha2_password"])
+def test_a_rogue_sha2_server_gets_no_stored_password_from_the_connection_test(tmp_path, plugin):
+    """Issue 17 item 2: a server at the instance's own address switches the login to a SHA-2
+    plugin and offers its own RSA key. Editing → "Test connection" (instance_id, no password)
+    says why it stopped and sends nothing; with a pinned key (set by PATCH, which wants the
+    password again) the server receives the password encrypted with the pinned key only."""
+    rogue_key, real_key = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in "ab"
+    )
+    ca_dir = tmp_path / "ca"
+    ca_dir.mkdir()
+    pin = ca_dir / "db1-public.pem"
+    pin.write_bytes(
+        real_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    secret = "stored-Hunter2"
+    with (
+        api_server(sqlite_url(tmp_path), probe_per_minute=100, tls_ca_dir=str(ca_dir)) as api,
+        api.client() as c,
+        FakeMySQL(switch_to=plugin, rsa_key=rogue_key) as rogue,
+    ):
+        cid = c.post("/api/v1/clusters", json={"name": "sha2"}).json()["id"]
+        own = {"host": "127.0.0.1", "port": rogue.port, "user": "mon", "timeout_s": 5}
+        made = c.post(
+            "/api/v1/instances",
+            json={
+                "cluster_id": cid,
+                "name": "db1",
+                "host": "127.0.0.1",
+                "port": rogue.port,
+                "user": "mon",
+                "password": secret,
+            },
+        )
+        assert made.status_code == 201, made.text
+        iid = made.json()["id"]
+        assert made.json()["server_public_key_path"] is None
+
+        tested = c.post("/api/v1/instances/test", json={**own, "instance_id": iid})
+        assert tested.status_code == 502, tested.text
+        assert tested.json()["title"] == "Sha2AuthRefused"
+        detail = tested.json()["detail"]
+        assert f"server asked for the password by {plugin}" in detail
+        assert "server_public_key_path" in detail and "verify_identity" in detail
+    assert secret.encode() not in rogue.received
+    assert all(len(answer) <= 32 for answer in rogue.auth_answers)  # scrambles, no RSA blob
+
+    with (
+        api_server(sqlite_url(tmp_path), probe_per_minute=100, tls_ca_dir=str(ca_dir)) as api,
+        api.client() as c,
+    ):
+        outside = c.patch(
+            f"/api/v1/instances/{iid}",
+            json={"server_public_key_path": str(tmp_path / "x.pem"), "password": secret},
+        )
+        assert outside.status_code == 422, outside.text
+        assert "LAGSCOPE_TLS_CA_DIR" in outside.json()["detail"]
+        unconfirmed = c.patch(f"/api/v1/instances/{iid}", json={"server_public_key_path": str(pin)})
+        assert unconfirmed.status_code == 422, unconfirmed.text
+        assert "changing server_public_key_path needs the password" in unconfirmed.json()["detail"]
+        pinned = c.patch(
+            f"/api/v1/instances/{iid}",
+            json={"server_public_key_path": str(pin), "password": secret},
+        )
+        assert pinned.status_code == 200, pinned.text
+        assert pinned.json()["server_public_key_path"] == str(pin)
+        with FakeMySQL(switch_to=plugin, rsa_key=rogue_key) as again:
+            with api.sessions() as session, session.begin():
+                instance = session.get(Instance, iid)
+                assert instance is not None
+                instance.port = again.port  # the rogue's new listener, same instance
+            own = {"host": "127.0.0.1", "port": again.port, "user": "mon", "timeout_s": 5}
+            other = {"server_public_key_path": str(ca_dir / "other.pem")}
+            not_its_pin = c.post(
+                "/api/v1/instances/test", json={**own, **other, "instance_id": iid}
+            )
+            assert not_its_pin.status_code == 422, not_its_pin.text  # the password stays
+            assert "server_public_key_path differs" in not_its_pin.json()["detail"]
+            c.post(
+                "/api/v1/instances/test",
+                json={**own, "instance_id": iid, "server_public_key_path": str(pin)},
+            )
+        blob = again.auth_answers[-1]
+        assert secret.encode() not in again.received
+        oaep = padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None)
+        with pytest.raises(ValueError):
+            rogue_key.decrypt(blob, oaep)  # the rogue cannot read it
+        plain = real_key.decrypt(blob, oaep)  # the pinned key's owner can
+        salt = again.auth_salt
+        assert bytes(b ^ salt[i % 20] for i, b in enumerate(plain)) == secret.encode() + b"\0"

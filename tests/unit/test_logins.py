@@ -6,12 +6,17 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
 from lagscope.collectors.executor import ConnectionSpec
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
-from lagscope.errors import LoginRefused
-from lagscope.models import Instance
-from lagscope.services import logins
+from lagscope.errors import ClearTextAuthRefused, CollectorError, LoginRefused, Sha2AuthRefused
+from lagscope.models import Base, Instance
+from lagscope.services import inventory, logins
 from lagscope.services.reading import ClusterReader, Reading, Target
+from lagscope.services.secrets import SecretBox
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -58,6 +63,18 @@ def test_refusals_schedule_the_next_try_and_a_login_resets():
     # A statement refused after login: the credentials work.
     logins.note(row, Reading(7, at.timestamp(), error="x", error_kind="AccessDenied"), backoff)
     assert (row.login_state, row.login_failures, row.next_attempt_at) == (logins.OK, 0, None)
+
+
+@pytest.mark.parametrize("kind", ["ClearTextAuthRefused", "Sha2AuthRefused"])
+def test_a_withheld_password_backs_off_like_a_refused_one(kind):
+    """Lagscope dropped the handshake rather than send the password: MySQL counts every such
+    connection towards max_connect_errors (the host is blocked after 100), and nothing changes
+    before someone edits the instance, so it is not retried every tick either."""
+    row, backoff = instance(), logins.Backoff(base_s=1.0, max_s=300.0)
+    withheld = Reading(7, T0.timestamp(), error="h:1: server asked for …", error_kind=kind)
+    logins.note(row, withheld, backoff)
+    assert row.login_state == logins.ACCESS_DENIED and row.login_failures == 1
+    assert logins.waiting(row, T0 + timedelta(seconds=0.5))
 
 
 def test_unreadable_credentials_and_their_recovery():
@@ -122,16 +139,18 @@ def test_a_refusal_slower_than_the_deadline_is_reported_at_the_next_tick():
 
 
 class RefusingExecutor:
-    """The heartbeat login's server: refuses every login, counting them."""
+    """The heartbeat login's server: refuses every login (or Lagscope withholds the password
+    from it), counting them."""
 
-    def __init__(self, spec: ConnectionSpec) -> None:
+    def __init__(self, spec: ConnectionSpec, error: type[CollectorError] = LoginRefused) -> None:
         self.server = spec.server
         self.connected = False
         self.logins = 0
+        self.error = error
 
     def run(self, statements):
         self.logins += 1
-        raise LoginRefused(self.server, "Access denied for user 'hb'@'h'", 1045)
+        raise self.error(self.server, "Access denied for user 'hb'@'h'", 1045)
 
     def write(self, sql, args=()):
         raise AssertionError("never reached: the login is refused first")
@@ -140,17 +159,19 @@ class RefusingExecutor:
         pass
 
 
-def test_the_heartbeat_writer_ends_at_a_refused_login_and_says_so():
+@pytest.mark.parametrize("error", [LoginRefused, ClearTextAuthRefused, Sha2AuthRefused])
+def test_the_heartbeat_writer_ends_at_a_refused_login_and_says_so(error):
     """One login, then the run ends: when to try again is the store's back-off (services/
-    heartbeat.py), not this thread's memory."""
+    heartbeat.py), not this thread's memory. A password Lagscope withheld (clear-text or SHA-2
+    without a verified server) ends it alike: the dropped handshake counts on the server."""
     made: list[RefusingExecutor] = []
 
     def factory(spec: ConnectionSpec) -> RefusingExecutor:
-        made.append(RefusingExecutor(spec))
+        made.append(RefusingExecutor(spec, error))
         return made[-1]
 
     writer = HeartbeatWriter(ConnectionSpec("h", 1), executor_factory=factory)  # type: ignore[arg-type]
-    refusals: list[LoginRefused] = []
+    refusals: list[CollectorError] = []
     stop = threading.Event()
     thread = threading.Thread(
         target=writer.run, args=(0.01, stop), kwargs={"on_refused": refusals.append}
@@ -159,7 +180,7 @@ def test_the_heartbeat_writer_ends_at_a_refused_login_and_says_so():
     thread.join(10)
     assert not thread.is_alive() and not stop.is_set()
     assert made[0].logins == 1 and len(refusals) == 1
-    assert isinstance(writer.last_error, LoginRefused)
+    assert isinstance(writer.last_error, error)
 
 
 def test_refusals_give_up_after_the_cap_until_someone_acts():
@@ -184,3 +205,30 @@ def test_refusals_give_up_after_the_cap_until_someone_acts():
     assert logins.backing_off(row, at).error == said  # kept as it is, tick after tick
     logins.reset(row)  # a new password, re-enabled, or retry-login
     assert not logins.waiting(row, at) and row.login_failures == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"tls": "verify_identity"}, {"tls": "required"}],
+)
+def test_a_stronger_tls_resets_the_back_off(tmp_path, change):
+    """A withheld password waits for someone to act; raising TLS is such an act, and needs no
+    password (a pin does, and so resets anyway): a reset tied to the password alone would keep
+    the instance waiting."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    Base.metadata.create_all(engine)
+    box = SecretBox("a-test-key-long-enough-for-the-kdf-0123", b"0" * 16)
+    with Session(engine) as session, session.begin():
+        cluster = inventory.create_cluster(session, "c")
+        row = inventory.add_instance(session, box, cluster, "r", "h", 1, "u", "pw")
+        for _ in range(3):
+            logins.note(
+                row,
+                Reading(row.id, T0.timestamp(), error="x", error_kind="Sha2AuthRefused"),
+                logins.DEFAULT_BACKOFF,
+            )
+        assert logins.waiting(row, T0)
+        inventory.update_instance(session, box, row, change)
+        assert (row.login_state, row.login_failures, row.next_attempt_at) == (None, 0, None)
+        inventory.update_instance(session, box, row, {"region": "far"})  # no reset by itself
+    engine.dispose()

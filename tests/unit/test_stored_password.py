@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from lagscope.collectors.connection import ConnectionSpec
 from lagscope.models import Instance
-from lagscope.services.inventory import stored_password_refusal
+from lagscope.services.inventory import stored_password_refusal, tls_of
 
 
 def stored(**changes: object) -> Instance:
@@ -83,3 +84,31 @@ def test_weaker_tls_or_other_cas_may_not() -> None:
 def test_tls_does_not_matter_with_no_stored_password() -> None:
     """As for edits (update_instance): nothing secret is sent under the weaker TLS."""
     assert refusal(stored(password_enc=""), tls="preferred") is None
+
+
+def test_another_pinned_public_key_may_not() -> None:
+    """The pinned key decides who can read the password (sha256_password / caching_sha2
+    without TLS): another one is another recipient. None only refuses more."""
+    own = stored(tls="preferred", server_public_key_path="/ca/db1.pem")
+
+    def with_key(key: str | None) -> str | None:
+        return stored_password_refusal(own, "db1.example", 3306, "lagscope", "preferred", None, key)
+
+    assert with_key("/ca/db1.pem") is None
+    assert with_key(None) is None and with_key("") is None
+    assert (
+        stored_password_refusal(stored(), "db1.example", 3306, "lagscope", "required", None, None)
+        is None
+    )
+    for other in ("/ca/db2.pem",):
+        reason = with_key(other)
+        assert reason is not None and "server_public_key_path differs" in reason
+        assert "retype" in reason
+
+
+def test_every_connection_to_an_instance_carries_its_pin() -> None:
+    """Polls (connection_spec) and the heartbeat writer (services/heartbeat.py builds its spec
+    from tls_of(source)) use the instance's pinned key, like its TLS setting."""
+    pinned = stored(tls="preferred", server_public_key_path="/ca/db1.pem")
+    spec = ConnectionSpec("db1.example", **tls_of(pinned))
+    assert (spec.tls, spec.server_public_key_path) == ("preferred", "/ca/db1.pem")

@@ -1,7 +1,7 @@
 """Opening a PyMySQL connection to a server: TLS as the instance asks, no password in clear.
 
 Every connection Lagscope opens — polls, ``POST /instances/test``, ``lagscope probe``, the
-heartbeat writer and the lab — goes through :func:`open_connection`, so two rules hold everywhere:
+heartbeat writer and the lab — goes through :func:`open_connection`, so these rules hold everywhere:
 
 * **TLS per instance** (``ConnectionSpec.tls``):
 
@@ -28,9 +28,26 @@ heartbeat writer and the lab — goes through :func:`open_connection`, so two ru
   CA bundle; ``verify_ca`` against the system CAs accepts any publicly trusted certificate,
   which a man in the middle can buy for his own domain).
 
-This module and :mod:`lagscope.collectors.executor` are the collectors' only PyMySQL imports;
-errors here are raised as PyMySQL raises them (the lab's callers expect that), except the
-refusal and an unreadable CA bundle, which are Lagscope errors already. The executor translates.
+* **No password to a key or a TLS session the server vouches for itself.** ``sha256_password``
+  and ``caching_sha2_password`` *full* authentication (the server's cache does not hold the
+  account: the first login after a restart or ``FLUSH PRIVILEGES``) need the password itself.
+  PyMySQL sends it as is inside any TLS session, verified or not, and without TLS encrypts it
+  with an RSA public key it asks *the server* for (a ``0x01`` / ``0x02`` request): a rogue
+  server at the instance's address sends its own key and reads the password. As the ``mysql``
+  client does by default for caching_sha2 (``--get-server-public-key`` off), and for both
+  plugins here, :class:`~lagscope.collectors.sha2_auth.Sha2Auth` never uses a key the server sends.
+  It answers only (a) inside TLS that passes the clear-text rule above — an unverified TLS
+  session is a session with whoever answered, so it is treated like no TLS at all, or (b)
+  without TLS, with the public key the operator pinned (``server_public_key_path``; the server
+  reads an RSA blob as the password itself inside TLS, so a pin serves only servers that
+  offer no TLS, under ``tls=preferred``). Otherwise :class:`~lagscope.errors.Sha2AuthRefused`
+  names the plugin and the fix; nothing is sent. The caching_sha2 *fast* path (a scramble,
+  never the password) is untouched.
+
+This module, :mod:`~lagscope.collectors.sha2_auth` and :mod:`lagscope.collectors.executor` are
+the collectors' only PyMySQL imports; errors here are raised as PyMySQL raises them (the lab's
+callers expect that), except the refusals and an unreadable CA bundle, which are Lagscope
+errors already. The executor translates.
 """
 
 from __future__ import annotations
@@ -43,7 +60,9 @@ from typing import Any, Final, Literal, get_args
 
 import pymysql
 import pymysql.connections
+from pymysql.constants import CLIENT
 
+from lagscope.collectors.sha2_auth import Sha2Auth
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import ClearTextAuthRefused, InvalidInput, TlsFailed
 
@@ -59,6 +78,8 @@ CLEAR_TEXT_REFUSAL: Final = (
     "server asked for clear-text password auth ({plugin}); refused without a verified TLS "
     "connection (allowed only with tls verify_identity, or verify_ca with a tls_ca_path)"
 )
+# The plugins whose password step needs either TLS or the server's RSA public key.
+SHA2_PLUGINS: Final = frozenset({"sha256_password", "caching_sha2_password"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +105,9 @@ class ConnectionSpec:
     tls: TlsMode = "preferred"
     # PEM bundle for verify_ca / verify_identity; None means the system's CAs.
     tls_ca_path: str | None = None
+    # The server's RSA public key (PEM), pinned by the operator: the only key a
+    # sha256_password / caching_sha2_password password is encrypted with (no TLS only).
+    server_public_key_path: str | None = None
     # LAGSCOPE_ALLOWED_TARGETS, checked by the executor at every (re)connection (targets.py).
     allowed: AllowList | None = None
 
@@ -104,9 +128,16 @@ def clear_text_allowed(spec: ConnectionSpec) -> bool:
 class _Connection(pymysql.connections.Connection):
     """PyMySQL's connection with the clear-text refusal and a shared "preferred" context."""
 
-    def __init__(self, *args: Any, clear_text_allowed: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        clear_text_allowed: bool = False,
+        pinned_key_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         # Set before PyMySQL's __init__, which connects (and so authenticates) right away.
         self._clear_text_allowed = clear_text_allowed
+        self._pinned_key_path = pinned_key_path
         super().__init__(*args, **kwargs)
 
     def _create_ssl_ctx(self, sslp: Any) -> ssl.SSLContext:
@@ -120,16 +151,41 @@ class _Connection(pymysql.connections.Connection):
     def _process_auth(self, plugin_name: Any, auth_packet: Any, handler: Any = None) -> Any:
         # Called for an AuthSwitchRequest, before PyMySQL answers it: the one place every
         # plugin's answer is written (the first handshake never carries a clear-text password:
-        # PyMySQL sends an empty answer for a plugin it does not scramble).
+        # PyMySQL sends an empty answer for a plugin it does not scramble; sha256_password is
+        # the exception, see _request_authentication).
         if isinstance(plugin_name, bytes):
             name = plugin_name.decode("ascii", "replace")
         else:
             name = str(plugin_name)
-        if name in CLEAR_TEXT_PLUGINS and not (self._clear_text_allowed and self._verified_tls()):
+        if name in CLEAR_TEXT_PLUGINS and not self._password_may_go_in_clear():
             raise ClearTextAuthRefused(
                 f"{self.host}:{self.port}", CLEAR_TEXT_REFUSAL.format(plugin=name)
             )
         return super()._process_auth(plugin_name, auth_packet, handler)  # type: ignore[misc]
+
+    def _request_authentication(self) -> None:
+        # A handshake announcing sha256_password makes PyMySQL put the password itself in its
+        # very first answer whenever TLS is up, verified or not. Unless the clear-text rule
+        # allows that, answer as caching_sha2_password instead: a scramble, no password (what
+        # a server announcing that plugin gets anyway). A server whose account really uses
+        # sha256_password switches to it, and Sha2Auth answers or refuses the switch.
+        state: Any = self  # PyMySQL's handshake state is untyped
+        tls_coming = bool(self.ssl and state.server_capabilities & CLIENT.SSL)
+        announced = state._auth_plugin_name == "sha256_password"
+        if announced and self.password and tls_coming and not self._clear_text_allowed:
+            state._auth_plugin_name = "caching_sha2_password"
+        super()._request_authentication()  # type: ignore[misc]
+
+    def _get_auth_plugin_handler(self, plugin_name: Any) -> Any:
+        # PyMySQL's own hook for plugins: a handler it asks both after an AuthSwitchRequest
+        # (_process_auth) and for the extra auth data following the first handshake.
+        name = plugin_name.decode("ascii", "replace") if isinstance(plugin_name, bytes) else ""
+        if name in SHA2_PLUGINS:
+            return Sha2Auth(self, name)
+        return super()._get_auth_plugin_handler(plugin_name)  # type: ignore[misc]
+
+    def _password_may_go_in_clear(self) -> bool:
+        return self._clear_text_allowed and self._verified_tls()
 
     def _verified_tls(self) -> bool:
         """TLS is up and the server's certificate chain was checked (PyMySQL calls a unix
@@ -157,13 +213,40 @@ def check_tls_setting(tls: str, ca_path: str | None, ca_dir: str | None = None) 
     if ca_path is not None and not os.path.isabs(ca_path):
         # Relative to what? The API and the workers run in different directories.
         raise InvalidInput("tls_ca_path must be an absolute path on the workers' machines")
-    if ca_path is not None and ca_dir:
-        inside = os.path.realpath(ca_dir)
-        if os.path.commonpath([os.path.realpath(ca_path), inside]) != inside:
-            raise InvalidInput(
-                f"tls_ca_path must be inside {ca_dir} (LAGSCOPE_TLS_CA_DIR): put the CA bundle "
-                "there on the workers' machines"
-            )
+    if ca_path is not None:
+        _check_inside("tls_ca_path", "the CA bundle", ca_path, ca_dir)
+
+
+def check_public_key_setting(tls: str, key_path: str | None, ca_dir: str | None = None) -> None:
+    """Refuse a pinned ``server_public_key_path`` that would not be used, or lies outside
+    ``ca_dir`` (``LAGSCOPE_TLS_CA_DIR``, read like a CA bundle: the same bound, same reason).
+
+    Only ``tls=preferred`` can have a session without TLS, the one place a pinned key is
+    used (inside TLS a MySQL server reads the password itself, not an RSA blob)."""
+    if key_path is None:
+        return
+    if tls != "preferred":
+        raise InvalidInput(
+            f"server_public_key_path is used only without TLS (tls preferred, a server that "
+            f"offers none), never with tls {tls}: drop it (a verified TLS session carries "
+            "the password)"
+        )
+    if not os.path.isabs(key_path):
+        raise InvalidInput(
+            "server_public_key_path must be an absolute path on the workers' machines"
+        )
+    _check_inside("server_public_key_path", "the server's public key", key_path, ca_dir)
+
+
+def _check_inside(field: str, what: str, path: str, ca_dir: str | None) -> None:
+    if not ca_dir:
+        return
+    inside = os.path.realpath(ca_dir)
+    if os.path.commonpath([os.path.realpath(path), inside]) != inside:
+        raise InvalidInput(
+            f"{field} must be inside {ca_dir} (LAGSCOPE_TLS_CA_DIR): put {what} there on the "
+            "workers' machines"
+        )
 
 
 def open_connection(spec: ConnectionSpec, **options: Any) -> pymysql.connections.Connection[Any]:
@@ -180,6 +263,7 @@ def open_connection(spec: ConnectionSpec, **options: Any) -> pymysql.connections
         write_timeout=spec.read_timeout_s,
         ssl=tls_context(spec),
         clear_text_allowed=clear_text_allowed(spec),
+        pinned_key_path=spec.server_public_key_path,
         **options,
     )
 

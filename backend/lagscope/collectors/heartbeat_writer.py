@@ -19,7 +19,16 @@ from collections.abc import Callable
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.values import as_int
-from lagscope.errors import CollectorError, InvalidInput, LoginRefused
+from lagscope.errors import (
+    ClearTextAuthRefused,
+    CollectorError,
+    InvalidInput,
+    LoginRefused,
+    Sha2AuthRefused,
+)
+
+# What ends a writer's run: the server refused the password, or Lagscope withheld it.
+Refusal = LoginRefused | ClearTextAuthRefused | Sha2AuthRefused
 
 
 class HeartbeatWriter:
@@ -55,15 +64,17 @@ class HeartbeatWriter:
         self,
         interval_s: float,
         stop: threading.Event,
-        on_refused: Callable[[LoginRefused], object] | None = None,
+        on_refused: Callable[[Refusal], object] | None = None,
         on_first_ok: Callable[[], object] | None = None,
     ) -> None:
         """Beat every ``interval_s`` on a fixed schedule until ``stop`` is set, or until the
         login is refused.
 
-        A refused login ends the run after ``on_refused``: each refusal counts towards the
-        heartbeat account's lock-out on the source, so whoever runs writers decides when to
-        try again (HeartbeatService keeps that back-off in the store, as the pollers do).
+        A refused login (or one whose password Lagscope withheld: a clear-text or SHA-2
+        exchange without a verified server) ends the run after ``on_refused``: each refusal
+        counts towards the heartbeat account's lock-out on the source (a dropped handshake
+        towards MySQL's max_connect_errors), so whoever runs writers decides when to try again
+        (HeartbeatService keeps that back-off in the store, as the pollers do).
         ``on_first_ok`` is called after the first beat written."""
         next_at = time.monotonic()
         written = False
@@ -74,7 +85,7 @@ class HeartbeatWriter:
                 if not written and on_first_ok is not None:
                     on_first_ok()
                 written = True
-            except LoginRefused as exc:
+            except (LoginRefused, ClearTextAuthRefused, Sha2AuthRefused) as exc:
                 self.last_error = exc
                 if on_refused is not None:
                     on_refused(exc)

@@ -80,6 +80,9 @@ class Instance(Base):
     # NULL meaning the system's CAs. server_default: rows older than the column get preferred.
     tls: Mapped[str] = mapped_column(String(16), default="preferred", server_default="preferred")
     tls_ca_path: Mapped[str | None] = mapped_column(String(1024), default=None)
+    # The server's RSA public key (PEM on the workers) for sha256_password/caching_sha2 logins
+    # without TLS; NULL: the password never goes to a key the server sends (connection.py).
+    server_public_key_path: Mapped[str | None] = mapped_column(String(1024), default=None)
 
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     # Learned from the server.

@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.heartbeat import HeartbeatTable
-from lagscope.collectors.heartbeat_writer import HeartbeatWriter
+from lagscope.collectors.heartbeat_writer import HeartbeatWriter, Refusal
 from lagscope.collectors.targets import AllowList
-from lagscope.errors import CredentialsUnreadable, LoginRefused
+from lagscope.errors import CredentialsUnreadable
 from lagscope.models import Cluster
 from lagscope.services import heartbeat_login, logins
 from lagscope.services.inventory import tls_of
@@ -175,7 +175,7 @@ class HeartbeatService:
             plan.interval_s,
         )
 
-    def _note(self, plan: WriterPlan, refused: LoginRefused | None) -> None:
+    def _note(self, plan: WriterPlan, refused: Refusal | None) -> None:
         """Record this writer's login on the cluster row (its back-off), if the password it
         used is still the stored one. Runs on the writer's thread: a store that cannot take
         the write now (locked, restarting) is logged, never allowed to stop the heartbeat."""
@@ -186,7 +186,7 @@ class HeartbeatService:
                 "heartbeat writer for cluster %s: login state not stored: %s", plan.cluster_id, exc
             )
 
-    def _record(self, plan: WriterPlan, refused: LoginRefused | None) -> None:
+    def _record(self, plan: WriterPlan, refused: Refusal | None) -> None:
         with self._sessions() as session, session.begin():
             cluster = session.get(Cluster, plan.cluster_id)
             if cluster is None or cluster.heartbeat_password_enc != plan.token:

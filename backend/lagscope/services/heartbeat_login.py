@@ -4,8 +4,8 @@ The writer logs in to the cluster's *source*, so the source's address is where t
 password is sent. An editor who could change that address and keep the password would collect
 it (delete the source, add one of their own: the writer logs in there, a server asking for
 ``mysql_clear_password`` reads it in clear). So the password is stored with its target
-(``Cluster.heartbeat_password_target``: the source instance's id, host, port and TLS when the
-password was entered), and:
+(``Cluster.heartbeat_password_target``: the source instance's id, host, port, TLS and pinned
+public key when the password was entered), and:
 
 - every inventory change that can touch the source (an instance added, edited, deleted) calls
   :func:`follow_source`, which drops the password, saying why, when the source is another
@@ -50,6 +50,7 @@ def target_of(source: Instance | None) -> dict[str, Any] | None:
         "port": source.port,
         "tls": source.tls,
         "tls_ca_path": source.tls_ca_path,
+        "server_public_key_path": source.server_public_key_path,
     }
 
 
@@ -74,6 +75,11 @@ def mismatch(bound: dict[str, Any] | None, target: dict[str, Any] | None) -> str
         return f"the source's tls was lowered from {bound['tls']} to {target['tls']}"
     if target["tls_ca_path"] != bound["tls_ca_path"]:
         return "the source's tls_ca_path changed"
+    pin = target.get("server_public_key_path")
+    if pin and pin != bound.get("server_public_key_path"):
+        # Another pinned key lets whoever holds its private half read the password (a pin
+        # removed only makes the writer refuse more, as a stronger TLS setting does).
+        return "the source's pinned server public key changed"
     return None
 
 

@@ -9,7 +9,12 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from lagscope.collectors.connection import TLS_MODES, ConnectionSpec, check_tls_setting
+from lagscope.collectors.connection import (
+    TLS_MODES,
+    ConnectionSpec,
+    check_public_key_setting,
+    check_tls_setting,
+)
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import Conflict, InvalidInput, NotFound
@@ -64,9 +69,12 @@ def add_instance(
     tls_ca_path: str | None = None,
     ca_dir: str | None = None,
     enabled: bool = True,
+    server_public_key_path: str | None = None,
 ) -> Instance:
     tls_ca_path = tls_ca_path or None
+    server_public_key_path = server_public_key_path or None
     check_tls_setting(tls, tls_ca_path, ca_dir)
+    check_public_key_setting(tls, server_public_key_path, ca_dir)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
     if allowed is not None:
@@ -85,6 +93,7 @@ def add_instance(
         region=region,
         tls=tls,
         tls_ca_path=tls_ca_path,
+        server_public_key_path=server_public_key_path,
         enabled=enabled,
     )
     cluster.instances.append(instance)
@@ -131,7 +140,11 @@ def connection_spec(
 def tls_of(instance: Instance) -> dict[str, Any]:
     """The instance's TLS setting as ConnectionSpec arguments: every connection to it (polls,
     the heartbeat writer's login to a source) is protected alike."""
-    return {"tls": instance.tls, "tls_ca_path": instance.tls_ca_path}
+    return {
+        "tls": instance.tls,
+        "tls_ca_path": instance.tls_ca_path,
+        "server_public_key_path": instance.server_public_key_path,
+    }
 
 
 def heartbeat_table(cluster: Cluster) -> HeartbeatTable | None:
@@ -205,12 +218,13 @@ def stored_password_refusal(
     user: str,
     tls: str,
     tls_ca_path: str | None,
+    server_public_key_path: str | None = None,
 ) -> str | None:
     """Why a connection test of ``host:port`` as ``user`` may not log in with ``instance``'s
     stored password (None: it may). Pure; the rule :func:`update_instance` applies to edits:
     the stored password goes only to the address and user it was entered for, exactly (no
     name resolution: "localhost" is not "127.0.0.1"), and, when there is one, never under
-    weaker TLS or other CAs than the instance's."""
+    weaker TLS, other CAs or another pinned public key than the instance's."""
     moved = [
         field
         for field, value in zip(TARGET_FIELDS, (host, port, user), strict=True)
@@ -232,6 +246,14 @@ def stored_password_refusal(
             return (
                 f"tls_ca_path differs from instance {instance.id}'s: the stored password is only "
                 "used for the instance's own address and user, under its own TLS; retype it to "
+                "test this"
+            )
+        key = server_public_key_path or None
+        # None only refuses more (no key at all is used): that cannot leak the password.
+        if key is not None and key != instance.server_public_key_path:
+            return (
+                f"server_public_key_path differs from instance {instance.id}'s: the stored "
+                "password is only encrypted with the instance's own pinned key; retype it to "
                 "test this"
             )
     return None
@@ -265,14 +287,15 @@ def update_instance(
         # Only a move is checked: an instance the list has since excluded can still be
         # renamed or disabled (polling leaves it alone meanwhile).
         allowed.check(changes.get("host", instance.host), changes.get("port", instance.port))
-    _apply_tls(instance, changes, ca_dir)
+    protection_changed = _apply_tls(instance, changes, ca_dir)
     was_enabled = instance.enabled
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
             setattr(instance, field, changes[field])
-    if "password" in changes or (changes.get("enabled") and not was_enabled):
-        # New credentials, or re-enabled by someone who fixed the account: the back-off after
-        # refused logins (or an unreadable password) was about before; try at the next tick.
+    if "password" in changes or protection_changed or (changes.get("enabled") and not was_enabled):
+        # New credentials, TLS or a pin that may now let the password go, or re-enabled by
+        # someone who fixed the account: the back-off after refused logins (or an unreadable
+        # password) was about before; try at the next tick.
         logins.reset(instance)
     if "password" in changes:
         instance.password_enc = box.encrypt(changes["password"]) if changes["password"] else ""
@@ -291,32 +314,48 @@ def retry_login(session: Session, instance: Instance) -> Instance:
     return instance
 
 
-def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) -> None:
-    """Set ``tls``/``tls_ca_path`` from a PATCH (``"tls_ca_path": ""`` removes the path).
+def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) -> bool:
+    """Set ``tls``/``tls_ca_path``/``server_public_key_path`` from a PATCH (``""`` removes a
+    path).
 
-    Weakening the mode, or trusting other CAs, changes who can pass for the server:
-    like a move, it needs the password in the same request. (With TLS unverified, a MySQL 8
-    caching_sha2_password full login sends the password inside TLS to whoever answers.)
+    Weakening the mode, trusting other CAs or pinning another key changes who can pass for
+    the server (or read the password): like a move, it needs the password in the same
+    request. Returns whether any of the three changed.
     """
     tls = changes.get("tls", instance.tls)
     ca_path = changes.get("tls_ca_path", instance.tls_ca_path) or None
-    if "tls_ca_path" in changes:
-        check_tls_setting(tls, ca_path, ca_dir)
-    else:
-        # A path stored before LAGSCOPE_TLS_CA_DIR was set (or changed) is the operator's to
-        # move; it must not block renaming or disabling the instance.
-        check_tls_setting(tls, ca_path)
+    key_path = changes.get("server_public_key_path", instance.server_public_key_path) or None
+    # A path stored before LAGSCOPE_TLS_CA_DIR was set (or changed) is the operator's to
+    # move; it must not block renaming or disabling the instance.
+    check_tls_setting(tls, ca_path, ca_dir if "tls_ca_path" in changes else None)
+    check_public_key_setting(tls, key_path, ca_dir if "server_public_key_path" in changes else None)
     weaker = TLS_MODES.index(tls) < TLS_MODES.index(instance.tls)
     # Removing the path counts too: the system CAs trust far more issuers than a private CA.
     other_ca = ca_path != instance.tls_ca_path
-    if (weaker or other_ca) and "password" not in changes and instance.password_enc:
-        what = f"lowering tls to {tls}" if weaker else "changing tls_ca_path"
+    # Another pinned key is another recipient of the password, like another CA. (Removing the
+    # pin only makes Lagscope refuse more: that needs no password.)
+    other_key = key_path is not None and key_path != instance.server_public_key_path
+    if (weaker or other_ca or other_key) and "password" not in changes and instance.password_enc:
+        what = (
+            f"lowering tls to {tls}"
+            if weaker
+            else "changing tls_ca_path"
+            if other_ca
+            else "changing server_public_key_path"
+        )
         raise InvalidInput(
             f"{what} needs the password again in the same request (the stored one is "
             'never sent under weaker protection); give "password": "" for none'
         )
+    changed = (tls, ca_path, key_path) != (
+        instance.tls,
+        instance.tls_ca_path,
+        instance.server_public_key_path,
+    )
     instance.tls = tls
     instance.tls_ca_path = ca_path
+    instance.server_public_key_path = key_path
+    return changed
 
 
 def delete(session: Session, row: Cluster | Instance) -> None:

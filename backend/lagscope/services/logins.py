@@ -37,6 +37,13 @@ _LOGGED_IN_KINDS = frozenset(
 )
 
 
+# Refusals that back off alike: the server refused the password, or Lagscope withheld it
+# (a clear-text or SHA-2 exchange without a verified server: connection.py) and dropped the
+# handshake, which MySQL counts towards max_connect_errors (the host is blocked after 100).
+# Neither can succeed before someone edits the instance.
+_REFUSED_KINDS = frozenset({"LoginRefused", "ClearTextAuthRefused", "Sha2AuthRefused"})
+
+
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """Delay before the next try after ``failures`` refused logins in a row; none (stop
@@ -105,7 +112,7 @@ def note(instance: Instance, reading: Reading, backoff: Backoff) -> Reading:
     kind = reading.error_kind
     if reading.ok or kind in _LOGGED_IN_KINDS:
         instance.login_state, instance.login_failures, instance.next_attempt_at = OK, 0, None
-    elif kind == "LoginRefused":
+    elif kind in _REFUSED_KINDS:
         instance.login_failures += 1
         instance.login_state = ACCESS_DENIED
         if instance.login_failures >= backoff.give_up_after:

@@ -1216,7 +1216,7 @@ export interface components {
             host: string;
             /**
              * Instance Id
-             * @description editing an instance: with no password, test with its stored one; only for its own host, port and user exactly (and no weaker tls, same tls_ca_path), else 422
+             * @description editing an instance: with no password, test with its stored one; only for its own host, port and user exactly (and no weaker tls, same tls_ca_path and server_public_key_path), else 422
              */
             instance_id?: number | null;
             /**
@@ -1229,6 +1229,11 @@ export interface components {
              * @default 3306
              */
             port?: number;
+            /**
+             * Server Public Key Path
+             * @description the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / caching_sha2_password logins without TLS (tls preferred only); none: such a login is refused unless TLS is verified
+             */
+            server_public_key_path?: string | null;
             /**
              * Timeout S
              * @default 3
@@ -1549,6 +1554,11 @@ export interface components {
              */
             role?: "source" | "replica";
             /**
+             * Server Public Key Path
+             * @description the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / caching_sha2_password logins without TLS (tls preferred only); none: such a login is refused unless TLS is verified
+             */
+            server_public_key_path?: string | null;
+            /**
              * Tls
              * @default preferred
              * @enum {string}
@@ -1593,6 +1603,8 @@ export interface components {
             role: "source" | "replica";
             /** Server Id */
             server_id: number | null;
+            /** Server Public Key Path */
+            server_public_key_path: string | null;
             /**
              * Tls
              * @enum {string}
@@ -1619,6 +1631,11 @@ export interface components {
             port?: number | null;
             /** Region */
             region?: string | null;
+            /**
+             * Server Public Key Path
+             * @description the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / caching_sha2_password logins without TLS (tls preferred only); none: such a login is refused unless TLS is verified; "" removes it
+             */
+            server_public_key_path?: string | null;
             /** Tls */
             tls?: ("preferred" | "required" | "verify_ca" | "verify_identity") | null;
             /**

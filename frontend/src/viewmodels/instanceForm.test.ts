@@ -21,6 +21,7 @@ const stored: Schemas["InstanceOut"] = {
   enabled: true,
   tls: "preferred",
   tls_ca_path: null,
+  server_public_key_path: null,
   flavor: "mariadb",
   version: "11.8.3",
   server_id: 2,
@@ -79,6 +80,7 @@ describe("instanceCreate", () => {
       region: "far",
       tls: "preferred",
       tls_ca_path: null,
+      server_public_key_path: null,
     });
   });
 });
@@ -132,7 +134,14 @@ describe("TLS settings", () => {
 });
 
 describe("connectionTestBody", () => {
-  const address = { host: "10.0.0.2", port: 3306, user: "lagscope", tls: "preferred", tls_ca_path: null };
+  const address = {
+    host: "10.0.0.2",
+    port: 3306,
+    user: "lagscope",
+    tls: "preferred",
+    tls_ca_path: null,
+    server_public_key_path: null,
+  };
 
   it("editing with the password field empty: instance_id, and no password at all", () => {
     const body = connectionTestBody(instanceFormValues(stored), stored);
@@ -170,6 +179,44 @@ describe("connectionTestBody", () => {
       password: "",
       tls: "preferred",
       tls_ca_path: null,
+      server_public_key_path: null,
+    });
+  });
+
+  it("sends the pinned public key, so the stored password is tested under the instance's own pin", () => {
+    const pinned = { ...stored, server_public_key_path: "/etc/lagscope/ca/db2-public.pem" };
+    expect(connectionTestBody(instanceFormValues(pinned), pinned)).toEqual({
+      ...address,
+      server_public_key_path: "/etc/lagscope/ca/db2-public.pem",
+      instance_id: 7,
+    });
+  });
+});
+
+describe("the pinned server public key", () => {
+  const key = "/etc/lagscope/ca/db2-public.pem";
+
+  it("pinning a key needs the password (another recipient), removing it does not", () => {
+    const edited = { ...instanceFormValues(stored), publicKeyPath: ` ${key} `, password: "pw" };
+    expect(passwordReasons(stored, edited)).toEqual([
+      "public key changed: the stored password is not encrypted for another key",
+    ]);
+    expect(instancePatch(stored, edited)).toEqual({ server_public_key_path: key, password: "pw" });
+    const pinned = { ...stored, server_public_key_path: key };
+    const removed = { ...instanceFormValues(pinned), publicKeyPath: "" };
+    expect(passwordReasons(pinned, removed)).toEqual([]);
+    expect(instancePatch(pinned, removed)).toEqual({ server_public_key_path: "" });
+  });
+
+  it("is sent only with tls preferred, the one mode where a session can lack TLS", () => {
+    const values = { ...instanceFormValues(), publicKeyPath: key };
+    expect(instanceCreate(1, values)).toMatchObject({ tls: "preferred", server_public_key_path: key });
+    expect(instanceCreate(1, { ...values, tls: "required" })).toMatchObject({ server_public_key_path: null });
+    const pinned = { ...stored, server_public_key_path: key };
+    // Raising TLS drops the pin (the API refuses a pin it would never use).
+    expect(instancePatch(pinned, { ...instanceFormValues(pinned), tls: "verify_identity" })).toEqual({
+      tls: "verify_identity",
+      server_public_key_path: "",
     });
   });
 });

@@ -41,6 +41,8 @@ export interface InstanceFormValues {
   region: string;
   tls: TlsMode;
   tlsCaPath: string;
+  /** The server's pinned RSA public key (PEM path), used only by tls preferred ("" = none). */
+  publicKeyPath: string;
 }
 
 export function instanceFormValues(instance?: Instance): InstanceFormValues {
@@ -55,12 +57,22 @@ export function instanceFormValues(instance?: Instance): InstanceFormValues {
     region: instance?.region ?? "",
     tls: instance?.tls ?? "preferred",
     tlsCaPath: instance?.tls_ca_path ?? "",
+    publicKeyPath: instance?.server_public_key_path ?? "",
   };
 }
 
 /** The CA bundle the values mean: none unless a verifying mode uses it ("" = none). */
 function caPath(values: InstanceFormValues): string {
   return verifies(values.tls) ? values.tlsCaPath.trim() : "";
+}
+
+/**
+ * The pinned public key the values mean: none unless tls is preferred, the only mode where a
+ * session can lack TLS, the one place the API uses a pin (sha256_password / caching_sha2
+ * logins; inside TLS the server reads the password itself). "" = none.
+ */
+export function publicKeyPath(values: InstanceFormValues): string {
+  return values.tls === "preferred" ? values.publicKeyPath.trim() : "";
 }
 
 /** The address fields that differ from the stored instance (the API's TARGET_FIELDS). */
@@ -74,8 +86,9 @@ export function movedFields(original: Instance, edited: InstanceFormValues): ("h
 
 /**
  * Why the stored password cannot be kept by this edit (empty: it can). Mirrors the API's
- * update_instance: a new host/port/user always needs it; lowering `tls` or changing the CA
- * bundle needs it when one is stored.
+ * update_instance: a new host/port/user always needs it; lowering `tls`, changing the CA
+ * bundle or pinning another public key needs it when one is stored (removing a pin does not:
+ * it only makes the API refuse more).
  */
 export function passwordReasons(original: Instance, edited: InstanceFormValues): string[] {
   const reasons: string[] = [];
@@ -89,6 +102,10 @@ export function passwordReasons(original: Instance, edited: InstanceFormValues):
       reasons.push(`TLS lowered to ${edited.tls}: the stored password is not sent under weaker protection`);
     } else if (caPath(edited) !== (original.tls_ca_path ?? "")) {
       reasons.push("CA bundle changed: the stored password is not sent under other trust");
+    }
+    const key = publicKeyPath(edited);
+    if (key !== "" && key !== (original.server_public_key_path ?? "")) {
+      reasons.push("public key changed: the stored password is not encrypted for another key");
     }
   }
   return reasons;
@@ -105,6 +122,8 @@ export function instancePatch(original: Instance, edited: InstanceFormValues): S
   if (edited.tls !== original.tls) body.tls = edited.tls;
   // "" removes a stored path (the API's convention); unchanged: not sent.
   if (caPath(edited) !== (original.tls_ca_path ?? "")) body.tls_ca_path = caPath(edited);
+  const key = publicKeyPath(edited);
+  if (key !== (original.server_public_key_path ?? "")) body.server_public_key_path = key;
   if (passwordReasons(original, edited).length > 0) body.password = edited.noPassword ? "" : edited.password;
   else if (edited.password !== "") body.password = edited.password;
   return body;
@@ -122,13 +141,14 @@ export function instanceCreate(clusterId: number, values: InstanceFormValues): S
     region: values.region,
     tls: values.tls,
     tls_ca_path: caPath(values) || null,
+    server_public_key_path: publicKeyPath(values) || null,
   };
 }
 
 /**
  * "Test connection": a typed password is sent; on edit, an empty field sends `instance_id`
  * and no password, and the API tests with the stored one. It does so only for the stored
- * host, port and user (and no weaker TLS, same CA bundle), exactly what passwordReasons
+ * host, port and user (and no weaker TLS, same CA bundle, no other pinned key), exactly what passwordReasons
  * checks; otherwise it answers 422 "retype it" before connecting anywhere, rather than the
  * server's "access denied" for an empty password. "No password" (a new instance, or the
  * box ticked) sends "".
@@ -140,6 +160,7 @@ export function connectionTestBody(values: InstanceFormValues, original?: Instan
     user: values.user.trim(),
     tls: values.tls,
     tls_ca_path: caPath(values) || null,
+    server_public_key_path: publicKeyPath(values) || null,
   };
   if (values.password !== "") body.password = values.password;
   else if (original && !values.noPassword) body.instance_id = original.id;

@@ -71,6 +71,7 @@ export function instanceOut(over: Partial<Schemas["InstanceOut"]> = {}): Schemas
     enabled: true,
     tls: "preferred",
     tls_ca_path: null,
+    server_public_key_path: null,
     flavor: "mariadb",
     version: "11.8",
     server_id: 1,

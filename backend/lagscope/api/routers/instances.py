@@ -22,7 +22,11 @@ from lagscope.api.schemas.inventory import (
     InstanceOut,
     InstancePatch,
 )
-from lagscope.collectors.connection import ConnectionSpec, check_tls_setting
+from lagscope.collectors.connection import (
+    ConnectionSpec,
+    check_public_key_setting,
+    check_tls_setting,
+)
 from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable, InvalidInput
 from lagscope.models import Instance
@@ -63,6 +67,7 @@ def create_instance(
         tls_ca_path=body.tls_ca_path,
         ca_dir=settings.tls_ca_dir,
         enabled=body.enabled,
+        server_public_key_path=body.server_public_key_path,
     )
 
 
@@ -127,6 +132,8 @@ async def test_instance(
     for that instance's own host, port and user only (422 before any connection otherwise)."""
     settings: Settings = request.app.state.settings
     check_tls_setting(body.tls, body.tls_ca_path or None, settings.tls_ca_dir)
+    key_path = body.server_public_key_path or None
+    check_public_key_setting(body.tls, key_path, settings.tls_ca_dir)
     password = body.password
     if password is None:
         # A database read and maybe the key derivation: off the event loop, as a sync route.
@@ -145,6 +152,7 @@ async def test_instance(
         allowed=settings.allow_list(),
         tls=body.tls,
         tls_ca_path=body.tls_ca_path or None,
+        server_public_key_path=key_path,
     )
     report = await _probe_gate(request).test(principal.username, spec)
     snap = report.snapshot
@@ -180,7 +188,13 @@ def _stored(request: Request, instance_id: int, body: ConnectionTestIn) -> str:
     with request.app.state.sessions() as session, session.begin():
         instance = inventory.get_instance(session, instance_id)
         refusal = inventory.stored_password_refusal(
-            instance, body.host, body.port, body.user, body.tls, body.tls_ca_path
+            instance,
+            body.host,
+            body.port,
+            body.user,
+            body.tls,
+            body.tls_ca_path,
+            body.server_public_key_path,
         )
         token = instance.password_enc
     if refusal is not None:

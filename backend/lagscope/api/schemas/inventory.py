@@ -31,6 +31,11 @@ CaPath = Annotated[
     AfterValidator(printable),
 ]
 PollInterval = Annotated[float, Field(ge=0.2, le=3600)]
+PUBLIC_KEY_HELP = (
+    "the server's RSA public key (PEM, inside LAGSCOPE_TLS_CA_DIR) for sha256_password / "
+    "caching_sha2_password logins without TLS (tls preferred only); none: such a login is "
+    "refused unless TLS is verified"
+)
 
 
 class HeartbeatIn(Schema):
@@ -86,6 +91,7 @@ class InstanceOut(Schema):
     enabled: bool
     tls: TlsMode
     tls_ca_path: str | None
+    server_public_key_path: str | None
     flavor: str | None
     version: str | None
     server_id: int | None
@@ -118,6 +124,7 @@ class InstanceIn(Schema):
     tls_ca_path: CaPath | None = Field(
         default=None, description="PEM CA bundle for verify_*; none: the system's CAs"
     )
+    server_public_key_path: CaPath | None = Field(default=None, description=PUBLIC_KEY_HELP)
 
 
 class InstancePatch(PatchSchema):
@@ -130,6 +137,9 @@ class InstancePatch(PatchSchema):
     enabled: bool | None = None
     tls: TlsMode | None = None
     tls_ca_path: CaPath | None = Field(default=None, description='"" removes it')
+    server_public_key_path: CaPath | None = Field(
+        default=None, description=PUBLIC_KEY_HELP + '; "" removes it'
+    )
 
 
 class ConnectionTestIn(Schema):
@@ -143,12 +153,13 @@ class ConnectionTestIn(Schema):
     instance_id: ObjectId | None = Field(
         default=None,
         description="editing an instance: with no password, test with its stored one; only "
-        "for its own host, port and user exactly (and no weaker tls, same tls_ca_path), "
-        "else 422",
+        "for its own host, port and user exactly (and no weaker tls, same tls_ca_path and "
+        "server_public_key_path), else 422",
     )
     timeout_s: Annotated[float, Field(ge=0.2, le=30)] = 3.0
     tls: TlsMode = "preferred"
     tls_ca_path: CaPath | None = None
+    server_public_key_path: CaPath | None = Field(default=None, description=PUBLIC_KEY_HELP)
 
 
 class ChannelSummary(Schema):

@@ -1,7 +1,7 @@
 // Add or edit an instance: test the connection first (flavor, privileges with the GRANT to run,
 // channels), then save. The password is write-only: it is never shown again, never sent unless
 // typed, and asked for again where the API will not keep the stored one (a new address, weaker
-// TLS, another CA bundle).
+// TLS, another CA bundle, another pinned public key).
 import { useState, type FormEvent } from "react";
 import type { Schemas } from "../../api/client";
 import { ConnectionReport } from "../../components/ConnectionReport";
@@ -133,6 +133,18 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
             />
           </label>
         ) : null}
+        {values.tls === "preferred" ? (
+          <label>
+            Server public key path
+            <input
+              value={values.publicKeyPath}
+              onChange={(e) => set("publicKeyPath", e.target.value)}
+              maxLength={1024}
+              placeholder="empty: none pinned"
+              aria-describedby={`${idBase}-key`}
+            />
+          </label>
+        ) : null}
       </div>
       <p id={`${idBase}-tls`} className="small muted">
         TLS {values.tls}: {tlsExplained}
@@ -141,6 +153,13 @@ export function InstanceForm({ clusterId, instance, onDone }: Props) {
         <p id={`${idBase}-ca`} className="small muted">
           The CA bundle is a PEM file on the workers&apos; machines, an absolute path inside the directory
           LAGSCOPE_TLS_CA_DIR names.
+        </p>
+      ) : null}
+      {values.tls === "preferred" ? (
+        <p id={`${idBase}-key`} className="small muted">
+          A sha256_password or caching_sha2_password login that needs the password itself gets it only inside
+          verified TLS, or without TLS encrypted with the server&apos;s RSA public key pinned here (a PEM file inside
+          LAGSCOPE_TLS_CA_DIR); never with a key the server sends.
         </p>
       ) : null}
       {instance ? (
