@@ -39,6 +39,9 @@ class Cluster(Base):
     heartbeat_interval_s: Mapped[float] = mapped_column(Double, default=0.25)
     heartbeat_user: Mapped[str | None] = mapped_column(String(128), default=None)
     heartbeat_password_enc: Mapped[str | None] = mapped_column(Text, default=None)
+    # The writer's last beat while its row on the source has stopped advancing (None: it writes,
+    # or the cluster has no heartbeat); decided each tick by analysis/heartbeat.py.
+    heartbeat_stopped_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
 
