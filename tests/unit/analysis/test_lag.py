@@ -154,9 +154,14 @@ def test_nothing_missing_overrules_a_heartbeat_claiming_lag() -> None:
 
 def test_nothing_missing_leaves_a_heartbeat_within_its_resolution() -> None:
     got = best_lag(
-        2.2, None, 0, timeline_lag_s=0.0, heartbeat_resolution_s=0.26, gtid=NOTHING_MISSING
+        0.7, None, 0, timeline_lag_s=0.0, heartbeat_resolution_s=0.26, gtid=NOTHING_MISSING
     )
-    assert got == BestLag(2.2, LagSource.HEARTBEAT)
+    assert got == BestLag(0.7, LagSource.HEARTBEAT)
+    # The writer has just stopped: its row ages past the caught-up bound before it is stale.
+    got = best_lag(
+        1.4, None, 0, timeline_lag_s=0.0, heartbeat_resolution_s=0.26, gtid=NOTHING_MISSING
+    )
+    assert got == BestLag(0.0, LagSource.TIMELINE)
 
 
 def test_nothing_missing_overrules_every_source_that_claims_lag() -> None:
