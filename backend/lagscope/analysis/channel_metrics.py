@@ -110,8 +110,6 @@ def channel_metrics(
             status.seconds_behind_source, counts.not_received if counts else None, source_rate
         ),
         heartbeat_stale=hb_stale,
-        heartbeat_resolution_s=hb_resolution or 0.0,
-        timeline_resolution_s=tl_resolution or 0.0,
         gtid=_evidence(counts),
     )
     observation = Observation(

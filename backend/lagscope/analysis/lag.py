@@ -72,12 +72,13 @@ class GtidEvidence:
 
 
 # With nothing missing, the replica had applied all the source had committed when the source was
-# read, and the two reads go out together: the true lag is at most their distance. A figure is
-# contradicted when even less its own resolution (a heartbeat row up to one interval old, the
-# clock offset's uncertainty) it still claims more than that. 0.5 s: the reads' distance on a
-# busy box; below the verdict's 1 s caught-up bound, so a writer that has just stopped never
-# flips a caught-up replica to "behind" (issue 17 item 20: seen at 1.4 s and 2.0 s with 2.0).
-_NOTHING_MISSING_S = 0.5
+# read, a moment before or after the replica: it is caught up, and a figure saying it is behind
+# (at or above the verdict's caught-up bound, verdict.classify's 1 s) is contradicted. A smaller
+# figure says "caught up" too and stands, with its source: a heartbeat whose writer was late by
+# 0.8 s on a busy box still reads as the heartbeat. Seen without this (issue 17 item 20): a
+# writer that had just stopped aged its row to 1.4 s and 2.0 s on caught-up replicas, which
+# turned apply_bound before the row was old enough to call the writer stopped.
+_NOTHING_MISSING_MAX_S = 1.0
 
 
 def best_lag(
@@ -88,8 +89,6 @@ def best_lag(
     timeline_lag_s: float | None = None,
     sbm_contradicted: bool = False,
     heartbeat_stale: bool = False,
-    heartbeat_resolution_s: float = 0.0,
-    timeline_resolution_s: float = 0.0,
     gtid: GtidEvidence | None = None,
 ) -> BestLag:
     """First available of heartbeat, applier, source timeline and SBM, in that order (DESIGN §4).
@@ -101,26 +100,19 @@ def best_lag(
 
     Two more skips (issue 17 item 20): a stale heartbeat (its writer stopped, see
     :mod:`lagscope.analysis.heartbeat`) is not a lag at all; and when the GTID sets say nothing
-    is missing, any figure above :data:`_NOTHING_MISSING_S` plus its resolution is contradicted
-    and the next source is used. GTID evidence only ever removes a figure that claims lag: it
-    never makes a replica with a backlog look caught up."""
+    is missing, a figure of :data:`_NOTHING_MISSING_MAX_S` or more is contradicted and the next
+    source is used (none left: unknown). GTID evidence only ever removes a figure that claims
+    lag: it never makes a replica with a backlog look caught up."""
     nothing_missing = gtid is not None and gtid.nothing_missing
+    sbm = None if seconds_behind_source is None or sbm_contradicted else seconds_behind_source
     candidates = (
-        (None if heartbeat_stale else heartbeat_lag_s, heartbeat_resolution_s, LagSource.HEARTBEAT),
-        (applier_lag_s, 0.0, LagSource.APPLIER),
-        (timeline_lag_s, timeline_resolution_s, LagSource.TIMELINE),
-        (
-            None
-            if seconds_behind_source is None or sbm_contradicted
-            else float(seconds_behind_source),
-            _SBM_GRANULARITY_S,
-            LagSource.SBM,
-        ),
+        (None if heartbeat_stale else heartbeat_lag_s, LagSource.HEARTBEAT),
+        (applier_lag_s, LagSource.APPLIER),
+        (timeline_lag_s, LagSource.TIMELINE),
+        (None if sbm is None else float(sbm), LagSource.SBM),
     )
-    for lag_s, resolution_s, source in candidates:
-        if lag_s is None:
-            continue
-        if nothing_missing and lag_s > _NOTHING_MISSING_S + resolution_s:
+    for lag_s, source in candidates:
+        if lag_s is None or (nothing_missing and lag_s >= _NOTHING_MISSING_MAX_S):
             continue
         return BestLag(lag_s, source)
     return BestLag(None, None)

@@ -146,22 +146,18 @@ def test_a_stale_heartbeat_is_skipped_even_on_a_replica_far_behind() -> None:
 
 def test_nothing_missing_overrules_a_heartbeat_claiming_lag() -> None:
     # The writer has just stopped (not stale yet): the GTID sets already say nothing is missing.
-    got = best_lag(
-        40.0, None, 0, timeline_lag_s=0.2, heartbeat_resolution_s=0.26, gtid=NOTHING_MISSING
-    )
+    got = best_lag(40.0, None, 0, timeline_lag_s=0.2, gtid=NOTHING_MISSING)
     assert got == BestLag(0.2, LagSource.TIMELINE)
-
-
-def test_nothing_missing_leaves_a_heartbeat_within_its_resolution() -> None:
-    got = best_lag(
-        0.7, None, 0, timeline_lag_s=0.0, heartbeat_resolution_s=0.26, gtid=NOTHING_MISSING
-    )
-    assert got == BestLag(0.7, LagSource.HEARTBEAT)
-    # The writer has just stopped: its row ages past the caught-up bound before it is stale.
-    got = best_lag(
-        1.4, None, 0, timeline_lag_s=0.0, heartbeat_resolution_s=0.26, gtid=NOTHING_MISSING
-    )
+    # Seen live with a looser bound: a row 1.4 s old turned a caught-up replica apply_bound.
+    got = best_lag(1.4, None, 0, timeline_lag_s=0.0, gtid=NOTHING_MISSING)
     assert got == BestLag(0.0, LagSource.TIMELINE)
+    assert best_lag(1.0, None, 0, gtid=NOTHING_MISSING) == BestLag(0.0, LagSource.SBM)
+
+
+def test_nothing_missing_leaves_a_figure_that_says_caught_up() -> None:
+    # A writer late by 0.8 s on a busy box: still under the caught-up bound, still the heartbeat.
+    got = best_lag(0.83, None, 0, timeline_lag_s=0.0, gtid=NOTHING_MISSING)
+    assert got == BestLag(0.83, LagSource.HEARTBEAT)
 
 
 def test_nothing_missing_overrules_every_source_that_claims_lag() -> None:
