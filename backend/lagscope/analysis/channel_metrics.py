@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
 from lagscope.analysis.eta import Eta, eta
 from lagscope.analysis.lag import (
+    GtidEvidence,
     best_lag,
     disagreement,
     heartbeat_lag,
@@ -49,6 +50,9 @@ class SourceView:
     clock_offset_s: float | None
     clock: ClockReading | None = None
     strict_mode: bool = True
+    # The heartbeat writer's last beat when its row on the source has stopped advancing
+    # (analysis/heartbeat.py): the heartbeat is then no lag at all. None while it writes.
+    heartbeat_stopped_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,7 @@ def channel_metrics(
     tl_lag = timeline.lag_s if timeline else None
     tl_resolution = timeline.resolution_s if timeline else None
     source_rate = source.source_rate if source else None
+    hb_stale = source is not None and source.heartbeat_stopped_at is not None
     best = best_lag(
         hb_lag,
         applier,
@@ -104,6 +109,8 @@ def channel_metrics(
         sbm_contradicted=sbm_contradicted(
             status.seconds_behind_source, counts.not_received if counts else None, source_rate
         ),
+        heartbeat_stale=hb_stale,
+        gtid=_evidence(counts),
     )
     observation = Observation(
         reachable=True,
@@ -144,7 +151,7 @@ def channel_metrics(
         relay_log_space=status.relay_log_space,
         disagreement=disagreement(
             status.seconds_behind_source,
-            hb_lag,
+            None if hb_stale else hb_lag,  # a stopped writer's row age is not a lag reading
             applier,
             resolution_s=hb_resolution or 0.0,
             timeline_lag_s=tl_lag,
@@ -186,6 +193,13 @@ def _counts(product: str, status: ChannelStatus, source: SourceView | None) -> G
         )
     except ValueError:
         return None  # a set we cannot parse: report no count rather than a wrong one
+
+
+def _evidence(counts: GtidCounts | None) -> GtidEvidence | None:
+    """GTID counts that may overrule a lag figure: exact ones only (never an estimate)."""
+    if counts is None or not counts.exact:
+        return None
+    return GtidEvidence(counts.trx_behind, counts.not_received, counts.received_not_applied)
 
 
 def _progress(product: str, executed: str) -> int | None:

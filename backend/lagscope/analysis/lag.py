@@ -57,6 +57,30 @@ class BestLag:
     source: LagSource | None
 
 
+@dataclass(frozen=True, slots=True)
+class GtidEvidence:
+    """What the GTID sets say about a channel this poll (None: no count was possible)."""
+
+    trx_behind: int | None = None
+    not_received: int | None = None
+    received_not_applied: int | None = None
+
+    @property
+    def nothing_missing(self) -> bool:
+        """The replica has executed all the source had, and holds nothing it has not applied."""
+        return self.trx_behind == 0 and self.not_received == 0 and self.received_not_applied == 0
+
+
+# With nothing missing, the replica had applied all the source had committed when the source was
+# read, a moment before or after the replica: it is caught up, and a figure saying it is behind
+# (at or above the verdict's caught-up bound, verdict.classify's 1 s) is contradicted. A smaller
+# figure says "caught up" too and stands, with its source: a heartbeat whose writer was late by
+# 0.8 s on a busy box still reads as the heartbeat. Seen without this (issue 17 item 20): a
+# writer that had just stopped aged its row to 1.4 s and 2.0 s on caught-up replicas, which
+# turned apply_bound before the row was old enough to call the writer stopped.
+_NOTHING_MISSING_MAX_S = 1.0
+
+
 def best_lag(
     heartbeat_lag_s: float | None,
     applier_lag_s: float | None,
@@ -64,21 +88,33 @@ def best_lag(
     *,
     timeline_lag_s: float | None = None,
     sbm_contradicted: bool = False,
+    heartbeat_stale: bool = False,
+    gtid: GtidEvidence | None = None,
 ) -> BestLag:
     """First available of heartbeat, applier, source timeline and SBM, in that order (DESIGN §4).
 
     The timeline comes before SBM: it is measured against the source's own progress, whereas
     SBM reads 0 whenever the SQL thread has caught up with a relay log that lags the source.
     When SBM is all there is and the GTID sets contradict it (:func:`sbm_contradicted`), the
-    lag is unknown (None), not 0: a chart must show a gap there, never a replica caught up."""
-    if heartbeat_lag_s is not None:
-        return BestLag(heartbeat_lag_s, LagSource.HEARTBEAT)
-    if applier_lag_s is not None:
-        return BestLag(applier_lag_s, LagSource.APPLIER)
-    if timeline_lag_s is not None:
-        return BestLag(timeline_lag_s, LagSource.TIMELINE)
-    if seconds_behind_source is not None and not sbm_contradicted:
-        return BestLag(float(seconds_behind_source), LagSource.SBM)
+    lag is unknown (None), not 0: a chart must show a gap there, never a replica caught up.
+
+    Two more skips (issue 17 item 20): a stale heartbeat (its writer stopped, see
+    :mod:`lagscope.analysis.heartbeat`) is not a lag at all; and when the GTID sets say nothing
+    is missing, a figure of :data:`_NOTHING_MISSING_MAX_S` or more is contradicted and the next
+    source is used (none left: unknown). GTID evidence only ever removes a figure that claims
+    lag: it never makes a replica with a backlog look caught up."""
+    nothing_missing = gtid is not None and gtid.nothing_missing
+    sbm = None if seconds_behind_source is None or sbm_contradicted else seconds_behind_source
+    candidates = (
+        (None if heartbeat_stale else heartbeat_lag_s, LagSource.HEARTBEAT),
+        (applier_lag_s, LagSource.APPLIER),
+        (timeline_lag_s, LagSource.TIMELINE),
+        (None if sbm is None else float(sbm), LagSource.SBM),
+    )
+    for lag_s, source in candidates:
+        if lag_s is None or (nothing_missing and lag_s >= _NOTHING_MISSING_MAX_S):
+            continue
+        return BestLag(lag_s, source)
     return BestLag(None, None)
 
 

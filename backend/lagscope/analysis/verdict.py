@@ -22,6 +22,8 @@ _DELAY_SLACK_S = 2
 CAUGHT_UP_MAX_TRX = 10
 _CAUGHT_UP_BACKLOG_S = 1.0
 _BACKLOG = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
+# A thread that is not running, read from the server itself: a fact of this poll, not noise.
+_NOT_RUNNING = frozenset({Verdict.STOPPED, Verdict.BROKEN})
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +136,9 @@ def verdict(window: Sequence[Verdict], previous: Verdict | None = None) -> Verdi
 
     A class held by a strict majority wins; with no majority the previous verdict stands (no
     flapping), or the newest class when there is none. With a window of 3, a change shows once
-    two polls agree — except that a backlog in the newest poll shows at once instead of a
-    caught-up majority. An empty window keeps ``previous``; with neither it is a ValueError.
+    two polls agree — except that a backlog or a stopped thread in the newest poll shows at
+    once instead of a caught-up majority. An empty window keeps ``previous``; with neither it
+    is a ValueError.
     """
     if not window:
         if previous is None:
@@ -147,5 +150,10 @@ def verdict(window: Sequence[Verdict], previous: Verdict | None = None) -> Verdi
     if judged is Verdict.CAUGHT_UP and newest in _BACKLOG:
         # A backlog seen now is never outvoted into "caught up" (issue 9): the window smooths
         # between ways of being behind, and hides an odd caught-up poll, not a backlog.
+        return newest
+    if judged is Verdict.CAUGHT_UP and newest in _NOT_RUNNING:
+        # Issue 17 item 19: a duplicate-key error stopped the SQL thread and the sample still
+        # said caught_up, outvoted by the two polls before it. A channel whose thread is not
+        # running is never caught up.
         return newest
     return judged

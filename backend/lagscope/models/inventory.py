@@ -50,6 +50,9 @@ class Cluster(Base):
     heartbeat_login_state: Mapped[str | None] = mapped_column(String(32), default=None)
     heartbeat_login_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     heartbeat_next_attempt_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    # The writer's last beat while its row on the source has stopped advancing (None: it writes,
+    # or the cluster has no heartbeat); decided each tick by analysis/heartbeat.py.
+    heartbeat_stopped_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
 

@@ -38,6 +38,9 @@ INSTANCE_METRICS = (
     "credentials_problem",
     "param_changed",
     "clock_skew",
+    # 1 on a cluster's source while its heartbeat writer has stopped (the row on the source no
+    # longer advances, analysis/heartbeat.py), else 0: the heartbeat lag is then ignored.
+    "heartbeat_writer_stale",
     # Judged by the API process's watchdog, not after a tick (services/alert_watchdog.py).
     "polling_stopped",
 )
@@ -166,6 +169,9 @@ def instance_observation(
         value = float(bool(instance.last_error and _CREDENTIALS.search(instance.last_error)))
     elif rule.metric == "clock_skew":
         value = None if instance.clock_offset_s is None else abs(instance.clock_offset_s)
+    elif rule.metric == "heartbeat_writer_stale":
+        stopped = instance.role == "source" and instance.cluster.heartbeat_stopped_at is not None
+        value = float(stopped)
     else:  # param_changed
         value = float(_param_changes(session, rule, instance.id, instance.last_polled_at))
     return Observation(at=at, value=value, unreachable=unreachable)

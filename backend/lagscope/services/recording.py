@@ -25,6 +25,7 @@ from lagscope.analysis.channel_metrics import (
     unreachable_metrics,
 )
 from lagscope.analysis.codes import Verdict
+from lagscope.analysis.heartbeat import writer_stopped_since
 from lagscope.analysis.progress import gtid_progress
 from lagscope.analysis.rates import counter_rates, rate
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
@@ -52,7 +53,9 @@ class TickSummary:
 def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading]) -> TickSummary:
     by_id = {r.instance_id: r for r in readings}
     source = next((i for i in cluster.instances if i.role == "source"), None)
-    source_view = _source_view(source, by_id.get(source.id) if source else None)
+    source_reading = by_id.get(source.id) if source else None
+    _judge_heartbeat_writer(cluster, source_reading.snapshot if source_reading else None)
+    source_view = _source_view(source, source_reading, cluster.heartbeat_stopped_at)
     changed = [
         i.id
         for i in cluster.instances
@@ -94,15 +97,39 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
     return summary
 
 
-def _source_view(source: Instance | None, reading: Reading | None) -> SourceView | None:
+def _judge_heartbeat_writer(cluster: Cluster, source: InstanceSnapshot | None) -> None:
+    """Is the writer's row on the source still advancing? A source that did not answer, or whose
+    heartbeat table could not be read, leaves the last judgement as it was."""
+    if cluster.heartbeat_mode == "off":
+        cluster.heartbeat_stopped_at = None
+        return
+    if source is None or source.heartbeat is None:
+        return
+    own = source.heartbeat.newest(source.server_id)
+    stopped = writer_stopped_since(
+        own.ts if own else None, source.heartbeat.server_now, cluster.heartbeat_interval_s
+    )
+    cluster.heartbeat_stopped_at = None if stopped is None else datetime.fromtimestamp(stopped, UTC)
+
+
+def _source_view(
+    source: Instance | None, reading: Reading | None, heartbeat_stopped_at: datetime | None
+) -> SourceView | None:
     """The source in this tick; when it did not answer, what we last knew of it (no rate)."""
     if source is None:
         return None
+    stopped_at = heartbeat_stopped_at.timestamp() if heartbeat_stopped_at else None
     snap = reading.snapshot if reading else None
     if snap is None:
         if source.gtid_executed is None:
             return None
-        return SourceView(source.gtid_executed, source.server_id, None, source.clock_offset_s)
+        return SourceView(
+            source.gtid_executed,
+            source.server_id,
+            None,
+            source.clock_offset_s,
+            heartbeat_stopped_at=stopped_at,
+        )
     progress = _progress(snap)
     prev_at = source.last_ok_at.timestamp() if source.last_ok_at else None
     return SourceView(
@@ -112,6 +139,7 @@ def _source_view(source: Instance | None, reading: Reading | None) -> SourceView
         clock_offset_s=snap.clock.offset_s,
         clock=snap.clock,
         strict_mode=snap.gtid.strict_mode is not False,
+        heartbeat_stopped_at=stopped_at,
     )
 
 

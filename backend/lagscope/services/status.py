@@ -109,6 +109,9 @@ class InstanceState:
     doublewrite: str | None = None
     login_state: str | None = None
     next_attempt_at: datetime | None = None
+    # On the cluster's source only: the heartbeat writer has stopped (its last beat), in words.
+    heartbeat_stopped_at: datetime | None = None
+    heartbeat_problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +169,14 @@ def cluster_status(session: Session, cluster_id: int, now: datetime) -> ClusterS
         stale_after_s=STALE_POLLS * interval,
         generated_at=now,
         instances=[
-            _instance_state(i, polled.get(i.id), interval, now, doublewrite.get(i.id))
+            _instance_state(
+                i,
+                polled.get(i.id),
+                interval,
+                now,
+                doublewrite.get(i.id),
+                cluster.heartbeat_stopped_at if i.role == "source" else None,
+            )
             for i in cluster.instances
         ],
         channels=[
@@ -193,6 +203,7 @@ def _instance_state(
     interval_s: float,
     now: datetime,
     doublewrite: str | None = None,
+    heartbeat_stopped_at: datetime | None = None,
 ) -> InstanceState:
     return InstanceState(
         id=instance.id,
@@ -214,6 +225,19 @@ def _instance_state(
         doublewrite=doublewrite,
         login_state=instance.login_state,
         next_attempt_at=instance.next_attempt_at if instance.login_state == ACCESS_DENIED else None,
+        heartbeat_stopped_at=heartbeat_stopped_at,
+        heartbeat_problem=heartbeat_problem(heartbeat_stopped_at),
+    )
+
+
+def heartbeat_problem(stopped_at: datetime | None) -> str | None:
+    """The reason, in words, that the heartbeat lag is not shown as the lag."""
+    if stopped_at is None:
+        return None
+    since = stopped_at.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return (
+        f"heartbeat writer stopped since {since}: its row on the source no longer advances, "
+        "so the heartbeat lag is ignored"
     )
 
 

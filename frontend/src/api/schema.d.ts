@@ -1667,6 +1667,16 @@ export interface components {
             enabled: boolean;
             /** Flavor */
             flavor: string | null;
+            /**
+             * Heartbeat Problem
+             * @description The same in words: 'heartbeat writer stopped since <time>: …' (null: none)
+             */
+            heartbeat_problem?: string | null;
+            /**
+             * Heartbeat Stopped At
+             * @description The source only: the heartbeat writer's last beat, once its row on the source has stopped advancing (null: it writes, or no heartbeat); the heartbeat lag is then not used as the lag
+             */
+            heartbeat_stopped_at?: string | null;
             /** Id */
             id: number;
             /** Last Error */
@@ -2005,7 +2015,7 @@ export interface components {
              * Metric
              * @enum {string}
              */
-            metric: "lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "polling_stopped";
+            metric: "lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "heartbeat_writer_stale" | "polling_stopped";
             /** Name */
             name: string;
             /**
@@ -2111,7 +2121,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /** Metric */
-            metric?: ("lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "polling_stopped") | null;
+            metric?: ("lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "heartbeat_writer_stale" | "polling_stopped") | null;
             /** Name */
             name?: string | null;
             /** Null Policy */

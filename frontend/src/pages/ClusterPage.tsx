@@ -38,7 +38,7 @@ import {
   zoomReset,
   type ExplorerState,
 } from "../viewmodels/explorerState";
-import { buildInstancePanels, durabilityWarnings, INSTANCE_METRICS, instanceColors } from "../viewmodels/instancePanels";
+import { buildInstancePanels, durabilityWarnings, heartbeatWarnings, INSTANCE_METRICS, instanceColors } from "../viewmodels/instancePanels";
 import { buildLagChartModel, metricsFor } from "../viewmodels/lagChart";
 import { isStreamed, mergeSamples } from "../live/samples";
 import { buildParamLanes } from "../viewmodels/paramLanes";
@@ -204,7 +204,7 @@ export function ClusterPage() {
     pollIntervalS,
     endMs,
   });
-  const warnings = durabilityWarnings(instances);
+  const warnings = [...durabilityWarnings(instances), ...heartbeatWarnings(instances)];
   const panels = buildChannelPanels(channels, colors, status.dataUpdatedAt || now);
   const explorerChannels = buildExplorerChannels(cluster.data, channels, colors);
   const source = cluster.data.instances.find((i) => i.role === "source");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildInstancePanels, commitsPerGroup, durabilityWarnings, instanceColors } from "./instancePanels";
+import { buildInstancePanels, commitsPerGroup, durabilityWarnings, heartbeatWarnings, instanceColors } from "./instancePanels";
 import { instanceStatus } from "./testdata";
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
@@ -134,5 +134,15 @@ describe("instance panels", () => {
     expect(warnings.map((w) => w.instance)).toEqual(["r1", "r1"]);
     expect(warnings[0]?.text).toContain("redo log disabled");
     expect(warnings[1]?.text).toContain("innodb_doublewrite=OFF");
+  });
+
+  it("says when the heartbeat writer has stopped", () => {
+    const problem = "heartbeat writer stopped since 2026-11-25T09:30:00Z: its row on the source no longer advances, so the heartbeat lag is ignored";
+    const warnings = heartbeatWarnings([
+      instanceStatus({ name: "src", role: "source", heartbeat_problem: problem }),
+      instanceStatus({ name: "r1" }),
+    ]);
+    expect(warnings.map((w) => w.instance)).toEqual(["src"]);
+    expect(warnings[0]?.text).toContain("heartbeat writer stopped since 2026-11-25T09:30:00Z");
   });
 });

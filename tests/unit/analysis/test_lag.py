@@ -7,6 +7,7 @@ import pytest
 from lagscope.analysis.codes import LagSource
 from lagscope.analysis.lag import (
     BestLag,
+    GtidEvidence,
     best_lag,
     disagreement,
     heartbeat_lag,
@@ -123,3 +124,59 @@ def test_a_contradicted_sbm_leaves_the_lag_unknown_not_zero() -> None:
     assert best_lag(None, None, 0, timeline_lag_s=21.0, sbm_contradicted=True) == BestLag(
         21.0, LagSource.TIMELINE
     )
+
+
+# Issue 17 item 20: a stopped heartbeat writer showed caught-up replicas 2,734 s behind.
+NOTHING_MISSING = GtidEvidence(trx_behind=0, not_received=0, received_not_applied=0)
+
+
+def test_a_stale_heartbeat_is_skipped_in_the_best_lag_order() -> None:
+    got = best_lag(2734.0, None, 0, timeline_lag_s=0.0, heartbeat_stale=True)
+    assert got == BestLag(0.0, LagSource.TIMELINE)
+    assert best_lag(2734.0, None, 4, heartbeat_stale=True) == BestLag(4.0, LagSource.SBM)
+    assert best_lag(2734.0, None, None, heartbeat_stale=True) == BestLag(None, None)
+
+
+def test_a_stale_heartbeat_is_skipped_even_on_a_replica_far_behind() -> None:
+    # The backlog's own figures say how far behind it is; the heartbeat does not.
+    behind = GtidEvidence(trx_behind=5000, not_received=0, received_not_applied=5000)
+    got = best_lag(2734.0, None, 300, timeline_lag_s=310.0, heartbeat_stale=True, gtid=behind)
+    assert got == BestLag(310.0, LagSource.TIMELINE)
+
+
+def test_nothing_missing_overrules_a_heartbeat_claiming_lag() -> None:
+    # The writer has just stopped (not stale yet): the GTID sets already say nothing is missing.
+    got = best_lag(40.0, None, 0, timeline_lag_s=0.2, gtid=NOTHING_MISSING)
+    assert got == BestLag(0.2, LagSource.TIMELINE)
+    # Seen live with a looser bound: a row 1.4 s old turned a caught-up replica apply_bound.
+    got = best_lag(1.4, None, 0, timeline_lag_s=0.0, gtid=NOTHING_MISSING)
+    assert got == BestLag(0.0, LagSource.TIMELINE)
+    assert best_lag(1.0, None, 0, gtid=NOTHING_MISSING) == BestLag(0.0, LagSource.SBM)
+
+
+def test_nothing_missing_leaves_a_figure_that_says_caught_up() -> None:
+    # A writer late by 0.8 s on a busy box: still under the caught-up bound, still the heartbeat.
+    got = best_lag(0.83, None, 0, timeline_lag_s=0.0, gtid=NOTHING_MISSING)
+    assert got == BestLag(0.83, LagSource.HEARTBEAT)
+
+
+def test_nothing_missing_overrules_every_source_that_claims_lag() -> None:
+    got = best_lag(40.0, 30.0, 20, timeline_lag_s=25.0, gtid=NOTHING_MISSING)
+    assert got == BestLag(None, None)
+    assert best_lag(40.0, 30.0, 0, gtid=NOTHING_MISSING) == BestLag(0.0, LagSource.SBM)
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        GtidEvidence(trx_behind=1, not_received=0, received_not_applied=1),
+        GtidEvidence(trx_behind=0, not_received=0, received_not_applied=3),
+        GtidEvidence(trx_behind=None, not_received=None, received_not_applied=None),
+        None,
+    ],
+)
+def test_a_backlog_or_no_counts_never_removes_a_lag_figure(evidence: GtidEvidence | None) -> None:
+    # GTID evidence only removes a figure when it says nothing is missing: a replica with any
+    # backlog keeps its heartbeat lag, however large.
+    got = best_lag(40.0, None, 0, timeline_lag_s=0.0, gtid=evidence)
+    assert got == BestLag(40.0, LagSource.HEARTBEAT)

@@ -165,18 +165,31 @@ def test_two_of_three_wins() -> None:
 
 
 def test_one_odd_sample_does_not_flip_the_verdict() -> None:
-    assert verdict([V.CAUGHT_UP, V.CAUGHT_UP, V.STOPPED], previous=V.CAUGHT_UP) is V.CAUGHT_UP
+    assert verdict([V.CAUGHT_UP, V.CAUGHT_UP, V.UNREACHABLE], previous=V.CAUGHT_UP) is V.CAUGHT_UP
+    window = [V.APPLY_BOUND, V.APPLY_BOUND, V.STOPPED]
+    assert verdict(window, previous=V.APPLY_BOUND) is V.APPLY_BOUND
 
 
 def test_stop_shows_within_two_polls() -> None:
-    window: list[Verdict] = [V.CAUGHT_UP] * 3
-    shown = V.CAUGHT_UP
+    window: list[Verdict] = [V.APPLY_BOUND] * 3
+    shown = V.APPLY_BOUND
     polls = 0
     while shown is not V.STOPPED:
         window = [*window[1:], V.STOPPED]
         shown = verdict(window, shown)
         polls += 1
     assert polls == 2
+
+
+@pytest.mark.parametrize("halted", [V.STOPPED, V.BROKEN])
+def test_a_stopped_thread_in_the_newest_poll_is_never_outvoted_into_caught_up(
+    halted: Verdict,
+) -> None:
+    # Issue 17 item 19: right after a duplicate-key error the sample had sql_running=false and
+    # verdict caught_up, the two polls before it outvoting the stop.
+    assert verdict([V.CAUGHT_UP, V.CAUGHT_UP, halted], previous=V.CAUGHT_UP) is halted
+    # Once the thread runs again, the window smooths as before.
+    assert verdict([V.CAUGHT_UP, halted, V.CAUGHT_UP], previous=halted) is V.CAUGHT_UP
 
 
 def test_no_majority_keeps_the_previous_verdict() -> None:

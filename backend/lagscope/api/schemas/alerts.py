@@ -39,6 +39,8 @@ Metric = Literal[
     "credentials_problem",
     "param_changed",
     "clock_skew",
+    # 1 on a cluster's source while its heartbeat writer has stopped, else 0.
+    "heartbeat_writer_stale",
     # Poll intervals with no reading (threshold N: fires after N missed polls); judged by the
     # API process, so it fires when the worker or beat has stopped.
     "polling_stopped",

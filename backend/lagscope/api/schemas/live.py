@@ -76,6 +76,16 @@ class InstanceStatusOut(Schema):
         description="With access_denied: when the login is tried next (no try before); "
         "null: not tried again until someone acts (see login_state)"
     )
+    heartbeat_stopped_at: datetime | None = Field(
+        default=None,
+        description="The source only: the heartbeat writer's last beat, once its row on the "
+        "source has stopped advancing (null: it writes, or no heartbeat); the heartbeat lag is "
+        "then not used as the lag",
+    )
+    heartbeat_problem: str | None = Field(
+        default=None,
+        description="The same in words: 'heartbeat writer stopped since <time>: …' (null: none)",
+    )
 
 
 class ChannelStatusOut(Schema):

@@ -20,7 +20,7 @@ import { Empty, Loading, ProblemView } from "../States";
 const METRICS: Schemas["RuleIn"]["metric"][] = [
   "lag", "trx_behind", "not_received", "received_not_applied", "io_stopped", "sql_stopped",
   "replication_error", "eta", "lag_disagreement", "unreachable", "credentials_problem",
-  "param_changed", "clock_skew", "polling_stopped",
+  "param_changed", "clock_skew", "heartbeat_writer_stale", "polling_stopped",
 ];
 
 function optionalNumber(text: string): number | null {
