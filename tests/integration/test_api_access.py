@@ -95,14 +95,27 @@ def test_logout_revokes_the_login_token(api: ApiServer):
     assert me(api, token) == 401
 
 
-def test_disable_enable_role_password_and_delete(api: ApiServer):
-    uid, token = make_user(api, "dana", "viewer")
+def test_disabling_revokes_tokens_and_enabling_does_not_revive_them(api: ApiServer):
+    """Issue 17, item 7: a token that leaked, or that an admin meant to end by disabling its
+    owner, stays dead when the owner is enabled again; the owner logs in afresh."""
+    uid, token = make_user(api, "vera", "editor")
+    session_token = login(api, "vera").json()["token"]
     with api.client() as admin:
         assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": True}).status_code == 200
-        assert me(api, token) == 401
+        assert admin.get(f"/api/v1/auth/tokens?user_id={uid}").json() == []
+        assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": False}).status_code == 200
+    assert me(api, token) == 401
+    assert me(api, session_token) == 401
+    assert me(api, login(api, "vera").json()["token"]) == 200
+
+
+def test_disable_enable_role_password_and_delete(api: ApiServer):
+    uid, _ = make_user(api, "dana", "viewer")
+    with api.client() as admin:
+        assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": True}).status_code == 200
         assert login(api, "dana").status_code == 401
         assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": False}).status_code == 200
-        assert me(api, token) == 200
+        token = login(api, "dana").json()["token"]
         promoted = admin.patch(f"/api/v1/users/{uid}", json={"role": "editor"})
         assert promoted.json()["role"] == "editor"
     with api.client(token) as c:
@@ -176,5 +189,5 @@ def test_a_live_stream_ends_when_its_token_is_revoked(api: ApiServer):
             message="the stream to say it was revoked",
         )
         assert received == "event: revoked"
-        assert "token expired or user disabled" in next(lines)
+        assert "unknown or revoked token" in next(lines)  # disabling revoked it
         assert list(lines) in ([], [""])  # and then it ends

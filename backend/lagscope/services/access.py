@@ -1,5 +1,5 @@
 """Cutting someone off: tokens listed and revoked, logout, users disabled, deleted, re-roled or
-given a new password (which revokes every token they hold).
+given a new password (disabling, deleting and a new password revoke every token they hold).
 
 Revoking deletes the token row: ``authenticate`` then answers "unknown or revoked token" on the
 very next request, and a live stream that re-checks its token ends. The last enabled admin
@@ -73,10 +73,15 @@ def logout(session: Session, plaintext: str) -> None:
 
 
 def set_disabled(session: Session, user_id: int, disabled: bool) -> User:
+    """Disabling revokes every token the user holds. Refusing them while disabled is not
+    enough: re-enabling would revive a token that leaked before, or one an admin meant to end
+    by disabling its owner. Re-enabled, the user logs in again."""
     user = _user(session, user_id)
     if disabled and user.role == "admin":
         _keep_an_admin(session, user)
     user.disabled = disabled
+    if disabled:
+        session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
     session.flush()
     return user
 
