@@ -37,7 +37,7 @@ export function useUpdateUser() {
 }
 
 /** Your own password, with the current one. Success revokes every token you hold, this
- * browser's too: the token is dropped and the login page shows. */
+ * browser's too: the token and everything cached are dropped, as at a logout. */
 export function useChangeOwnPassword() {
   const queryClient = useQueryClient();
   return useMutation({
@@ -45,7 +45,7 @@ export function useChangeOwnPassword() {
       unwrap(api.PATCH("/api/v1/users/{user_id}", { params: { path: { user_id: id } }, body })),
     onSuccess: () => {
       clearToken();
-      return queryClient.invalidateQueries({ queryKey: keys.me() });
+      queryClient.clear();
     },
   });
 }

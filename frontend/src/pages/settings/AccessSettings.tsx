@@ -1,5 +1,6 @@
 // Settings → users (admins), API tokens (everyone: their own; admins: all), your password.
 import { useState, type FormEvent } from "react";
+import { useNavigate } from "react-router";
 import type { Schemas } from "../../api/client";
 import { Loading, ProblemView } from "../../components/States";
 import { formatDateTime } from "../../format/format";
@@ -169,8 +170,11 @@ export function TokensSettings({ me }: { me: Schemas["MeOut"] }) {
   );
 }
 
+const SIGN_IN_AGAIN = `/login?next=${encodeURIComponent("/settings/password")}`;
+
 export function PasswordSettings({ me }: { me: Schemas["MeOut"] }) {
   const change = useChangeOwnPassword();
+  const navigate = useNavigate();
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [repeat, setRepeat] = useState("");
@@ -183,7 +187,8 @@ export function PasswordSettings({ me }: { me: Schemas["MeOut"] }) {
     event.preventDefault();
     const built = passwordChangeBody(current, next, repeat);
     setInvalid(built.error);
-    if (built.body) change.mutate({ id: userId, body: built.body });
+    // Signed out everywhere: sign in again (with the new password) to come back here.
+    if (built.body) change.mutate({ id: userId, body: built.body }, { onSuccess: () => navigate(SIGN_IN_AGAIN) });
   }
 
   return (
