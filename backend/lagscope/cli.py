@@ -300,7 +300,7 @@ def list_users_command() -> None:
 @user.command("disable")
 @click.argument("username")
 def disable_user_command(username: str) -> None:
-    """Refuse the user's logins and every token they hold, at once."""
+    """Refuse the user's logins and revoke every token they hold, at once."""
     from lagscope.services import access
 
     _user_change(username, lambda s, uid: access.set_disabled(s, uid, True))
@@ -309,6 +309,7 @@ def disable_user_command(username: str) -> None:
 @user.command("enable")
 @click.argument("username")
 def enable_user_command(username: str) -> None:
+    """Allow the user's logins again (the tokens revoked when disabled stay revoked)."""
     from lagscope.services import access
 
     _user_change(username, lambda s, uid: access.set_disabled(s, uid, False))

@@ -2,7 +2,9 @@
 table survives it); an instance edit sends its password only when typed or needed, asks for it
 when the instance moves, tests an edited instance with its stored password (instance_id), and
 edits TLS (a CA bundle or a pinned public key outside LAGSCOPE_TLS_CA_DIR: the API's problem
-shown). Each test makes a cluster of its own, so the lab cluster keeps polling as is."""
+shown). Each test makes a cluster of its own, so the lab cluster keeps polling as is. And
+Settings → your password: it asks for the current one, says when that is wrong, and signs you
+out everywhere when changed."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, Request, expect
 
+from lagscope.services import users
 from tests.integration.api_stack import ApiServer
 
 from .conftest import shot
@@ -226,3 +229,30 @@ def test_pinning_a_server_public_key(page: Page, api: ApiServer, lab):
     shot(page, "settings-instance-pin-refused")
     form.get_by_role("combobox", name="TLS").select_option("verify_identity")
     expect(form.get_by_label("Server public key path")).to_have_count(0)
+
+
+def test_changing_your_password_asks_for_the_current_one(anonymous_page: Page, api: ApiServer):
+    """Issue 17, item 4: the form sends current_password; a wrong one is named, the right one
+    changes the password and signs this browser out (every token of the user is revoked)."""
+    with api.sessions() as session, session.begin():
+        users.create_user(session, "pwuser", "the-old-password", "viewer")
+    page = anonymous_page
+    page.goto("/settings/password")
+    page.get_by_label("Username").fill("pwuser")
+    page.get_by_label("Password").fill("the-old-password")
+    page.get_by_role("button", name="Sign in").click()
+    form = page.get_by_role("form", name="Change your password")
+    form.get_by_label("Current password").fill("not-my-password")
+    form.get_by_label("New password (10+ characters)").fill("the-new-password")
+    form.get_by_label("New password again").fill("the-new-password")
+    sent = patch_body(page, form.get_by_role("button", name="Change password"))
+    assert sent == {"password": "the-new-password", "current_password": "not-my-password"}
+    expect(page.get_by_role("alert")).to_have_text("That is not your current password.")
+    shot(page, "password-wrong-current")
+    form.get_by_label("Current password").fill("the-old-password")
+    form.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()  # signed out
+    page.get_by_label("Username").fill("pwuser")
+    page.get_by_label("Password").fill("the-new-password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("form", name="Change your password")).to_be_visible()

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from lagscope.models import ApiToken
+from lagscope.models import ApiToken, LoginThrottle
 from lagscope.services import users
 
 from .api_stack import ApiServer, api_server, sqlite_url
@@ -49,13 +49,14 @@ def me(api: ApiServer, token: str) -> int:
 
 
 def test_api_tokens_are_listed_and_revoked(api: ApiServer):
-    _, editor = make_user(api, "ed", "editor")
+    make_user(api, "ed", "editor")
+    editor = login(api, "ed").json()["token"]
     with api.client(editor) as c:
         created = c.post("/api/v1/auth/tokens", json={"name": "cron", "expires_in_days": 7})
         assert created.status_code == 201, created.text
         script = created.json()["token"]
         listed = c.get("/api/v1/auth/tokens").json()
-        assert {t["name"] for t in listed} == {"test", "cron"}
+        assert {t["name"] for t in listed} == {"test", "login", "cron"}
         assert all(t["username"] == "ed" for t in listed)
         assert all("token" not in t and "token_hash" not in t for t in listed)
         cron = next(t for t in listed if t["name"] == "cron")
@@ -95,21 +96,37 @@ def test_logout_revokes_the_login_token(api: ApiServer):
     assert me(api, token) == 401
 
 
-def test_disable_enable_role_password_and_delete(api: ApiServer):
-    uid, token = make_user(api, "dana", "viewer")
+def test_disabling_revokes_tokens_and_enabling_does_not_revive_them(api: ApiServer):
+    """Issue 17, item 7: a token that leaked, or that an admin meant to end by disabling its
+    owner, stays dead when the owner is enabled again; the owner logs in afresh."""
+    uid, token = make_user(api, "vera", "editor")
+    session_token = login(api, "vera").json()["token"]
     with api.client() as admin:
         assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": True}).status_code == 200
-        assert me(api, token) == 401
+        assert admin.get(f"/api/v1/auth/tokens?user_id={uid}").json() == []
+        assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": False}).status_code == 200
+    assert me(api, token) == 401
+    assert me(api, session_token) == 401
+    assert me(api, login(api, "vera").json()["token"]) == 200
+
+
+def test_disable_enable_role_password_and_delete(api: ApiServer):
+    uid, _ = make_user(api, "dana", "viewer")
+    with api.client() as admin:
+        assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": True}).status_code == 200
         assert login(api, "dana").status_code == 401
         assert admin.patch(f"/api/v1/users/{uid}", json={"disabled": False}).status_code == 200
-        assert me(api, token) == 200
+        token = login(api, "dana").json()["token"]
         promoted = admin.patch(f"/api/v1/users/{uid}", json={"role": "editor"})
         assert promoted.json()["role"] == "editor"
     with api.client(token) as c:
         assert c.get("/api/v1/auth/me").json()["role"] == "editor"
         # A user may change their own password, not their role; the change revokes every token.
         assert c.patch(f"/api/v1/users/{uid}", json={"role": "admin"}).status_code == 403
-        changed = c.patch(f"/api/v1/users/{uid}", json={"password": "another-long-one"})
+        changed = c.patch(
+            f"/api/v1/users/{uid}",
+            json={"password": "another-long-one", "current_password": "a-long-password"},
+        )
         assert changed.status_code == 200, changed.text
     assert me(api, token) == 401
     assert login(api, "dana").status_code == 401
@@ -117,6 +134,68 @@ def test_disable_enable_role_password_and_delete(api: ApiServer):
     with api.client() as admin:
         assert admin.delete(f"/api/v1/users/{uid}").status_code == 204
     assert me(api, fresh) == 401
+
+
+def test_an_api_token_cannot_mint_tokens(api: ApiServer):
+    """Issue 17, item 4: a leaked script token must not buy a token that outlives its
+    revocation; only a session from a password login creates tokens."""
+    _, script = make_user(api, "minty", "editor")
+    with api.client(script) as c:
+        refused = c.post("/api/v1/auth/tokens", json={"name": "more", "expires_in_days": 1})
+        assert refused.status_code == 403, refused.text
+        assert "sign in with your password" in refused.json()["detail"]
+        assert {t["name"] for t in c.get("/api/v1/auth/tokens").json()} == {"test"}
+    session = login(api, "minty").json()["token"]
+    with api.client(session) as c:
+        created = c.post("/api/v1/auth/tokens", json={"name": "cron", "expires_in_days": 1})
+        assert created.status_code == 201, created.text
+    with api.client(created.json()["token"]) as c:  # and the minted API token cannot either
+        assert c.post("/api/v1/auth/tokens", json={"name": "x"}).status_code == 403
+
+
+def test_changing_your_own_password_needs_the_current_one(api: ApiServer):
+    """Issue 17, item 4: a token alone (a script's, a browser left open) does not take the
+    account by setting a new password; an admin resetting someone else's needs none."""
+    uid, script = make_user(api, "perry", "editor")
+    url = f"/api/v1/users/{uid}"
+    with api.client(script) as c:
+        missing = c.patch(url, json={"password": "taken-over-now"})
+        assert missing.status_code == 422, missing.text
+        assert "current_password" in missing.json()["detail"]
+        wrong = c.patch(url, json={"password": "taken-over-now", "current_password": "guess-1234"})
+        assert wrong.status_code == 403, wrong.text
+        assert wrong.json()["detail"] == "current_password is not your password"
+    assert login(api, "perry", "taken-over-now").status_code == 401
+    assert me(api, script) == 200  # nothing changed
+    with api.client(script) as c:
+        right = c.patch(
+            url, json={"password": "a-new-long-password", "current_password": "a-long-password"}
+        )
+        assert right.status_code == 200, right.text
+    assert me(api, script) == 401
+    with api.client() as admin:
+        reset = admin.patch(url, json={"password": "reset-by-the-admin"})
+        assert reset.status_code == 200, reset.text
+        own = next(u for u in admin.get("/api/v1/users").json() if u["username"] == "admin")
+        own_reset = admin.patch(f"/api/v1/users/{own['id']}", json={"password": "x" * 12})
+        assert own_reset.status_code == 422, own_reset.text
+    assert login(api, "perry", "reset-by-the-admin").status_code == 200
+
+
+def test_wrong_current_passwords_are_throttled_like_logins(api: ApiServer):
+    uid, script = make_user(api, "tess", "editor")
+    url = f"/api/v1/users/{uid}"
+    with api.client(script) as c:
+        for _ in range(6):  # five are free, the sixth starts a back-off
+            wrong = c.patch(url, json={"password": "x" * 12, "current_password": "guess-1234"})
+            assert wrong.status_code == 403, wrong.text
+        with api.sessions() as session, session.begin():
+            row = session.get(LoginThrottle, "user:tess|127.0.0.1")
+            assert row is not None and row.failures == 6 and row.blocked_until is not None
+            row.blocked_until = datetime.now(UTC) + timedelta(seconds=30)  # no race with 1 s
+        blocked = c.patch(url, json={"password": "x" * 12, "current_password": "a-long-password"})
+        assert blocked.status_code == 429, blocked.text
+    assert login(api, "tess").status_code == 429  # the same client, the same username
 
 
 def test_the_last_enabled_admin_cannot_be_removed(api: ApiServer):
@@ -176,5 +255,5 @@ def test_a_live_stream_ends_when_its_token_is_revoked(api: ApiServer):
             message="the stream to say it was revoked",
         )
         assert received == "event: revoked"
-        assert "token expired or user disabled" in next(lines)
+        assert "unknown or revoked token" in next(lines)  # disabling revoked it
         assert list(lines) in ([], [""])  # and then it ends

@@ -47,14 +47,20 @@ def test_login_tokens_and_roles(api: ApiServer):
         assert wrong.status_code == 401 and wrong.json()["title"] == "NotAuthenticated"
     viewer = token_for(api, "vera", "viewer")
     with api.client(viewer) as c:
-        assert c.get("/api/v1/auth/me").json() == {"username": "vera", "role": "viewer"}
+        me = c.get("/api/v1/auth/me").json()
+        assert me == {"user_id": me["user_id"], "username": "vera", "role": "viewer"}
         assert c.get("/api/v1/clusters").status_code == 200
         denied = c.post("/api/v1/clusters", json={"name": "nope"})
         assert denied.status_code == 403 and "editor" in denied.json()["detail"]
         assert c.get("/api/v1/users").status_code == 403
         # Viewers read; only editors and admins hold API tokens for scripts.
         assert c.post("/api/v1/auth/tokens", json={"name": "cron"}).status_code == 403
-    with api.client(token_for(api, "edna", "editor")) as c:
+    token_for(api, "edna", "editor")
+    with api.client("") as anonymous:  # a password login mints tokens, an API token does not
+        signed_in = anonymous.post(
+            "/api/v1/auth/login", json={"username": "edna", "password": "a-long-password"}
+        ).json()["token"]
+    with api.client(signed_in) as c:
         script_token = c.post("/api/v1/auth/tokens", json={"name": "cron"}).json()["token"]
     with api.client(script_token) as script:
         assert script.get("/api/v1/auth/me").json()["username"] == "edna"

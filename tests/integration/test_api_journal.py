@@ -263,6 +263,40 @@ def test_annotation_crud_author_scope_and_roles(api: ApiServer):
         assert c.delete(f"/api/v1/annotations/{eddies['id']}").status_code == 204
 
 
+def test_a_new_user_under_a_deleted_authors_name_does_not_own_their_notes(api: ApiServer):
+    """Issue 17, item 11: a note belongs to its author's account, not to the name: once alice
+    is deleted, a new ALICE (on SQLite possibly even under alice's old id) may not change it."""
+    topo = make_topology(api, "owned-notes")
+    base = {"cluster_id": topo.cluster_id, "starts_at": iso(T0), "text": "alice was here"}
+    with api.sessions() as session, session.begin():
+        alice = users.create_user(session, "alice", "a-long-password", "editor")
+        alice_id, alice_token = alice.id, users.issue_token(session, alice, "test")
+    with api.client(alice_token) as a:
+        note = a.post("/api/v1/annotations", json=base).json()
+        assert note["author"] == "alice"
+    with api.client() as admin:
+        assert admin.delete(f"/api/v1/users/{alice_id}").status_code == 204
+    impostor = token_for(api, "ALICE", "editor")
+    with api.client(impostor) as i:
+        assert (
+            i.patch(f"/api/v1/annotations/{note['id']}", json={"text": "mine"}).status_code == 403
+        )
+        assert i.delete(f"/api/v1/annotations/{note['id']}").status_code == 403
+        own = i.post("/api/v1/annotations", json=base).json()
+        assert i.patch(f"/api/v1/annotations/{own['id']}", json={"text": "x"}).status_code == 200
+        me = i.get("/api/v1/auth/me").json()
+    # The name stays shown; the id says whose it is (the UI offers edits by it).
+    assert note["author_id"] == alice_id
+    # SQLite may give ALICE the id alice had: deleting alice emptied it from her notes.
+    assert own["author"] == "ALICE" and own["author_id"] == me["user_id"] is not None
+    with api.client() as admin:
+        kept = admin.get(f"/api/v1/annotations/{note['id']}").json()
+        assert (
+            kept["author"] == "alice" and kept["author_id"] is None and kept["text"] == base["text"]
+        )
+        assert admin.delete(f"/api/v1/annotations/{note['id']}").status_code == 204  # moderation
+
+
 def test_windows_are_checked_and_name_the_field(api: ApiServer):
     shop = make_topology(api, "windows")
     cid = shop.cluster_id

@@ -1,6 +1,7 @@
-"""Logging in under attack (issue 7, item 3): throttling with back-off per username and per
-address, answers that do not tell which usernames exist, a bounded password-hashing pool, and
-failed logins in the log without the password."""
+"""Logging in under attack (issue 7, item 3; issue 17, item 5): throttling with back-off per
+(username, client address) and per address — never a lock on a username alone — answers that
+do not tell which usernames exist, a bounded password-hashing pool, and failed logins in the
+log without the password."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from lagscope.models import LoginThrottle
 from lagscope.services import users
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ADMIN, ApiServer, api_server, sqlite_url
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -48,9 +49,16 @@ def add_user(api: ApiServer, username: str) -> None:
 
 
 def attempt(
-    api: ApiServer, username: str, password: str, timeout_s: float = 30.0
+    api: ApiServer,
+    username: str,
+    password: str,
+    timeout_s: float = 30.0,
+    source: str = "127.0.0.1",
 ) -> httpx.Response:
-    with api.client("") as anonymous:
+    """A login from ``source``, a loopback address the client binds to (Linux routes all of
+    127.0.0.0/8 to the server on 127.0.0.1): another address is another client."""
+    transport = httpx.HTTPTransport(local_address=source)
+    with httpx.Client(base_url=api.url, transport=transport) as anonymous:
         return anonymous.post(
             "/api/v1/auth/login",
             json={"username": username, "password": password},
@@ -77,14 +85,15 @@ def test_repeated_failures_for_a_username_back_off_with_429(api: ApiServer, capl
     caplog.set_level(logging.WARNING, logger="lagscope.auth")
     for _ in range(6):  # five are free, the sixth starts a back-off
         assert attempt(api, "victim", "guess-guess-guess").status_code == 401
-    row = throttle_row(api, "user:victim")
+    row = throttle_row(api, "user:victim|127.0.0.1")
     assert row is not None and row.failures == 6 and row.blocked_until is not None
-    hold_block(api, "user:victim", 30)
-    blocked = attempt(api, "Victim", PASSWORD)  # even the right password waits; any case
+    hold_block(api, "user:victim|127.0.0.1", 30)
+    # From that client even the right password waits, in any case of the name.
+    blocked = attempt(api, "Victim", PASSWORD)
     assert blocked.status_code == 429, blocked.text
     assert int(blocked.headers["retry-after"]) >= 1
     assert blocked.json()["type"] == "/problems/throttled"
-    hold_block(api, "user:victim", -1)
+    hold_block(api, "user:victim|127.0.0.1", -1)
     ok = wait_until(
         lambda: (r := attempt(api, "victim", PASSWORD)).status_code == 200 and r,
         timeout_s=30,
@@ -95,6 +104,22 @@ def test_repeated_failures_for_a_username_back_off_with_429(api: ApiServer, capl
     assert len(failures) >= 6
     assert all("'victim'" in m and "127.0.0.1" in m for m in failures)
     assert not any("guess-guess-guess" in r.getMessage() for r in caplog.records)
+
+
+def test_nobody_locks_out_the_admin_from_another_address(api: ApiServer):
+    """Issue 17, item 5: wrong passwords from address A throttle A, not the username: the
+    right password from address B works at once."""
+    for _ in range(7):
+        answer = attempt(api, ADMIN[0], "guess-guess-guess", source="127.0.0.2")
+        assert answer.status_code in (401, 429), answer.text
+    row = throttle_row(api, "user:admin|127.0.0.2")
+    assert row is not None and row.blocked_until is not None
+    hold_block(api, "user:admin|127.0.0.2", 30)
+    assert attempt(api, ADMIN[0], ADMIN[1], source="127.0.0.2").status_code == 429  # A waits
+    from_b = attempt(api, ADMIN[0].upper(), ADMIN[1], source="127.0.0.3")
+    assert from_b.status_code == 200, from_b.text
+    assert throttle_row(api, "user:admin|127.0.0.3") is None
+    assert throttle_row(api, "user:admin") is None  # no lock on the name alone
 
 
 def test_failures_from_one_address_back_off_across_usernames(tmp_path):

@@ -48,7 +48,14 @@ def test_user_subcommands(tmp_path):
 
     assert run(url, "disable", "PAT").returncode == 0
     assert not auth_ok()
-    assert run(url, "enable", "pat").returncode == 0 and auth_ok()
+    # Disabling revoked the token: enabling again does not revive it (issue 17, item 7).
+    assert run(url, "enable", "pat").returncode == 0 and not auth_ok()
+    assert run(url, "tokens", "pat").stdout == ""
+    with sessions() as session, session.begin():
+        found = users.find_user(session, "pat")
+        assert found is not None
+        token = users.issue_token(session, found, "cron")
+    assert auth_ok()
     listed = [json.loads(line) for line in run(url, "tokens", "pat").stdout.splitlines()]
     assert [t["name"] for t in listed] == ["cron"]
     assert run(url, "revoke-token", str(listed[0]["id"])).returncode == 0

@@ -25,7 +25,13 @@ class Annotation(Base):
     ends_at: Mapped[datetime | None] = mapped_column(EpochMicros)
     text: Mapped[str] = mapped_column(Text)
     tags: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # The author's name as it was (display text) and their account: who may edit or delete
+    # the note goes by the id, so a later user with the same name, in any case, is not them.
+    # Null once the account is deleted (or for the demo): then only admins may change it.
     author: Mapped[str] = mapped_column(String(128), default="")
+    author_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), index=True, default=None
+    )
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
     # The last edit (PATCH): who and when; null until the note is first edited. An admin may
     # edit another's note, so the author alone would misstate who wrote the current text.

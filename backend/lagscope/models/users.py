@@ -47,7 +47,7 @@ class ApiToken(Base):
 
 
 class LoginThrottle(Base):
-    """Failed logins per key (``user:<name>`` or ``addr:<client address>``), in the store so
+    """Failed logins per key (``user:<name>|<client>`` or ``addr:<client>``), in the store so
     every API process applies the same back-off."""
 
     __tablename__ = "login_throttles"
@@ -55,4 +55,5 @@ class LoginThrottle(Base):
     key: Mapped[str] = mapped_column(String(160), primary_key=True)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     blocked_until: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
-    updated_at: Mapped[datetime] = mapped_column(EpochMicros)
+    # Indexed: rows quiet for FORGET_AFTER are deleted by it at each failure.
+    updated_at: Mapped[datetime] = mapped_column(EpochMicros, index=True)

@@ -1,5 +1,5 @@
 """Cutting someone off: tokens listed and revoked, logout, users disabled, deleted, re-roled or
-given a new password (which revokes every token they hold).
+given a new password (disabling, deleting and a new password revoke every token they hold).
 
 Revoking deletes the token row: ``authenticate`` then answers "unknown or revoked token" on the
 very next request, and a live stream that re-checks its token ends. The last enabled admin
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from lagscope.errors import Conflict, InvalidInput, NotFound, PermissionDenied
-from lagscope.models import ApiToken, User
+from lagscope.models import Annotation, ApiToken, User
 from lagscope.models.users import ROLES
 from lagscope.services.users import (
     MIN_PASSWORD,
@@ -32,8 +32,17 @@ def create_api_token(
     expires_in: timedelta | None,
     max_lifetime: timedelta | None,
 ) -> str:
-    """Only editors and admins hold API tokens: a viewer's reads need no script access."""
+    """Only editors and admins hold API tokens: a viewer's reads need no script access.
+
+    Only a session from a password login mints tokens, never an API token: a minted token
+    outlives the revocation of the one that minted it, so a leaked script token could
+    otherwise keep the account for good (and "no later than itself" is no bound when the
+    leaked token never expires)."""
     principal.require("editor")
+    if principal.token_kind != "session":
+        raise PermissionDenied(
+            "an API token cannot create tokens: sign in with your password to create one"
+        )
     user = _user(session, principal.user_id)
     if expires_in is not None and expires_in <= timedelta(0):
         raise InvalidInput("expires_in_days must be positive")
@@ -73,10 +82,15 @@ def logout(session: Session, plaintext: str) -> None:
 
 
 def set_disabled(session: Session, user_id: int, disabled: bool) -> User:
+    """Disabling revokes every token the user holds. Refusing them while disabled is not
+    enough: re-enabling would revive a token that leaked before, or one an admin meant to end
+    by disabling its owner. Re-enabled, the user logs in again."""
     user = _user(session, user_id)
     if disabled and user.role == "admin":
         _keep_an_admin(session, user)
     user.disabled = disabled
+    if disabled:
+        session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
     session.flush()
     return user
 
@@ -108,6 +122,11 @@ def delete_user(session: Session, user_id: int) -> None:
     if user.role == "admin":
         _keep_an_admin(session, user)
     session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
+    # The foreign key does this too; said here as well because SQLite may hand the deleted
+    # id to the next user created, who must not inherit these notes.
+    session.execute(
+        update(Annotation).where(Annotation.author_id == user.id).values(author_id=None)
+    )
     session.delete(user)
     session.flush()
 

@@ -3,7 +3,8 @@
 Scope is the whole cluster, one instance, or one channel; a channel-scoped note also records the
 channel's instance, so "notes about replica1" finds it. The scope must lie in the note's cluster:
 a note filed under one cluster but pointing into another would show on the wrong timeline.
-The author (and the last editor) is whoever is signed in, never a field the caller fills in.
+The author (and the last editor) is whoever is signed in, never a field the caller fills in;
+a note belongs to its author's account (``author_id``), the name is only shown.
 """
 
 from __future__ import annotations
@@ -65,9 +66,14 @@ def create_annotation(
     tags: Sequence[str] = (),
     instance_id: int | None = None,
     channel_id: int | None = None,
+    author_id: int | None = None,
 ) -> Annotation:
+    """``author`` is the name shown; ``author_id`` the account that owns the note (none for
+    the demo's notes: only admins change those)."""
     cluster = get_cluster(session, cluster_id)
-    annotation = Annotation(cluster_id=cluster.id, author=author, created_at=datetime.now(UTC))
+    annotation = Annotation(
+        cluster_id=cluster.id, author=author, author_id=author_id, created_at=datetime.now(UTC)
+    )
     _set_scope(session, cluster, annotation, instance_id, channel_id)
     _set_times(annotation, starts_at, ends_at)
     annotation.text = _text(text)
@@ -106,8 +112,12 @@ def update_annotation(
 
 def require_author_or_admin(principal: Principal, annotation: Annotation) -> None:
     """An editor may change or delete only their own notes: the journal is a record of who
-    said what, so another editor must not rewrite or erase it. Admins may (moderation)."""
-    if principal.can("admin") or principal.username.casefold() == annotation.author.casefold():
+    said what, so another editor must not rewrite or erase it. Admins may (moderation).
+    Own means the same account, not the same name: a user created later under a deleted
+    author's name, in any case, is someone else."""
+    if principal.can("admin"):
+        return
+    if annotation.author_id is not None and annotation.author_id == principal.user_id:
         return
     raise PermissionDenied(
         f"only the author ({annotation.author}) or an admin may change this annotation"

@@ -1,4 +1,5 @@
-"""Logging in: throttle, verify, record — in three short transactions.
+"""Logging in (and confirming a password): throttle, verify, record — in three short
+transactions.
 
 The failure must be recorded even though the attempt fails (the request's own transaction rolls
 back on the error), so this use-case owns its transactions instead of the route. It runs in a
@@ -13,7 +14,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.errors import NotAuthenticated
+from lagscope.errors import NotAuthenticated, PermissionDenied
 from lagscope.services import throttle, users
 
 log = logging.getLogger("lagscope.auth")
@@ -32,7 +33,7 @@ def login(
     try:
         with sessions() as session, session.begin():
             token = users.login(session, username, password)
-            throttle.record_success(session, username, now)
+            throttle.record_success(session, username, address)
             return token
     except NotAuthenticated:
         with sessions() as session, session.begin():
@@ -40,3 +41,27 @@ def login(
         # Who and from where, never the password: enough to spot a guessing campaign.
         log.warning("failed login for username=%r from %s", username, address or "unknown")
         raise
+
+
+def confirm_password(
+    sessions: sessionmaker[Session],
+    user_id: int,
+    username: str,
+    password: str,
+    address: str | None,
+    policy: throttle.Policy,
+) -> None:
+    """Check a signed-in user's current password before they change it: a token alone (a
+    leaked script token, a browser left open) must not be enough to take the account. A wrong
+    one counts against this client like a failed login, and a throttled client waits."""
+    now = datetime.now(UTC)
+    with sessions() as session, session.begin():
+        throttle.check(session, username, address, now)
+    with sessions() as session, session.begin():
+        if users.check_password(session, user_id, password):
+            throttle.record_success(session, username, address)
+            return
+    with sessions() as session, session.begin():
+        throttle.record_failure(session, username, address, now, policy)
+    log.warning("wrong current password for username=%r from %s", username, address or "unknown")
+    raise PermissionDenied("current_password is not your password")

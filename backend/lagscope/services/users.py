@@ -26,11 +26,14 @@ _DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: enough for authorisation and for an annotation's author."""
+    """Who is calling: enough for authorisation and for an annotation's author.
+    ``token_kind`` is the kind of token the call carries: "session" (a password login), "api"
+    (a script's token), None for the demo."""
 
     user_id: int | None
     username: str
     role: str
+    token_kind: str | None = None
 
     def can(self, role: str) -> bool:
         return ROLES.index(self.role) >= ROLES.index(role)
@@ -118,7 +121,13 @@ def authenticate(session: Session, token: str) -> Principal:
     # "used just now" would serialise the API behind the poller's writes.
     if api_token.last_used_at is None or now - api_token.last_used_at >= LAST_USED_EVERY:
         api_token.last_used_at = now
-    return Principal(user.id, user.username, user.role)
+    return Principal(user.id, user.username, user.role, api_token.kind)
+
+
+def check_password(session: Session, user_id: int, password: str) -> bool:
+    """Whether ``password`` is the user's own (an unknown id costs the same work)."""
+    user = session.get(User, user_id)
+    return _verify(user.password_hash if user else _DUMMY_HASH, password) and user is not None
 
 
 def hash_password(password: str) -> str:

@@ -782,7 +782,9 @@ export interface paths {
         head?: never;
         /**
          * Update User
-         * @description Role and disabled: admins. Password: the user or an admin; it revokes their tokens.
+         * @description Role and disabled: admins. Password: the user, with ``current_password`` (a wrong one
+         *     answers 403 and counts like a failed login), or an admin resetting someone else's; it
+         *     revokes all of that user's tokens.
          */
         patch: operations["update_user"];
         trace?: never;
@@ -858,8 +860,16 @@ export interface components {
         };
         /** AnnotationOut */
         AnnotationOut: {
-            /** Author */
+            /**
+             * Author
+             * @description the author's username when they wrote it
+             */
             author: string;
+            /**
+             * Author Id
+             * @description the author's user id: they (and admins) may edit or delete the note; null once that user is deleted
+             */
+            author_id: number | null;
             /** Channel Id */
             channel_id: number | null;
             /** Cluster Id */
@@ -1829,6 +1839,11 @@ export interface components {
              * @enum {string}
              */
             role: "viewer" | "editor" | "admin";
+            /**
+             * User Id
+             * @description null in demo mode (no account)
+             */
+            user_id: number | null;
             /** Username */
             username: string;
         };
@@ -2481,10 +2496,16 @@ export interface components {
         };
         /**
          * UserPatch
-         * @description Admins change role and disabled; anyone may change their own password (which revokes
-         *     all of that user's tokens, the caller's too).
+         * @description Admins change role and disabled; anyone may change their own password, giving the
+         *     current one (an admin resetting another user's needs none). A new password revokes all of
+         *     that user's tokens, the caller's too.
          */
         UserPatch: {
+            /**
+             * Current Password
+             * @description your password now: needed to change your own
+             */
+            current_password?: string | null;
             /** Disabled */
             disabled?: boolean | null;
             /** Password */
@@ -4590,6 +4611,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+            /** @description Too many wrong passwords; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,6 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { ApiProblem } from "../api/client";
-import { loginErrorText } from "./problems";
+import { loginErrorText, passwordErrorText } from "./problems";
+
+describe("passwordErrorText", () => {
+  it("says which password was wrong, and the wait when throttled", () => {
+    expect(passwordErrorText(new ApiProblem(403, "Permission Denied", "current_password is not your password"))).toBe(
+      "That is not your current password.",
+    );
+    expect(passwordErrorText(new ApiProblem(429, "Throttled", "slow down", 2))).toBe(
+      "Too many wrong passwords from this address. Try again in 2 s.",
+    );
+    expect(passwordErrorText(new ApiProblem(422, "Invalid Input", "password: too short"))).toBe(
+      "Invalid input: password: too short",
+    );
+  });
+});
 
 describe("loginErrorText", () => {
   it("says wrong password for a 401", () => {

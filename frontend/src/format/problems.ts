@@ -2,6 +2,19 @@
 import { ApiProblem } from "../api/client";
 import { formatDuration } from "./format";
 
+/** A refused change of your own password: a wrong current one (403), or too many (429). */
+export function passwordErrorText(error: unknown): string {
+  if (error instanceof ApiProblem) {
+    if (error.status === 403) return "That is not your current password.";
+    if (error.status === 429) {
+      const wait =
+        error.retryAfterS !== null ? ` Try again in ${formatDuration(error.retryAfterS)}.` : " Try again later.";
+      return `Too many wrong passwords from this address.${wait}`;
+    }
+  }
+  return loginErrorText(error);
+}
+
 export function loginErrorText(error: unknown): string {
   if (error instanceof ApiProblem) {
     if (error.status === 401) return "Wrong username or password.";

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { clearToken } from "../api/auth";
 import { api, unwrap, type Schemas } from "../api/client";
 import { keys } from "./keys";
 
@@ -32,6 +33,20 @@ export function useUpdateUser() {
     mutationFn: ({ id, body }: { id: number; body: Schemas["UserPatch"] }) =>
       unwrap(api.PATCH("/api/v1/users/{user_id}", { params: { path: { user_id: id } }, body })),
     onSuccess: refresh,
+  });
+}
+
+/** Your own password, with the current one. Success revokes every token you hold, this
+ * browser's too: the token and everything cached are dropped, as at a logout. */
+export function useChangeOwnPassword() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: number; body: Schemas["UserPatch"] }) =>
+      unwrap(api.PATCH("/api/v1/users/{user_id}", { params: { path: { user_id: id } }, body })),
+    onSuccess: () => {
+      clearToken();
+      queryClient.clear();
+    },
   });
 }
 

@@ -1,7 +1,7 @@
 import { NavLink, Navigate, Route, Routes } from "react-router";
 import { Loading } from "../components/States";
 import { useMe } from "../hooks/useMe";
-import { TokensSettings, UsersSettings } from "./settings/AccessSettings";
+import { PasswordSettings, TokensSettings, UsersSettings } from "./settings/AccessSettings";
 import { ServersSettings } from "./settings/ServersSettings";
 
 export function SettingsPage() {
@@ -15,12 +15,14 @@ export function SettingsPage() {
         <NavLink to="/settings/servers">Servers</NavLink>
         {me.data.role === "admin" ? <NavLink to="/settings/users">Users</NavLink> : null}
         <NavLink to="/settings/tokens">API tokens</NavLink>
+        {me.data.user_id !== null ? <NavLink to="/settings/password">Your password</NavLink> : null}
       </nav>
       <Routes>
         <Route index element={<Navigate to="servers" replace />} />
         <Route path="servers" element={<ServersSettings canEdit={canEdit} />} />
         <Route path="users" element={<UsersSettings me={me.data} />} />
         <Route path="tokens" element={<TokensSettings me={me.data} />} />
+        <Route path="password" element={<PasswordSettings me={me.data} />} />
       </Routes>
     </section>
   );

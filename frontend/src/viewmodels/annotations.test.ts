@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Schemas } from "../api/client";
-import { annotationDraft, buildAnnotationMarks, canWrite, parseTags } from "./annotations";
+import { annotationDraft, buildAnnotationMarks, canEditNote, canWrite, parseTags } from "./annotations";
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -16,6 +16,7 @@ function note(over: Partial<Schemas["AnnotationOut"]>): Schemas["AnnotationOut"]
     text: "raised flush",
     tags: [],
     author: "alice",
+    author_id: 3,
     created_at: iso(11),
     scope: "cluster",
     updated_at: null,
@@ -25,12 +26,12 @@ function note(over: Partial<Schemas["AnnotationOut"]>): Schemas["AnnotationOut"]
 }
 
 describe("buildAnnotationMarks", () => {
-  const alice = { username: "alice", role: "editor" as const };
+  const alice = { user_id: 3, username: "alice", role: "editor" as const };
 
   it("makes points and clipped ranges, with author and text on hover", () => {
     const marks = buildAnnotationMarks(
       [
-        note({ id: 2, starts_at: iso(-100), ends_at: iso(50), text: "load test", tags: ["load"], author: "bob", channel_id: 7 }),
+        note({ id: 2, starts_at: iso(-100), ends_at: iso(50), text: "load test", tags: ["load"], author: "bob", author_id: 4, channel_id: 7 }),
         note({ id: 1 }),
       ],
       T0,
@@ -50,9 +51,17 @@ describe("buildAnnotationMarks", () => {
 
   it("leaves out notes outside the range; admins may edit all, viewers none", () => {
     expect(buildAnnotationMarks([note({ starts_at: iso(-10) })], T0, T0 + 1000, alice)).toEqual([]);
-    expect(buildAnnotationMarks([note({})], T0, T0 + 60_000, { username: "root", role: "admin" })[0]?.canEdit).toBe(true);
-    expect(buildAnnotationMarks([note({})], T0, T0 + 60_000, { username: "alice", role: "viewer" })[0]?.canEdit).toBe(false);
-    expect(canWrite({ username: "v", role: "viewer" })).toBe(false);
+    expect(buildAnnotationMarks([note({})], T0, T0 + 60_000, { user_id: 1, username: "root", role: "admin" })[0]?.canEdit).toBe(true);
+    expect(buildAnnotationMarks([note({})], T0, T0 + 60_000, { user_id: 3, username: "alice", role: "viewer" })[0]?.canEdit).toBe(false);
+    expect(canWrite({ user_id: 5, username: "v", role: "viewer" })).toBe(false);
+  });
+
+  it("goes by the author's account, not the name (a new ALICE is not a deleted alice)", () => {
+    const newAlice = { user_id: 9, username: "ALICE", role: "editor" as const };
+    expect(canEditNote(newAlice, note({}))).toBe(false);
+    expect(canEditNote(newAlice, note({ author_id: null }))).toBe(false);
+    expect(canEditNote({ user_id: null, username: "demo", role: "editor" }, note({ author_id: null }))).toBe(false);
+    expect(canEditNote(newAlice, note({ author: "bob", author_id: 9 }))).toBe(true);
   });
 });
 

@@ -28,6 +28,14 @@ export function canWrite(me: Me | undefined): boolean {
   return me !== undefined && RANK[me.role] >= RANK.editor;
 }
 
+/** Admins edit any note; an editor only notes of their own account. By id, not by name: a
+ * user created later under a deleted author's name is someone else (the API refuses them). */
+export function canEditNote(me: Me | undefined, a: AnnotationOut): boolean {
+  if (me === undefined) return false;
+  if (me.role === "admin") return true;
+  return canWrite(me) && me.user_id !== null && a.author_id === me.user_id;
+}
+
 function scopeText(a: AnnotationOut, names: ReadonlyMap<string, string>): string {
   if (a.channel_id !== null) return names.get(`c${a.channel_id}`) ?? `channel ${a.channel_id}`;
   if (a.instance_id !== null) return names.get(`i${a.instance_id}`) ?? `instance ${a.instance_id}`;
@@ -63,9 +71,7 @@ export function buildAnnotationMarks(
         title:
           `${a.author} · ${when} · ${scope}: ${a.text}${a.tags.length ? ` [${a.tags.join(", ")}]` : ""}` +
           (a.updated_by ? ` (edited by ${a.updated_by})` : ""),
-        canEdit:
-          me !== undefined &&
-          (me.role === "admin" || (canWrite(me) && me.username.toLowerCase() === a.author.toLowerCase())),
+        canEdit: canEditNote(me, a),
       };
     })
     .filter((m) => m.drawToMs >= startMs && m.drawFromMs <= endMs)

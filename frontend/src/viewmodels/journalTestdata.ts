@@ -106,6 +106,7 @@ export function note(over: Partial<Schemas["AnnotationOut"]> = {}): Schemas["Ann
     text: "parallel apply",
     tags: [],
     author: "admin",
+    author_id: 1,
     created_at: "2026-11-23T10:42:00Z",
     updated_by: null,
     updated_at: null,

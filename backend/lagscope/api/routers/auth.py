@@ -23,6 +23,7 @@ from lagscope.api.schemas.auth import (
 )
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.config import Settings
+from lagscope.errors import InvalidInput
 from lagscope.models import User
 from lagscope.services import access, throttle, users
 from lagscope.services import login as login_service
@@ -42,16 +43,13 @@ async def login(body: LoginIn, request: Request) -> TokenOut:
     settings: Settings = state.settings
     if getattr(state, "login_limiter", None) is None:
         state.login_limiter = anyio.CapacityLimiter(settings.login_concurrency)
-    policy = throttle.Policy(
-        settings.login_free_failures_user, settings.login_free_failures_address
-    )
     work = partial(
         login_service.login,
         state.sessions,
         body.username,
         body.password,
-        request.client.host if request.client else None,
-        policy,
+        _client(request),
+        _policy(settings),
     )
     token = await anyio.to_thread.run_sync(work, limiter=state.login_limiter)
     return TokenOut(token=token)
@@ -67,7 +65,7 @@ def logout(_: PrincipalDep, token: BearerDep, session: SessionDep) -> Response:
 
 @router.get("/auth/me", response_model=MeOut)
 def me(principal: PrincipalDep) -> MeOut:
-    return MeOut(username=principal.username, role=principal.role)
+    return MeOut(user_id=principal.user_id, username=principal.username, role=principal.role)
 
 
 @router.get("/auth/tokens", response_model=list[TokenInfoOut])
@@ -118,14 +116,38 @@ def create_user(body: UserIn, _: AdminDep, session: SessionDep) -> User:
     return users.create_user(session, body.username, body.password, body.role)
 
 
-@router.patch("/users/{user_id}", response_model=UserOut)
+@router.patch(
+    "/users/{user_id}",
+    response_model=UserOut,
+    responses={429: {"description": "Too many wrong passwords; see Retry-After"}},
+)
 def update_user(
-    user_id: PathId, body: UserPatch, principal: PrincipalDep, session: SessionDep
+    user_id: PathId,
+    body: UserPatch,
+    request: Request,
+    principal: PrincipalDep,
+    session: SessionDep,
+    settings: SettingsDep,
 ) -> User:
-    """Role and disabled: admins. Password: the user or an admin; it revokes their tokens."""
+    """Role and disabled: admins. Password: the user, with ``current_password`` (a wrong one
+    answers 403 and counts like a failed login), or an admin resetting someone else's; it
+    revokes all of that user's tokens."""
     if body.role is not None or body.disabled is not None:
         principal.require("admin")
     access.may_manage(principal, user_id)
+    if body.password is not None and principal.user_id == user_id:
+        if body.current_password is None:
+            raise InvalidInput("current_password: needed to change your own password")
+        # Checked in transactions of its own, before this request's session writes anything:
+        # the failure must be recorded although this request then fails.
+        login_service.confirm_password(
+            request.app.state.sessions,
+            user_id,
+            principal.username,
+            body.current_password,
+            _client(request),
+            _policy(settings),
+        )
     user = None
     if body.role is not None:
         user = access.set_role(session, user_id, body.role)
@@ -134,6 +156,14 @@ def update_user(
     if body.password is not None:
         user = access.set_password(session, user_id, body.password)
     return user or access.get_user(session, user_id)
+
+
+def _client(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
+def _policy(settings: Settings) -> throttle.Policy:
+    return throttle.Policy(settings.login_free_failures_user, settings.login_free_failures_address)
 
 
 @router.delete("/users/{user_id}", status_code=204, response_class=Response)

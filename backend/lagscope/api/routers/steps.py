@@ -121,6 +121,7 @@ def create_annotation(
         body.tags,
         body.instance_id,
         body.channel_id,
+        author_id=principal.user_id,
     )
     return annotation_out(note)
 

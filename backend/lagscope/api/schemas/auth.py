@@ -43,15 +43,20 @@ class TokenInfoOut(Schema):
 
 
 class UserPatch(PatchSchema):
-    """Admins change role and disabled; anyone may change their own password (which revokes
-    all of that user's tokens, the caller's too)."""
+    """Admins change role and disabled; anyone may change their own password, giving the
+    current one (an admin resetting another user's needs none). A new password revokes all of
+    that user's tokens, the caller's too."""
 
     role: Role | None = None
     disabled: bool | None = None
     password: Annotated[str, StringConstraints(min_length=10, max_length=1024)] | None = None
+    current_password: Password | None = Field(
+        default=None, description="your password now: needed to change your own"
+    )
 
 
 class MeOut(Schema):
+    user_id: int | None = Field(description="null in demo mode (no account)")
     username: str
     role: Role
 

@@ -147,7 +147,11 @@ class AnnotationOut(Schema):
     ends_at: datetime | None
     text: str
     tags: list[str]
-    author: str
+    author: str = Field(description="the author's username when they wrote it")
+    author_id: int | None = Field(
+        description="the author's user id: they (and admins) may edit or delete the note; "
+        "null once that user is deleted"
+    )
     created_at: datetime
     # The last edit: who (a username, like ``author``) and when; null while never edited.
     updated_by: str | None

@@ -1,10 +1,13 @@
-// Settings → users (admins) and API tokens (everyone: their own; admins: all).
+// Settings → users (admins), API tokens (everyone: their own; admins: all), your password.
 import { useState, type FormEvent } from "react";
+import { useNavigate } from "react-router";
 import type { Schemas } from "../../api/client";
 import { Loading, ProblemView } from "../../components/States";
 import { formatDateTime } from "../../format/format";
 import { useCreateToken, useRevokeToken, useTokens } from "../../hooks/useTokens";
-import { useCreateUser, useDeleteUser, useUpdateUser, useUsers } from "../../hooks/useUsers";
+import { useChangeOwnPassword, useCreateUser, useDeleteUser, useUpdateUser, useUsers } from "../../hooks/useUsers";
+import { passwordErrorText } from "../../format/problems";
+import { MIN_PASSWORD, passwordChangeBody } from "../../viewmodels/passwordForm";
 
 type Role = Schemas["UserIn"]["role"];
 const ROLES: NonNullable<Role>[] = ["viewer", "editor", "admin"];
@@ -162,6 +165,56 @@ export function TokensSettings({ me }: { me: Schemas["MeOut"] }) {
           <strong>Copy this token now: it is not shown again.</strong>
           <pre>{create.data.token}</pre>
         </div>
+      ) : null}
+    </div>
+  );
+}
+
+const SIGN_IN_AGAIN = `/login?next=${encodeURIComponent("/settings/password")}`;
+
+export function PasswordSettings({ me }: { me: Schemas["MeOut"] }) {
+  const change = useChangeOwnPassword();
+  const navigate = useNavigate();
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const [repeat, setRepeat] = useState("");
+  const [invalid, setInvalid] = useState<string | null>(null);
+
+  if (me.user_id === null) return <p className="muted">The demo user has no password.</p>;
+  const userId = me.user_id;
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const built = passwordChangeBody(current, next, repeat);
+    setInvalid(built.error);
+    // Signed out everywhere: sign in again (with the new password) to come back here.
+    if (built.body) change.mutate({ id: userId, body: built.body }, { onSuccess: () => navigate(SIGN_IN_AGAIN) });
+  }
+
+  return (
+    <div className="settings-section">
+      <form className="card inline-form" onSubmit={submit} aria-label="Change your password">
+        <label>
+          Current password
+          <input type="password" value={current} onChange={(e) => setCurrent(e.target.value)} required autoComplete="current-password" />
+        </label>
+        <label>
+          New password ({MIN_PASSWORD}+ characters)
+          <input type="password" value={next} onChange={(e) => setNext(e.target.value)} minLength={MIN_PASSWORD} required autoComplete="new-password" />
+        </label>
+        <label>
+          New password again
+          <input type="password" value={repeat} onChange={(e) => setRepeat(e.target.value)} minLength={MIN_PASSWORD} required autoComplete="new-password" />
+        </label>
+        <button type="submit" className="primary" disabled={change.isPending}>
+          Change password
+        </button>
+      </form>
+      <p className="muted small">Changing it signs you out everywhere: every token you hold is revoked.</p>
+      {invalid || change.error ? (
+        <p className="state state-error" role="alert">
+          {invalid ?? passwordErrorText(change.error)}
+        </p>
       ) : null}
     </div>
   );

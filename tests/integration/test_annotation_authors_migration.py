@@ -1,0 +1,50 @@
+"""Migration acc17a000001 (issue 17, item 11): annotations get their author's user id, matched
+on the exact username only; a note whose author was deleted stays nobody's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import text
+
+from lagscope.db import make_engine, make_session_factory
+from lagscope.models import Cluster
+from lagscope.store_setup import upgrade
+
+pytestmark = pytest.mark.integration
+
+
+def test_backfill_matches_the_exact_username_only(tmp_path):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url, "13d7b0a10008")
+    engine = make_engine(url)
+    with make_session_factory(engine)() as session, session.begin():
+        session.add(Cluster(id=1, name="c", created_at=datetime.now(UTC)))  # unchanged here
+    with engine.begin() as db:
+        db.execute(
+            text(
+                "INSERT INTO users (id, username, password_hash, role, disabled, created_at) "
+                "VALUES (7, 'ALICE', 'x', 'editor', 0, 0), (8, 'bob', 'x', 'editor', 0, 0)"
+            )
+        )
+        db.execute(
+            text(
+                "INSERT INTO annotations (id, cluster_id, starts_at, text, tags, author, "
+                "created_at) VALUES (1, 1, 0, 'by a deleted alice', '[]', 'alice', 0), "
+                "(2, 1, 0, 'by bob', '[]', 'bob', 0), (3, 1, 0, 'by ALICE', '[]', 'ALICE', 0)"
+            )
+        )
+        db.execute(
+            text(
+                "INSERT INTO login_throttles (key, failures, updated_at) "
+                "VALUES ('user:admin', 9, 0), ('addr:127.0.0.9', 9, 0)"
+            )
+        )
+    upgrade(url)
+    with engine.connect() as db:
+        owners = dict(db.execute(text("SELECT id, author_id FROM annotations")).all())
+        keys = set(db.scalars(text("SELECT key FROM login_throttles")))
+    engine.dispose()
+    assert owners == {1: None, 2: 8, 3: 7}
+    assert keys == {"addr:127.0.0.9"}  # a lock on a username alone is gone
