@@ -1,5 +1,7 @@
 """Pure ASGI middleware at the edge: a request-body size limit and the headers every answer
-carries.
+carries (``nosniff``, and a Content-Security-Policy on every answer that sets none of its own:
+the UI's pages, ``/index.html``, its files and the API alike, so no page of this origin can be
+framed or run a script from elsewhere).
 
 Pure ASGI rather than ``BaseHTTPMiddleware`` so the SSE stream is not buffered and the limit
 counts bytes as they arrive: a client that sends no ``Content-Length`` (chunked) is cut off at
@@ -15,6 +17,21 @@ from lagscope.api.problems import problem
 
 # Login, logout and token answers carry secrets: no shared cache may keep them.
 NO_STORE_PREFIXES = ("/api/v1/auth",)
+
+
+def content_security_policy(*inline_script_hashes: str) -> str:
+    """The UI needs nothing from elsewhere: scripts and data from this origin only. Inline style
+    attributes are allowed (the chart library positions tooltips with them); inline scripts are
+    not, except one whose ``sha256-…`` hash a page names (the API docs' start-up script)."""
+    scripts = " ".join(("'self'", *(f"'{h}'" for h in inline_script_hashes)))
+    return (
+        f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+        "frame-ancestors 'none'; form-action 'self'"
+    )
+
+
+CSP = content_security_policy()
 
 
 class EdgeMiddleware:
@@ -37,6 +54,8 @@ class EdgeMiddleware:
                     if k.lower() not in (b"server", b"x-content-type-options")
                 ]
                 headers.append((b"x-content-type-options", b"nosniff"))
+                if not any(k.lower() == b"content-security-policy" for k, _ in headers):
+                    headers.append((b"content-security-policy", CSP.encode()))
                 if no_store:
                     headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
                     headers.append((b"cache-control", b"no-store"))
