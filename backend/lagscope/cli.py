@@ -377,6 +377,14 @@ def secrets_group() -> None:
     """Stored credentials and the secret key."""
 
 
+@secrets_group.command("generate-key")
+def generate_key_command() -> None:
+    """Print a new random key for LAGSCOPE_SECRET_KEY (32 random bytes, URL-safe base64)."""
+    from lagscope.config import generate_key
+
+    click.echo(generate_key())
+
+
 @secrets_group.command("rotate")
 @click.option("--dry-run", is_flag=True, help="Check every value decrypts; change nothing.")
 def rotate_command(dry_run: bool) -> None:
