@@ -196,9 +196,10 @@ def api(host: str, port: int) -> None:
     import uvicorn
 
     from lagscope.api.app import create_app
+    from lagscope.api.serve import server_config
 
-    # No "server: uvicorn" header: it tells an attacker what to look up.
-    uvicorn.run(create_app(), host=host, port=port, log_level="info", server_header=False)
+    app = create_app(settings)
+    uvicorn.Server(server_config(app, settings, host, port, log_level="info")).run()
 
 
 @main.group()

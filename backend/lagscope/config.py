@@ -85,6 +85,16 @@ class Settings(BaseSettings):
     probe_queue: int = 16
     probe_per_minute: int = 10
 
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto the API believes: comma-separated
+    # addresses or CIDRs; empty (the default) believes no one (api/serve.py says why).
+    trusted_proxies: str = ""
+
+    def trusted_proxy_list(self) -> list[str]:
+        return [str(ipaddress.ip_network(p.strip(), strict=False)) for p in self._proxies()]
+
+    def _proxies(self) -> list[str]:
+        return [p.strip() for p in self.trusted_proxies.split(",") if p.strip()]
+
     def allow_list(self) -> AllowList | None:
         return AllowList.parse(self.allowed_targets)
 
@@ -128,6 +138,21 @@ class Settings(BaseSettings):
     @classmethod
     def _parse_targets(cls, value: str) -> str:
         AllowList.parse(value)  # a typo must stop the start, not silently allow nothing
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _parse_proxies(cls, value: str) -> str:
+        for entry in (p.strip() for p in value.split(",")):
+            if not entry:
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an address or a CIDR network (host names are not "
+                    "accepted: a proxy is trusted by the address it connects from)"
+                ) from None
         return value
 
     @field_validator("probe_concurrency", "probe_per_minute")

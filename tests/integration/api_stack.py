@@ -18,6 +18,7 @@ import uvicorn
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.api.app import create_app
+from lagscope.api.serve import server_config
 from lagscope.config import PLACEHOLDER_SECRET, Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
@@ -57,14 +58,7 @@ def api_server(
     app = create_app(settings, sessions)
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            lifespan="off",
-            server_header=False,
-        )
+        server_config(app, settings, "127.0.0.1", port, log_level="warning", lifespan="off")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

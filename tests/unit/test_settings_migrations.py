@@ -139,3 +139,11 @@ def test_api_command_refuses_demo_mode_on_a_public_address(monkeypatch):
         timeout=60,
     )
     assert refused.returncode == 2 and "loopback only" in refused.stderr, refused.stderr
+
+
+def test_trusted_proxies_are_addresses_or_networks():
+    settings = Settings(demo=True, trusted_proxies=" 10.0.0.7, 192.168.0.0/24 ,::1")
+    assert settings.trusted_proxy_list() == ["10.0.0.7/32", "192.168.0.0/24", "::1/128"]
+    assert Settings(demo=True).trusted_proxy_list() == []
+    with pytest.raises(ValidationError, match="not an address or a CIDR"):
+        Settings(demo=True, trusted_proxies="proxy.internal")

@@ -24,6 +24,7 @@ from pathlib import Path
 import uvicorn
 
 from lagscope.api.app import create_app
+from lagscope.api.serve import server_config
 from lagscope.api.webui import has_build
 from lagscope.config import PLACEHOLDER_SECRET, Settings, require_loopback_or_allowed
 from lagscope.db import make_engine, make_session_factory
@@ -266,14 +267,7 @@ def _serve(
     host, port, duration_s = options.host, options.port, options.duration_s
     app = create_app(settings, make_session_factory(make_engine(settings.database_url)))
     server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            log_level="warning",
-            lifespan="off",
-            server_header=False,
-        )
+        server_config(app, settings, host, port, log_level="warning", lifespan="off")
     )
     # uvicorn installs no signal handlers off the main thread: ours stay in charge.
     thread = threading.Thread(target=server.run, daemon=True)
