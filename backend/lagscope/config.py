@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     api_token_max_days: float | None = None
     # A live stream re-checks its token this often (seconds): a revoked token's stream ends.
     stream_recheck_s: float = 30.0
+    # Live streams open at once, per user (a tab each; more: 429) and in this API process (each
+    # polls the store every second; more: 503).
+    streams_per_user: int = 10
+    streams_per_process: int = 200
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0
@@ -155,7 +159,9 @@ class Settings(BaseSettings):
                 ) from None
         return value
 
-    @field_validator("probe_concurrency", "probe_per_minute")
+    @field_validator(
+        "probe_concurrency", "probe_per_minute", "streams_per_user", "streams_per_process"
+    )
     @classmethod
     def _at_least_one(cls, value: int) -> int:
         if value < 1:

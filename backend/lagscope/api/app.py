@@ -31,6 +31,7 @@ from lagscope.api.routers import (
     stream,
     workers,
 )
+from lagscope.api.stream_slots import StreamSlots
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.services.alert_watchdog import Watchdog
@@ -73,6 +74,7 @@ def create_app(
     app.state.settings = settings
     app.state.sessions = sessions
     app.state.box = store_box(sessions, settings.secret_key, settings.old_keys())
+    app.state.stream_slots = StreamSlots(settings.streams_per_user, settings.streams_per_process)
     problems.install(app)
     app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
     api = APIRouter(prefix="/api/v1")
