@@ -198,7 +198,10 @@ def api(host: str, port: int) -> None:
     from lagscope.api.app import create_app
     from lagscope.api.serve import server_config
 
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except LagscopeError as exc:
+        raise click.UsageError(str(exc)) from exc
     uvicorn.Server(server_config(app, settings, host, port, log_level="info")).run()
 
 

@@ -185,6 +185,13 @@ class Settings(BaseSettings):
                     "refused together with a real LAGSCOPE_SECRET_KEY (a real deployment's "
                     "store): unset LAGSCOPE_DEMO, or run the throwaway demo without the key"
                 )
+            if self.old_keys():
+                # An old key reads a real store's credentials just as well as the current one.
+                raise ValueError(
+                    "LAGSCOPE_DEMO=1 is refused together with LAGSCOPE_OLD_SECRET_KEYS: the "
+                    "demo's store has no credentials under any other key, and a real key there "
+                    "would open a real store's credentials to every caller"
+                )
             return self
         if self.secret_key == PLACEHOLDER_SECRET:
             raise ValueError(

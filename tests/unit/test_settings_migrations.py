@@ -147,3 +147,11 @@ def test_trusted_proxies_are_addresses_or_networks():
     assert Settings(demo=True).trusted_proxy_list() == []
     with pytest.raises(ValidationError, match="not an address or a CIDR"):
         Settings(demo=True, trusted_proxies="proxy.internal")
+
+
+def test_demo_mode_refuses_every_old_key(monkeypatch):
+    """Issue 17 item 3: a real key passed as an old one opened a real store's credentials."""
+    monkeypatch.delenv("LAGSCOPE_SECRET_KEY", raising=False)
+    with pytest.raises(ValidationError, match="LAGSCOPE_OLD_SECRET_KEYS"):
+        Settings(demo=True, old_secret_keys=STRONG)
+    assert Settings(demo=True, old_secret_keys=" , ").demo

@@ -34,6 +34,7 @@ from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, plan_for
 from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
 from lagscope.lab import Lab, LabConfig
 from lagscope.services import inventory
+from lagscope.services.demo_store import mark_demo_store
 from lagscope.services.secrets import store_box
 from lagscope.store_setup import upgrade
 
@@ -140,6 +141,7 @@ def _start_and_serve(
     redis = RedisServer(workdir)
     started.append(redis.stop)
     upgrade(url)
+    _mark(url)  # demo mode runs only on a store that carries this mark
     cluster_id = _register(url, secret, lab)
     env = {
         **os.environ,
@@ -239,6 +241,15 @@ def children_working_in(directory: Path) -> list[int]:
             if cwd == str(directory) or cwd.startswith(f"{directory}/"):
                 found.append(int(entry.name))
     return found
+
+
+def _mark(url: str) -> None:
+    engine = make_engine(url)
+    try:
+        with make_session_factory(engine)() as session, session.begin():
+            mark_demo_store(session)
+    finally:
+        engine.dispose()
 
 
 def _register(url: str, secret: str, lab: Lab) -> int:
