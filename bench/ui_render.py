@@ -39,6 +39,7 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
 from lagscope.models import Channel, Sample
 from lagscope.services import inventory
+from lagscope.services.demo_store import mark_demo_store
 from lagscope.services.secrets import SecretBox
 from lagscope.store_setup import upgrade
 
@@ -130,6 +131,8 @@ def main() -> None:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         upgrade(url)
         sessions = make_session_factory(make_engine(url))
+        with sessions() as session, session.begin():
+            mark_demo_store(session)  # a throwaway store served in demo mode (no login)
         small = make_cluster(sessions, "two-replicas", 2, 3600, end)
         big = make_cluster(sessions, "twenty-replicas", 20, 2000, end)
         base, server = serve(url)

@@ -1,8 +1,9 @@
 """Write the API's OpenAPI document to frontend/src/api/openapi.json (``make client``).
 
 The UI's typed client (schema.d.ts) is generated from this file; tests/unit/test_openapi_client.py
-fails when either is stale. The app is built in demo mode over an unused in-memory store: the
-document depends on the routes and schemas only, never on settings or data.
+fails when either is stale. The app is built over an unused in-memory store with a throwaway key:
+the document depends on the routes and schemas only, never on settings or data. (Not in demo
+mode: that runs only on a store the demo made.)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 from lagscope.api.app import create_app
-from lagscope.config import PLACEHOLDER_SECRET, Settings
+from lagscope.config import Settings, generate_key
 
 TARGET = Path(__file__).resolve().parent.parent / "frontend" / "src" / "api" / "openapi.json"
 
@@ -20,8 +21,8 @@ TARGET = Path(__file__).resolve().parent.parent / "frontend" / "src" / "api" / "
 def openapi_text() -> str:
     settings = Settings(
         database_url="sqlite://",
-        secret_key=PLACEHOLDER_SECRET,
-        demo=True,
+        secret_key=generate_key(),
+        demo=False,
         admin_username=None,
         admin_password=None,
     )

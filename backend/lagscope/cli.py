@@ -215,9 +215,13 @@ def api(host: str, port: int) -> None:
     import uvicorn
 
     from lagscope.api.app import create_app
+    from lagscope.api.serve import server_config
 
-    # No "server: uvicorn" header: it tells an attacker what to look up.
-    uvicorn.run(create_app(), host=host, port=port, log_level="info", server_header=False)
+    try:
+        app = create_app(settings)
+    except LagscopeError as exc:
+        raise click.UsageError(str(exc)) from exc
+    uvicorn.Server(server_config(app, settings, host, port, log_level="info")).run()
 
 
 @main.group()
@@ -395,6 +399,14 @@ def revoke_token_command(token_id: int) -> None:
 @main.group("secrets")
 def secrets_group() -> None:
     """Stored credentials and the secret key."""
+
+
+@secrets_group.command("generate-key")
+def generate_key_command() -> None:
+    """Print a new random key for LAGSCOPE_SECRET_KEY (32 random bytes, URL-safe base64)."""
+    from lagscope.config import generate_key
+
+    click.echo(generate_key())
 
 
 @secrets_group.command("rotate")

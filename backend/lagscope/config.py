@@ -7,14 +7,14 @@ at-rest encryption of stored credentials worthless.
 from __future__ import annotations
 
 import ipaddress
-import math
 import os
-from collections import Counter
+import secrets
 from dataclasses import dataclass
 from functools import lru_cache
 
 from pydantic import PositiveFloat, PositiveInt, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from zxcvbn import zxcvbn
 
 from lagscope.collectors.targets import AllowList
 
@@ -42,8 +42,9 @@ class Settings(BaseSettings):
     admin_password: str | None = None
     # The largest request body the API reads (bytes); larger ones are answered 413.
     max_body_bytes: int = 1024 * 1024
-    # Login: failures free before back-off starts, per username and per client address, and
-    # how many password checks (argon2) may run at once.
+    # Login: failures free before back-off starts, per (username, client address) and per client
+    # address — never per username alone, so nobody locks another client out — and how many
+    # password checks (argon2) may run at once.
     login_free_failures_user: int = 5
     login_free_failures_address: int = 20
     login_concurrency: int = 2
@@ -51,6 +52,10 @@ class Settings(BaseSettings):
     api_token_max_days: float | None = None
     # A live stream re-checks its token this often (seconds): a revoked token's stream ends.
     stream_recheck_s: float = 30.0
+    # Live streams open at once, per user (a tab each; more: 429) and in this API process (each
+    # polls the store every second; more: 503).
+    streams_per_user: int = 10
+    streams_per_process: int = 200
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0
@@ -87,6 +92,16 @@ class Settings(BaseSettings):
     probe_concurrency: int = 4
     probe_queue: int = 16
     probe_per_minute: int = 10
+
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto the API believes: comma-separated
+    # addresses or CIDRs; empty (the default) believes no one (api/serve.py says why).
+    trusted_proxies: str = ""
+
+    def trusted_proxy_list(self) -> list[str]:
+        return [str(ipaddress.ip_network(p.strip(), strict=False)) for p in self._proxies()]
+
+    def _proxies(self) -> list[str]:
+        return [p.strip() for p in self.trusted_proxies.split(",") if p.strip()]
 
     def allow_list(self) -> AllowList | None:
         return AllowList.parse(self.allowed_targets)
@@ -133,7 +148,24 @@ class Settings(BaseSettings):
         AllowList.parse(value)  # a typo must stop the start, not silently allow nothing
         return value
 
-    @field_validator("probe_concurrency", "probe_per_minute")
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _parse_proxies(cls, value: str) -> str:
+        for entry in (p.strip() for p in value.split(",")):
+            if not entry:
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an address or a CIDR network (host names are not "
+                    "accepted: a proxy is trusted by the address it connects from)"
+                ) from None
+        return value
+
+    @field_validator(
+        "probe_concurrency", "probe_per_minute", "streams_per_user", "streams_per_process"
+    )
     @classmethod
     def _at_least_one(cls, value: int) -> int:
         if value < 1:
@@ -157,6 +189,13 @@ class Settings(BaseSettings):
                     "refused together with a real LAGSCOPE_SECRET_KEY (a real deployment's "
                     "store): unset LAGSCOPE_DEMO, or run the throwaway demo without the key"
                 )
+            if self.old_keys():
+                # An old key reads a real store's credentials just as well as the current one.
+                raise ValueError(
+                    "LAGSCOPE_DEMO=1 is refused together with LAGSCOPE_OLD_SECRET_KEYS: the "
+                    "demo's store has no credentials under any other key, and a real key there "
+                    "would open a real store's credentials to every caller"
+                )
             return self
         if self.secret_key == PLACEHOLDER_SECRET:
             raise ValueError(
@@ -166,29 +205,47 @@ class Settings(BaseSettings):
         if problem := weak_key_problem(self.secret_key):
             raise ValueError(
                 f"LAGSCOPE_SECRET_KEY is too weak: {problem}; make one with "
-                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+                "`lagscope secrets generate-key`"
             )
         return self
 
 
 MIN_KEY_CHARS = 32
-MIN_KEY_BITS = 128.0
+# zxcvbn's estimate of the guesses an attacker who knows the usual patterns (words, keyboard
+# walks, sequences, repeats, dates) needs. It rates each random character as 10 guesses, so it
+# underrates random keys: 32 random hex characters (128 bits) scored 10^27.0 at worst in
+# 13,000 tries (median ~10^31.5), a `generate-key` key ~10^43; "0123456789"*4 scores ~10^2,
+# LagscopeProductionMysqlSecret2026 ~10^16, "correct horse battery staple orange" 10^25.
+MIN_KEY_GUESSES_LOG10 = 26.0
+ZXCVBN_MAX_CHARS = 72  # zxcvbn refuses longer input: a longer key is judged by its start
+# Words an operator is likely to put in a key here, which zxcvbn's dictionaries lack.
+KEY_CONTEXT_WORDS = (
+    "lagscope", "lag", "scope", "mysql", "mariadb", "replica", "replication", "secret",
+    "key", "prod", "production", "staging", "demo", "admin", "password", "changeme",
+)  # fmt: skip
+
+
+def generate_key() -> str:
+    """A key for LAGSCOPE_SECRET_KEY: 32 random bytes, URL-safe base64 (43 characters)."""
+    return secrets.token_urlsafe(32)
 
 
 def weak_key_problem(key: str) -> str | None:
     """Why a secret key is too weak to protect stored passwords, or None.
 
-    The entropy is estimated from the key's own character frequencies (Shannon bits per
-    character times its length): a random 32-byte URL-safe token scores ~200 bits, while
-    repeated or few-symbol keys ("aaaa…", "abcabc…", "0000…1111") fall far below 128.
+    Judged by zxcvbn (Dropbox's estimator, the maintained Python port), not a rule of ours: a
+    key that is long but made of a pattern ("0123456789"*4, "Summer2026!"*3) is refused.
     """
     if len(key) < MIN_KEY_CHARS:
         return f"{len(key)} characters, at least {MIN_KEY_CHARS} are needed"
-    counts = Counter(key)
-    per_char = -sum(n / len(key) * math.log2(n / len(key)) for n in counts.values())
-    bits = max(per_char * len(key), 0.0)
-    if bits < MIN_KEY_BITS or len(counts) < 10:
-        return f"about {bits:.0f} bits of entropy, {MIN_KEY_BITS:.0f} are needed"
+    estimate = zxcvbn(key[:ZXCVBN_MAX_CHARS], user_inputs=list(KEY_CONTEXT_WORDS))
+    guesses_log10 = float(estimate["guesses_log10"])
+    if guesses_log10 < MIN_KEY_GUESSES_LOG10:
+        warning = estimate["feedback"].get("warning") or "a guessable pattern"
+        return (
+            f"the zxcvbn strength estimator guesses it in about 10^{guesses_log10:.0f} tries "
+            f"({warning.rstrip('.').lower()}); at least 10^{MIN_KEY_GUESSES_LOG10:.0f} are needed"
+        )
     return None
 
 

@@ -18,9 +18,11 @@ import uvicorn
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.api.app import create_app
+from lagscope.api.serve import server_config
 from lagscope.config import PLACEHOLDER_SECRET, Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
+from lagscope.services.demo_store import mark_demo_store
 from lagscope.store_setup import upgrade
 
 ADMIN = ("admin", "admin-password-1")
@@ -54,17 +56,13 @@ def api_server(
     )
     engine = make_engine(store_url)
     sessions = make_session_factory(engine)
+    if demo:  # demo mode runs only on a store the demo made
+        with sessions() as session, session.begin():
+            mark_demo_store(session)
     app = create_app(settings, sessions)
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            lifespan="off",
-            server_header=False,
-        )
+        server_config(app, settings, "127.0.0.1", port, log_level="warning", lifespan="off")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

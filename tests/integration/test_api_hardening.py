@@ -119,6 +119,38 @@ def test_control_characters_are_refused_in_names(api: ApiServer, name):
         assert user.status_code == 422, user.text
 
 
+BAD_TEXTS = [
+    "bad\x00host",
+    "tab\there",
+    "line\nbreak",
+    "\x7f",
+    "evil\u202egpj.exe",
+    "iso\u2066late",
+]
+
+
+@pytest.mark.parametrize("text", BAD_TEXTS)
+def test_control_and_bidi_characters_are_refused_in_host_and_region(
+    api: ApiServer, cluster_id, text
+):
+    """Issue 17 item 8: host and region are shown and logged like names."""
+    good = {"cluster_id": cluster_id, "name": "ctl", "host": "db1", "user": "u", "region": "eu"}
+    with api.client() as c:
+        for field in ("host", "region"):
+            created = c.post("/api/v1/instances", json={**good, field: text})
+            assert created.status_code == 422, (field, created.text)
+            assert created.json()["errors"][0]["field"] == field
+        tested = c.post("/api/v1/instances/test", json={"host": text, "user": "u"})
+        assert tested.status_code == 422, tested.text
+        made = c.post("/api/v1/instances", json={**good, "name": f"ctl-{len(text)}"})
+        assert made.status_code == 201, made.text
+        iid = made.json()["id"]
+        for field in ("host", "region"):
+            patched = c.patch(f"/api/v1/instances/{iid}", json={field: text})
+            assert patched.status_code == 422, (field, patched.text)
+        assert c.delete(f"/api/v1/instances/{iid}").status_code == 204
+
+
 def test_security_headers(api: ApiServer):
     with api.client() as c:
         for response in (c.get("/healthz"), c.get("/api/v1/clusters"), c.get("/api/v1/nope")):

@@ -76,3 +76,39 @@ def test_no_file_outside_the_build(api: ApiServer):
         for path in ("/../secret.txt", "/%2e%2e/secret.txt", "/assets/..%2f..%2fsecret.txt"):
             answer = anonymous.get(path)
             assert "outside the build" not in answer.text, path
+
+
+UI_RESPONSES = ["/", "/index.html", "/robots.txt", "/assets/app-1a2b.js", "/api/v1/docs"]
+
+
+@pytest.mark.parametrize("path", UI_RESPONSES)
+def test_every_ui_response_carries_the_csp(api: ApiServer, path: str):
+    """Issue 17 item 12: not only the SPA fallback; /index.html and the docs page too, and
+    never framed (clickjacking)."""
+    with api.client("") as anonymous:
+        answer = anonymous.get(path)
+    assert answer.status_code == 200, path
+    csp = answer.headers.get("content-security-policy", "")
+    assert "frame-ancestors 'none'" in csp, (path, csp)
+    assert "default-src 'self'" in csp and "'unsafe-inline'" not in _directive(csp, "script-src")
+
+
+def test_the_docs_page_allows_exactly_its_own_inline_script(api: ApiServer):
+    """Swagger UI starts from one inline script: the docs page's policy names that script's
+    hash, so no other inline script (an injected one) runs there."""
+    import base64
+    import hashlib
+    import re
+
+    with api.client("") as anonymous:
+        docs = anonymous.get("/api/v1/docs")
+    inline = re.findall(r"<script>(.*?)</script>", docs.text, re.S)
+    assert len(inline) == 1
+    digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+    assert _directive(docs.headers["content-security-policy"], "script-src") == (
+        f"script-src 'self' 'sha256-{digest}'"
+    )
+
+
+def _directive(csp: str, name: str) -> str:
+    return next((d.strip() for d in csp.split(";") if d.strip().startswith(name + " ")), "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -35,22 +36,52 @@ def test_demo_mode_with_a_real_key_is_refused(monkeypatch):
     ("key", "why"),
     [
         ("short-but-random-Xq7", "characters, at least 32"),
-        ("a" * 48, "bits of entropy"),
-        ("abcd" * 12, "bits of entropy"),
-        ("01" * 30, "bits of entropy"),
+        ("a" * 48, "zxcvbn"),
+        ("abcd" * 12, "zxcvbn"),
+        ("01" * 30, "zxcvbn"),
+        # Issue 17 item 14: these passed the home-made entropy rule.
+        ("0123456789" * 4, "zxcvbn"),
+        ("Summer2026!Summer2026!Summer2026!", "zxcvbn"),
+        ("LagscopeProductionMysqlSecret2026", "zxcvbn"),
+        ("qwertyuiopasdfghjklzxcvbnm1234567890", "zxcvbn"),
+        ("correct horse battery staple orange", "zxcvbn"),
+        ("0123456789" * 8 + secrets.token_urlsafe(32), "zxcvbn"),  # judged on its first 72
     ],
 )
 def test_weak_secret_keys_are_refused_outside_demo(key, why):
     with pytest.raises(ValidationError, match=why) as refused:
         Settings(demo=False, secret_key=key)
-    assert "secrets.token_urlsafe(32)" in str(refused.value)
+    assert "lagscope secrets generate-key" in str(refused.value)
 
 
-def test_generated_keys_pass():
-    import secrets
+@pytest.mark.parametrize(
+    "generate",
+    [
+        lambda: secrets.token_urlsafe(32),
+        lambda: secrets.token_hex(16),
+        lambda: secrets.token_hex(32),
+    ],
+)
+def test_generated_keys_pass(generate):
+    # token_hex(16) is the shortest usual random key (32 characters, 128 bits): zxcvbn rates a
+    # random character as 10 guesses, so it scores ~10^27-10^32, above the 10^26 needed.
+    for _ in range(100):
+        Settings(demo=False, secret_key=generate())
 
-    for _ in range(200):
-        Settings(demo=False, secret_key=secrets.token_urlsafe(32))
+
+def test_generate_key_prints_a_key_the_settings_accept():
+    from click.testing import CliRunner
+
+    from lagscope.cli import main
+
+    keys = set()
+    for _ in range(3):
+        result = CliRunner().invoke(main, ["secrets", "generate-key"])
+        assert result.exit_code == 0, result.output
+        key = result.output.strip()
+        assert len(key) >= 43 and key not in keys
+        keys.add(key)
+        assert Settings(demo=False, secret_key=key).secret_key == key
 
 
 def test_demo_binds_to_loopback_only_unless_allowed(monkeypatch):
@@ -109,3 +140,19 @@ def test_api_command_refuses_demo_mode_on_a_public_address(monkeypatch):
         timeout=60,
     )
     assert refused.returncode == 2 and "loopback only" in refused.stderr, refused.stderr
+
+
+def test_trusted_proxies_are_addresses_or_networks():
+    settings = Settings(demo=True, trusted_proxies=" 10.0.0.7, 192.168.0.0/24 ,::1")
+    assert settings.trusted_proxy_list() == ["10.0.0.7/32", "192.168.0.0/24", "::1/128"]
+    assert Settings(demo=True).trusted_proxy_list() == []
+    with pytest.raises(ValidationError, match="not an address or a CIDR"):
+        Settings(demo=True, trusted_proxies="proxy.internal")
+
+
+def test_demo_mode_refuses_every_old_key(monkeypatch):
+    """Issue 17 item 3: a real key passed as an old one opened a real store's credentials."""
+    monkeypatch.delenv("LAGSCOPE_SECRET_KEY", raising=False)
+    with pytest.raises(ValidationError, match="LAGSCOPE_OLD_SECRET_KEYS"):
+        Settings(demo=True, old_secret_keys=STRONG)
+    assert Settings(demo=True, old_secret_keys=" , ").demo

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope import __version__
 from lagscope.api import problems, webui
-from lagscope.api.middleware import EdgeMiddleware
+from lagscope.api.middleware import DemoHostMiddleware, EdgeMiddleware
 from lagscope.api.routers import (
     alerts,
     auth,
@@ -31,9 +31,11 @@ from lagscope.api.routers import (
     stream,
     workers,
 )
+from lagscope.api.stream_slots import StreamSlots
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.services.alert_watchdog import Watchdog
+from lagscope.services.demo_store import require_demo_store
 from lagscope.services.secrets import store_box
 from lagscope.services.users import ensure_admin
 
@@ -47,6 +49,9 @@ def create_app(
 ) -> FastAPI:
     settings = settings or get_settings()
     sessions = sessions or make_session_factory(make_engine(settings.database_url))
+    if settings.demo:
+        with sessions() as session:
+            require_demo_store(session)  # before anything answers as the anonymous admin
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -73,7 +78,10 @@ def create_app(
     app.state.settings = settings
     app.state.sessions = sessions
     app.state.box = store_box(sessions, settings.secret_key, settings.old_keys())
+    app.state.stream_slots = StreamSlots(settings.streams_per_user, settings.streams_per_process)
     problems.install(app)
+    if settings.demo:  # inside the edge middleware: its refusals carry the edge's headers
+        app.add_middleware(DemoHostMiddleware, allow_ip_literals=settings.demo_allow_remote)
     app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
     api = APIRouter(prefix="/api/v1")
     for module in (

@@ -23,14 +23,8 @@ from lagscope.api.routers.docs import DOCS_URL
 DEFAULT_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 # Never a page: the API, the scrape endpoint and the liveness check answer for themselves.
 RESERVED = ("api", "metrics", "healthz")
-# The UI needs nothing from elsewhere: scripts and data from this origin only. Inline style
-# attributes are allowed (the chart library positions tooltips with them); inline scripts are not.
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-    "frame-ancestors 'none'; form-action 'self'"
-)
-_PAGE_HEADERS = {"Cache-Control": "no-cache", "Content-Security-Policy": CSP}
+# The Content-Security-Policy is set on every answer by api/middleware.py.
+_PAGE_HEADERS = {"Cache-Control": "no-cache"}
 
 
 def has_build(dist: Path | None = None) -> bool:

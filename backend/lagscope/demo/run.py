@@ -24,6 +24,7 @@ from pathlib import Path
 import uvicorn
 
 from lagscope.api.app import create_app
+from lagscope.api.serve import server_config
 from lagscope.api.webui import has_build
 from lagscope.config import PLACEHOLDER_SECRET, Settings, require_loopback_or_allowed
 from lagscope.db import make_engine, make_session_factory
@@ -33,6 +34,7 @@ from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, plan_for
 from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
 from lagscope.lab import Lab, LabConfig
 from lagscope.services import inventory
+from lagscope.services.demo_store import mark_demo_store
 from lagscope.services.secrets import store_box
 from lagscope.store_setup import upgrade
 
@@ -139,6 +141,7 @@ def _start_and_serve(
     redis = RedisServer(workdir)
     started.append(redis.stop)
     upgrade(url)
+    _mark(url)  # demo mode runs only on a store that carries this mark
     cluster_id = _register(url, secret, lab)
     env = {
         **os.environ,
@@ -240,6 +243,15 @@ def children_working_in(directory: Path) -> list[int]:
     return found
 
 
+def _mark(url: str) -> None:
+    engine = make_engine(url)
+    try:
+        with make_session_factory(engine)() as session, session.begin():
+            mark_demo_store(session)
+    finally:
+        engine.dispose()
+
+
 def _register(url: str, secret: str, lab: Lab) -> int:
     sessions = make_session_factory(make_engine(url))
     box = store_box(sessions, secret)
@@ -266,14 +278,7 @@ def _serve(
     host, port, duration_s = options.host, options.port, options.duration_s
     app = create_app(settings, make_session_factory(make_engine(settings.database_url)))
     server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            log_level="warning",
-            lifespan="off",
-            server_header=False,
-        )
+        server_config(app, settings, host, port, log_level="warning", lifespan="off")
     )
     # uvicorn installs no signal handlers off the main thread: ours stay in charge.
     thread = threading.Thread(target=server.run, daemon=True)

@@ -11,6 +11,7 @@ from lagscope.models.alerts import (
 )
 from lagscope.models.annotations import Annotation
 from lagscope.models.base import Base
+from lagscope.models.demo import DemoStore
 from lagscope.models.inventory import Channel, Cluster, Instance
 from lagscope.models.params import ParamChange, ParamValue
 from lagscope.models.secrets import SecretKeySalt
@@ -37,6 +38,7 @@ __all__ = [
     "Cluster",
     "Delivery",
     "DeliveryAttempt",
+    "DemoStore",
     "Instance",
     "InstanceSample",
     "LoginThrottle",

@@ -3,7 +3,7 @@
 Key derivation: ``scrypt(LAGSCOPE_SECRET_KEY, salt)`` with the random salt kept in the store
 (table ``secret_key_salt``, one row, made by migration 7a2e0c5e0006 or on first use). scrypt,
 not one hash: the key is usually high-entropy (weak ones are refused), but an operator's
-passphrase that slips past the entropy estimate should still cost an attacker with a stolen
+passphrase that slips past the strength estimate should still cost an attacker with a stolen
 store ~16 MiB and tens of milliseconds per guess, and the salt stops one precomputation serving
 every deployment. Derived once per process and key (lazily: constructing a box reads nothing).
 

@@ -5,6 +5,10 @@ Every second the stream sends the cluster's samples stored since the last it sen
 ``Last-Event-ID`` resumes where it stopped), and a comment every 15 s so proxies keep an idle
 connection open. Each poll of the store is a short transaction of its own in the thread pool:
 a stream lasts minutes and must neither block the event loop nor pin a pooled connection.
+
+Each user may hold ``LAGSCOPE_STREAMS_PER_USER`` streams and the process
+``LAGSCOPE_STREAMS_PER_PROCESS`` (api/stream_slots.py); the slot is given back when the
+response ends, whichever way.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Header, Request
@@ -21,10 +25,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from lagscope.api.deps import get_principal
 from lagscope.api.schemas.common import QueryId
 from lagscope.api.schemas.live import SampleEventOut
+from lagscope.api.stream_slots import StreamSlot, StreamSlots
 from lagscope.errors import NotAuthenticated
 from lagscope.models.types import from_micros, to_micros
 from lagscope.services.status import FeedSample, SampleFeed, open_feed
@@ -65,7 +71,7 @@ def stream_principal(
 async def stream_samples(
     request: Request,
     cluster_id: QueryId,
-    _: Annotated[Principal, Depends(stream_principal)],
+    principal: Annotated[Principal, Depends(stream_principal)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     last_event_id: Annotated[int | None, Header(ge=0, le=MAX_EVENT_ID)] = None,
 ) -> StreamingResponse:
@@ -76,12 +82,31 @@ async def stream_samples(
         after = min(max(from_micros(last_event_id), now - MAX_RESUME), now)
     # Opened before the response starts, so an unknown cluster is a plain 404 problem.
     feed = await run_in_threadpool(_open, sessions, cluster_id, after)
-    return StreamingResponse(
+    slots: StreamSlots = request.app.state.stream_slots
+    # The demo's callers have no account: they share one holder.
+    slot = slots.acquire(str(principal.user_id) if principal.user_id else principal.username)
+    return _SlotStreamingResponse(
+        slot,
         _events(request, sessions, feed, credentials),
         media_type="text/event-stream",
         # no-transform and X-Accel-Buffering: proxies (nginx) must not buffer or gzip events.
         headers={"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"},
     )
+
+
+class _SlotStreamingResponse(StreamingResponse):
+    """Gives its stream slot back when the response ends, however it ends: the events'
+    generator's own ``finally`` would not run if it were never started."""
+
+    def __init__(self, slot: StreamSlot, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slot.release()
 
 
 async def _events(

@@ -48,7 +48,13 @@ Name = Annotated[
 ]
 VariableName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")]
-Host = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+# A host and a region are shown and logged like names: the same characters are refused.
+Host = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=255),
+    AfterValidator(printable),
+]
+Region = Annotated[str, StringConstraints(max_length=64), AfterValidator(printable)]
 Port = Annotated[int, Field(ge=1, le=65535)]
 Password = Annotated[str, StringConstraints(max_length=1024)]
 # Ids are 32-bit integers in PostgreSQL and MySQL: anything outside is a 422, not a driver error.

@@ -15,6 +15,7 @@ from lagscope.api.schemas.common import (
     Password,
     PatchSchema,
     Port,
+    Region,
     Schema,
     VariableName,
     printable,
@@ -118,7 +119,7 @@ class InstanceIn(Schema):
     user: Name
     password: Password = ""
     role: Role = "replica"
-    region: Annotated[str, Field(max_length=64)] = ""
+    region: Region = ""
     enabled: bool = True
     tls: TlsMode = "preferred"
     tls_ca_path: CaPath | None = Field(
@@ -133,7 +134,7 @@ class InstancePatch(PatchSchema):
     port: Port | None = None
     user: Name | None = None
     password: Password | None = None
-    region: Annotated[str, Field(max_length=64)] | None = None
+    region: Region | None = None
     enabled: bool | None = None
     tls: TlsMode | None = None
     tls_ca_path: CaPath | None = Field(default=None, description='"" removes it')
