@@ -20,6 +20,7 @@ from lagscope.demo.load import WriteLoad
 from lagscope.models import Instance, InstanceSample, ParamChange
 
 from .pipeline_stack import Pipeline, now, start_pipeline
+from .truth import TruthRecorder
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -259,15 +260,6 @@ def set_globals(conn, assignments) -> None:
             cur.execute(f"SET GLOBAL {name} = {int(value)}")
 
 
-def real_lag_s(lab) -> float:
-    """Independent of Lagscope: the newest load row applied on the replica carries the source's
-    commit clock (row events copy it); the lab shares one clock."""
-    with lab.connect("replica1") as conn, conn.cursor() as cur:
-        cur.execute("SELECT UNIX_TIMESTAMP(MAX(created_at)) FROM lagscope_load.events")
-        (newest,) = cur.fetchone()
-    return time.time() - float(newest)
-
-
 def lag_slope(rows) -> float:
     """Least-squares slope of lag over time (s per s); +inf until there are enough points."""
     points = [(r.ts.timestamp(), r.lag_s) for r in rows if r.lag_s is not None]
@@ -295,8 +287,16 @@ def test_strict_flush_replica_falls_behind_and_relaxing_recovers(lab, pipeline: 
             interval_s=0.5,
             message="replica1 falls 20 s behind",
         )
-        measured, sample = real_lag_s(lab), pipeline.latest("replica1")
-        assert sample is not None and sample.lag_s is not None
+        # The real lag at the time of one of Lagscope's samples (not at whatever time the
+        # latest one had: under strict flush the lag grows ~0.6 s every second).
+        behind_at = now()
+        with TruthRecorder(lab) as truth:
+            ((sample, measured), *_) = wait_until(
+                lambda: truth.pairs(pipeline.samples("replica1", behind_at)),
+                timeout_s=30,
+                message="a sample taken between two readings of the real lag",
+            )
+        assert sample.lag_s is not None
         assert abs(sample.lag_s - measured) <= 2.5, (sample.lag_s, measured)
         strict_rows = [r for r in pipeline.samples("replica1", started) if (r.lag_s or 0) > 5]
         assert [r.verdict for r in strict_rows[-3:]] == [Verdict.RECEIVE_BOUND] * 3
