@@ -24,7 +24,8 @@ class Phase(StrEnum):
 class Unknown(StrEnum):
     """What a NULL value means for a threshold rule (a NULL lag never counts as fine)."""
 
-    FIRING_IF_BROKEN = "firing_if_broken"  # default: breach when SQL thread stopped or unreachable
+    # default: breach when SQL thread stopped or unreachable; one unanswered poll keeps the last
+    FIRING_IF_BROKEN = "firing_if_broken"
     FIRING = "firing"
     KEEP = "keep"  # keep the previous judgement
     OK = "ok"
