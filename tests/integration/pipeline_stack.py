@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.db import make_engine, make_session_factory
-from lagscope.models import Channel, Instance, Sample
+from lagscope.models import Channel, Instance, InstanceSample, Sample
 from lagscope.services import inventory
 from lagscope.services.secrets import store_box
 from lagscope.store_setup import upgrade
@@ -86,6 +86,24 @@ class Pipeline:
                 .order_by(Sample.ts)
             )
             return list(rows)
+
+    def answered(self, instance: str, since: datetime, channel: str = "") -> list[Sample]:
+        """The samples of polls the server answered. A poll that got no answer (in time) is
+        stored too, with no readings and the verdict of the last three polls, which may still
+        say e.g. "receive_bound": only the instance's own row says it was not reachable."""
+        with self.session() as s:
+            unanswered = set(
+                s.scalars(
+                    select(InstanceSample.ts)
+                    .join(Instance)
+                    .where(
+                        Instance.name == instance,
+                        InstanceSample.ts >= since,
+                        InstanceSample.reachable.is_(False),
+                    )
+                )
+            )
+        return [r for r in self.samples(instance, since, channel) if r.ts not in unanswered]
 
     def latest(self, instance: str, channel: str = "") -> Sample | None:
         rows = self.samples(instance, datetime.fromtimestamp(time.time() - 5, UTC), channel)

@@ -6,6 +6,8 @@ Each test filters what the receiver got by its own rule id, and leaves the lab r
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -106,6 +108,16 @@ def statuses(hook: Receiver, rule_id: int) -> list[str]:
     return [b["status"] for b in bodies(hook, rule_id)]
 
 
+def recorded(pipe: Pipeline, rule_id: int) -> list[str]:
+    """The kinds of the rule's events, as the evaluation recorded them (before any delivery)."""
+    with pipe.session() as s:
+        return list(
+            s.scalars(
+                select(AlertEvent.kind).where(AlertEvent.rule_id == rule_id).order_by(AlertEvent.id)
+            )
+        )
+
+
 def sql_thread(lab, name: str, running: bool) -> None:
     conn = lab.connect(name)
     try:
@@ -183,12 +195,57 @@ def test_worker_killed_mid_incident_sends_no_duplicate_and_the_resolved(
             )
 
     wait_until(judged_by_new_worker, timeout_s=90, message="the new worker judging the incident")
+    assert recorded(pipeline, rule) == ["firing"]
     assert statuses(hook, rule) == ["firing"]
     sql_thread(lab, "replica1", True)
     wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved")
     assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=5, message="a third notification")
     assert statuses(hook, rule) == ["firing", "resolved"]
     pipeline.assert_alive()
+
+
+def test_a_replica_frozen_for_a_poll_does_not_resolve_a_stopped_sql_thread(
+    lab, pipeline: Pipeline, hook: Receiver, rules: list[int], restart_sql: None
+):
+    """Issue 17 item 18: a poll that misses its deadline (SIGSTOP here; a busy box or a worker
+    just restarted in CI) is stored with no reading and the verdict of the last three polls,
+    still "stopped". It resolved the incident, and the next stopped poll fired it again."""
+    rule = add_rule(
+        pipeline,
+        rules,
+        target(pipeline, hook, "frozen"),
+        name="sql thread stopped (frozen poll)",
+        metric="sql_stopped",
+        for_s=1.0,
+        instance_id=instance_id(pipeline, "replica1"),
+    )
+    sql_thread(lab, "replica1", False)
+    wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=90, message="firing delivered")
+    pid = lab.server("replica1").pid
+    assert pid
+    frozen_at = now()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_until(
+            lambda: any(r.sql_running is None for r in pipeline.samples("replica1", frozen_at)),
+            timeout_s=60,
+            message="a poll of the frozen replica stored without an answer",
+        )
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    thawed_at = now()
+
+    def judged_after_thaw() -> bool:
+        with pipeline.session() as s:
+            state = s.scalars(select(AlertState).where(AlertState.rule_id == rule)).one()
+            return state.evaluated_at is not None and state.evaluated_at > thawed_at
+
+    wait_until(judged_after_thaw, timeout_s=60, message="a stopped poll judged after the thaw")
+    assert recorded(pipeline, rule) == ["firing"]
+    assert statuses(hook, rule) == ["firing"]
+    sql_thread(lab, "replica1", True)
+    wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved")
+    assert statuses(hook, rule) == ["firing", "resolved"]
 
 
 @pytest.mark.parametrize("how", ["disabled", "deleted"])

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.alerts.payloads import context_from_json
+from lagscope.analysis.channel_metrics import unreachable_metrics
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.config import Settings
 from lagscope.db import make_engine, make_session_factory
@@ -38,7 +39,7 @@ from lagscope.models import (
     Silence,
     WebhookTarget,
 )
-from lagscope.services import alert_delivery, inventory
+from lagscope.services import alert_delivery, inventory, recording
 from lagscope.services.alert_eval import evaluate_cluster
 from lagscope.services.secrets import SecretBox
 from lagscope.store_setup import upgrade
@@ -100,6 +101,21 @@ class Store:
                 )
             )
             s.add(InstanceSample(instance_id=self.instance_id, ts=at, reachable=True))
+            inventory.get_instance(s, self.instance_id).last_polled_at = at
+        with self.sessions() as s, s.begin():
+            return evaluate_cluster(s, self.cluster_id, self.t)
+
+    def unanswered(self) -> list[int]:
+        """One poll the replica did not answer in time, stored as the recorder stores it (the
+        same row builder), then the evaluation."""
+        self.t += 1.0
+        at = datetime.fromtimestamp(self.t, UTC)
+        with self.sessions() as s, s.begin():
+            channel = s.get_one(Channel, self.channel_id)
+            metrics = unreachable_metrics(recording._state(channel), self.t)
+            recording._remember(channel, metrics, at, keep_progress_time=True)
+            s.execute(insert(Sample), [recording._sample_row(self.channel_id, at, metrics)])
+            s.add(InstanceSample(instance_id=self.instance_id, ts=at, reachable=False))
             inventory.get_instance(s, self.instance_id).last_polled_at = at
         with self.sessions() as s, s.begin():
             return evaluate_cluster(s, self.cluster_id, self.t)
@@ -176,6 +192,27 @@ def test_null_lag_with_the_sql_thread_stopped_fires_after_for(store: Store):
     for _ in range(4):
         store.tick(None, sql_running=False, verdict=Verdict.STOPPED)
     assert store.events() == [("firing", None)]
+
+
+def test_one_unanswered_poll_does_not_resolve_a_stopped_sql_thread(store: Store):
+    """Issue 17 item 18: a poll that misses its deadline (a busy box, a worker just restarted)
+    is stored with no reading and the verdict of the last three polls, still "stopped". That
+    sample resolved the incident and the next one fired it again."""
+    store.rule(name="sql stopped", metric="sql_stopped", threshold=0.0, for_s=2.0)
+    for _ in range(4):
+        store.tick(None, sql_running=False, verdict=Verdict.STOPPED)
+    with store.sessions() as s, s.begin():
+        s.get_one(Channel, store.channel_id).recent_classes = "4,4,4"
+        s.get_one(Channel, store.channel_id).verdict = Verdict.STOPPED
+    store.unanswered()
+    with store.sessions() as s:
+        stored = s.scalars(select(Sample).order_by(Sample.ts.desc()).limit(1)).one()
+        assert (stored.verdict, stored.sql_running) == (Verdict.STOPPED, None)
+    for _ in range(3):
+        store.tick(None, sql_running=False, verdict=Verdict.STOPPED)
+    assert store.events() == [("firing", None)]
+    store.tick(0.0)
+    assert store.events() == [("firing", None), ("resolved", None)]
 
 
 def test_delayed_replica_is_judged_on_lag_minus_sql_delay(store: Store):

@@ -804,7 +804,7 @@ def step_detected(pipeline: Pipeline, since: datetime, names: set[str]) -> list[
         lambda: (
             (found := changes_since(pipeline, since)) and {c.name for c in found} >= names and found
         ),
-        timeout_s=PARAMS_EVERY_S * 3 + 5,
+        timeout_s=60,  # a deadline: a read every PARAMS_EVERY_S on an idle box
         interval_s=0.2,
         message=f"param changes {sorted(names)}",
     )
@@ -881,7 +881,7 @@ def test_journal_tells_the_tuning_story_from_the_real_pipeline(lab, pipeline: Pi
         load.start()
         wait_until(
             lambda: params_read_since(pipeline, strict_at),
-            timeout_s=10,
+            timeout_s=60,
             message="the worker read replica1's parameters after the strict SETs",
         )
         run_until(strict_at + timedelta(seconds=PHASE_S + PARAMS_EVERY_S))

@@ -10,7 +10,7 @@ import itertools
 import statistics
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select
@@ -20,6 +20,7 @@ from lagscope.demo.load import WriteLoad
 from lagscope.models import Instance, InstanceSample, ParamChange
 
 from .pipeline_stack import Pipeline, now, start_pipeline
+from .truth import TruthRecorder
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -68,11 +69,6 @@ def test_stopped_sql_thread_shows_within_two_polls(lab, pipeline: Pipeline, load
         with replica.cursor() as cur:
             cur.execute("STOP SLAVE SQL_THREAD")
         stopped_at = now()
-        wait_until(
-            lambda: pipeline.verdict("replica1") == Verdict.STOPPED,
-            timeout_s=4,
-            message="verdict stopped",
-        )
 
         def stopped_rows() -> list:
             return [r for r in pipeline.samples("replica1", stopped_at) if r.sql_running is False]
@@ -84,10 +80,9 @@ def test_stopped_sql_thread_shows_within_two_polls(lab, pipeline: Pipeline, load
             message="the apply backlog to grow while stopped",
         )
         rows = stopped_rows()
-        first_stopped = next(
-            r for r in pipeline.samples("replica1", stopped_at) if r.verdict == Verdict.STOPPED
-        )
-        assert (first_stopped.ts - rows[0].ts).total_seconds() <= 2.5  # within two polls
+        # Within two polls, counted in polls (a busy box spaces them out): the first or the
+        # second poll that saw the SQL thread stopped says "stopped".
+        assert Verdict.STOPPED in [r.verdict for r in rows[:2]], [r.verdict for r in rows]
         backlog = [r.received_not_applied for r in rows]
         assert all(b is not None for b in backlog) and backlog[-1] > backlog[0] > 0, backlog
         assert all(r.seconds_behind_source is None for r in rows)  # NULL, not 0
@@ -133,6 +128,7 @@ def test_parameter_changes_become_events(lab, pipeline: Pipeline):
             cur.execute("STOP SLAVE")
             cur.execute("SET GLOBAL slave_parallel_threads = 4")
             cur.execute("SET GLOBAL slave_parallel_mode = 'aggressive'")
+            set_at = now()
             cur.execute("START SLAVE")
 
         def changes() -> list[ParamChange]:
@@ -152,12 +148,19 @@ def test_parameter_changes_become_events(lab, pipeline: Pipeline):
             "aggressive",
         )
         for change in found.values():
-            # (last poll that read the old value, first that read the new]: one read interval.
+            # The old value was read before the SETs ended, the new one after they began.
+            assert change.last_old_at <= set_at and change.first_new_at >= before
+            # (last read of the old value, first of the new]: one parameter read interval, i.e.
+            # PARAMS_EVERY_S and then the next poll; a busy box may space the polls out, so the
+            # slack is the widest gap between the polls that really happened in the window.
             window = (change.first_new_at - change.last_old_at).total_seconds()
-            assert 0 < window <= PARAMS_EVERY_S + 1.5
-            # The SETs ran within a fraction of a second after `before`.
-            assert change.last_old_at <= before + timedelta(seconds=0.5)
-            assert change.first_new_at >= before
+            polls = [
+                r.ts
+                for r in pipeline.samples("replica1", change.last_old_at)
+                if r.ts <= change.first_new_at
+            ]
+            poll_gap = max((b - a).total_seconds() for a, b in itertools.pairwise(polls))
+            assert 0 < window <= PARAMS_EVERY_S + poll_gap + 0.1, (window, polls)
     finally:
         with replica.cursor() as cur:
             cur.execute("STOP SLAVE")
@@ -185,8 +188,11 @@ def test_killed_replica_is_unreachable_and_others_keep_their_cadence(lab, pipeli
             r.verdict for r in dead
         ]
         assert len(alive) >= 4
+        # A dead replica that held up the tick (a connect or read without a deadline) would space
+        # every poll of the live one by 2 s or more. One tick dropped by a busy box is not that,
+        # so the typical gap is judged, not the widest.
         gaps = [(b.ts - a.ts).total_seconds() for a, b in itertools.pairwise(alive)]
-        assert max(gaps) < 1.6, gaps
+        assert statistics.median(gaps) < 1.6, gaps
     finally:
         lab.restart("replica1")
     wait_until(
@@ -203,8 +209,16 @@ def test_heartbeat_lag_matches_a_known_stop(lab, pipeline: Pipeline):
     try:
         with replica.cursor() as cur:
             cur.execute("STOP SLAVE SQL_THREAD")
-        stopped = time.time()
-        since = datetime.fromtimestamp(stopped + 1.5, UTC)
+            # The newest heartbeat the applier wrote before it stopped, read on the replica (the
+            # lab shares one clock): the lag grows from there. Not from the moment the STOP
+            # returned: the writer (every 0.25 s) and the STOP are as late as a busy box makes
+            # them, which is not Lagscope's error.
+            cur.execute(
+                "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', MAX(ts)) FROM lagscope.heartbeat"
+            )
+            (frozen_us,) = cur.fetchone()
+        stopped = int(frozen_us) / 1e6
+        since = datetime.fromtimestamp(time.time() + 1.5, UTC)
         wait_until(
             lambda: len(pipeline.samples("replica1", since)) >= 4,
             timeout_s=30,
@@ -215,16 +229,13 @@ def test_heartbeat_lag_matches_a_known_stop(lab, pipeline: Pipeline):
             cur.execute("START SLAVE SQL_THREAD")
         restarted = time.time()
         replica.close()
-    rows = [
-        r
-        for r in pipeline.samples("replica1", since)
-        if r.ts.timestamp() < restarted - 0.1 and r.verdict != Verdict.UNREACHABLE
-    ]
+    rows = [r for r in pipeline.answered("replica1", since) if r.ts.timestamp() < restarted - 0.1]
     assert len(rows) >= 2
     with pipeline.session() as s:
         source = s.scalar(select(Instance).where(Instance.name == "source"))
         assert source is not None and source.clock_resolution_s is not None
-    # Stated resolution: one heartbeat interval, plus the round trips, plus the poll's spread.
+    # Stated resolution: one heartbeat interval, plus the round trips, plus the poll's spread
+    # (measured from the last applied heartbeat, the interval is slack rather than error).
     resolution = 0.25 + 0.05
     for row in rows:
         expected = row.ts.timestamp() - stopped
@@ -259,15 +270,6 @@ def set_globals(conn, assignments) -> None:
             cur.execute(f"SET GLOBAL {name} = {int(value)}")
 
 
-def real_lag_s(lab) -> float:
-    """Independent of Lagscope: the newest load row applied on the replica carries the source's
-    commit clock (row events copy it); the lab shares one clock."""
-    with lab.connect("replica1") as conn, conn.cursor() as cur:
-        cur.execute("SELECT UNIX_TIMESTAMP(MAX(created_at)) FROM lagscope_load.events")
-        (newest,) = cur.fetchone()
-    return time.time() - float(newest)
-
-
 def lag_slope(rows) -> float:
     """Least-squares slope of lag over time (s per s); +inf until there are enough points."""
     points = [(r.ts.timestamp(), r.lag_s) for r in rows if r.lag_s is not None]
@@ -295,8 +297,16 @@ def test_strict_flush_replica_falls_behind_and_relaxing_recovers(lab, pipeline: 
             interval_s=0.5,
             message="replica1 falls 20 s behind",
         )
-        measured, sample = real_lag_s(lab), pipeline.latest("replica1")
-        assert sample is not None and sample.lag_s is not None
+        # The real lag at the time of one of Lagscope's samples (not at whatever time the
+        # latest one had: under strict flush the lag grows ~0.6 s every second).
+        behind_at = now()
+        with TruthRecorder(lab) as truth:
+            ((sample, measured), *_) = wait_until(
+                lambda: truth.pairs(pipeline.samples("replica1", behind_at)),
+                timeout_s=30,
+                message="a sample taken between two readings of the real lag",
+            )
+        assert sample.lag_s is not None
         assert abs(sample.lag_s - measured) <= 2.5, (sample.lag_s, measured)
         strict_rows = [r for r in pipeline.samples("replica1", started) if (r.lag_s or 0) > 5]
         assert [r.verdict for r in strict_rows[-3:]] == [Verdict.RECEIVE_BOUND] * 3

@@ -9,9 +9,8 @@ carries the source's commit clock (row events copy it; the lab shares one clock)
 
 from __future__ import annotations
 
+import contextlib
 import statistics
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -21,12 +20,19 @@ from lagscope.demo.load import WriteLoad
 
 from .pipeline_stack import Pipeline, now, start_pipeline
 from .stack import sleep_s
-from .test_pipeline import DEFAULTS, STRICT, real_lag_s, set_globals
+from .test_pipeline import DEFAULTS, STRICT, set_globals
+from .truth import TruthRecorder
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 STRICT_PHASE_S = 60  # long enough for replica1 to be 20-40 s behind at 2500 trx/s
+# Samples judged against the truth (enough for a p95), and how many of them > 5 s behind. The
+# load runs on past STRICT_PHASE_S (at most EXTRA_S) until both exist: how many samples and
+# truth readings a minute yields is up to the machine (issue 17: 11 pairs in 60 s once).
+MIN_PAIRS = 30
+MIN_FAR_BEHIND = 10
+EXTRA_S = 120
 
 
 @pytest.fixture(scope="module")
@@ -36,37 +42,9 @@ def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
         yield started
 
 
-class TruthRecorder:
-    """Reads the real lag about 4 times a second in a thread, as (epoch s, lag s) pairs."""
-
-    def __init__(self, lab) -> None:
-        self._lab = lab
-        self.readings: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> TruthRecorder:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.25):
-            before = time.time()
-            lag = real_lag_s(self._lab)
-            self.readings.append(((before + time.time()) / 2, lag))
-
-    def at(self, ts: float) -> float | None:
-        """The truth at ``ts``, interpolated between the readings around it (None outside)."""
-        for (t0, l0), (t1, l1) in zip(self.readings, self.readings[1:], strict=False):
-            if t0 <= ts <= t1 and t1 - t0 <= 2.0:
-                return l0 + (l1 - l0) * (ts - t0) / (t1 - t0)
-        return None
-
-
+# The suite's 300 s per test is a pace too: a 60 s phase, up to EXTRA_S more, then a replica
+# ~50 s behind drains at whatever speed the box has (seen: over 300 s in all under a busy loop).
+@pytest.mark.timeout(STRICT_PHASE_S + EXTRA_S + 600)
 def test_lag_without_heartbeat_follows_the_truth_under_strict_flush(lab, pipeline: Pipeline):
     replica = lab.connect("replica1")
     load = WriteLoad(lambda: lab.connect("source"), threads=6, target_tps=2500)
@@ -76,19 +54,26 @@ def test_lag_without_heartbeat_follows_the_truth_under_strict_flush(lab, pipelin
     try:
         set_globals(replica, STRICT)
         started = now()
+
+        def enough() -> bool:
+            pairs = truth.pairs(pipeline.answered("replica1", started))
+            far = sum(1 for _, t in pairs if t > 5)
+            return len(pairs) >= MIN_PAIRS and far >= MIN_FAR_BEHIND
+
         with TruthRecorder(lab) as truth:
             load.start()
             sleep_s(STRICT_PHASE_S)  # a steady load for a fixed time, not waiting for a state
+            # Bounded; the assertions below say what was missing if the deadline passed.
+            with contextlib.suppress(AssertionError):
+                wait_until(enough, timeout_s=EXTRA_S, interval_s=1.0)
             load.stop()
-        rows = [
-            r for r in pipeline.samples("replica1", started) if r.verdict != Verdict.UNREACHABLE
-        ]
+        rows = pipeline.answered("replica1", started)
     finally:
         load.stop()
         set_globals(replica, DEFAULTS)
         replica.close()
-    pairs = [(r, t) for r in rows if (t := truth.at(r.ts.timestamp())) is not None]
-    assert len(pairs) >= STRICT_PHASE_S // 2, (len(rows), len(truth.readings))
+    pairs = truth.pairs(rows)
+    assert len(pairs) >= MIN_PAIRS, (len(pairs), len(rows), len(truth.readings))
     assert all(r.heartbeat_lag_s is None for r, _ in pairs)  # no heartbeat anywhere
     errors = sorted(abs((r.lag_s if r.lag_s is not None else 0.0) - t) for r, t in pairs)
     p95 = errors[max(0, round(0.95 * len(errors)) - 1)]

@@ -24,7 +24,8 @@ class Phase(StrEnum):
 class Unknown(StrEnum):
     """What a NULL value means for a threshold rule (a NULL lag never counts as fine)."""
 
-    FIRING_IF_BROKEN = "firing_if_broken"  # default: breach when SQL thread stopped or unreachable
+    # default: breach when SQL thread stopped or unreachable; one unanswered poll keeps the last
+    FIRING_IF_BROKEN = "firing_if_broken"
     FIRING = "firing"
     KEEP = "keep"  # keep the previous judgement
     OK = "ok"
@@ -44,13 +45,17 @@ class RuleSpec:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """One tick's value for a channel. ``sql_delay_s`` is subtracted (delayed replicas)."""
+    """One tick's value for a channel. ``sql_delay_s`` is subtracted (delayed replicas).
+
+    ``unreachable`` is the verdict (a window of polls); ``unanswered`` says this one poll got no
+    answer, which the window may not call unreachable yet: one slow poll on a busy box."""
 
     at: float  # epoch seconds of the tick
     value: float | None
     sql_stopped: bool = False
     unreachable: bool = False
     sql_delay_s: float = 0.0
+    unanswered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +84,12 @@ def judge(rule: RuleSpec, obs: Observation, prev: AlertState) -> bool:
             return False
         if rule.unknown is Unknown.KEEP:
             return prev.breaching
-        return obs.sql_stopped or obs.unreachable
+        if obs.sql_stopped or obs.unreachable:
+            return True
+        # A poll that got no answer says nothing about the channel: the last judgement stands,
+        # so one slow poll neither resolves a firing alert (to fire it again on the next poll)
+        # nor starts one. Two in a window of three make the verdict unreachable, a breach.
+        return prev.breaching if obs.unanswered else False
     value = obs.value - obs.sql_delay_s
     if prev.phase is Phase.FIRING:
         bound = rule.threshold if rule.resolve_threshold is None else rule.resolve_threshold

@@ -145,6 +145,13 @@ def sample_value(metric: str, s: Sample, channel: Channel | None) -> float | Non
     raise ValueError(f"not a channel metric: {metric}")
 
 
+def answered(s: Sample) -> bool:
+    """Did the server answer the poll of this sample? A poll that read the channel's status
+    always records ``sql_running`` (true or false); one that got no answer records nothing but
+    its verdict, which is judged over the last three polls and may still say "stopped"."""
+    return s.sql_running is not None
+
+
 def sample_observation(metric: str, s: Sample, channel: Channel | None) -> Observation:
     return Observation(
         at=s.ts.timestamp(),
@@ -152,6 +159,7 @@ def sample_observation(metric: str, s: Sample, channel: Channel | None) -> Obser
         sql_stopped=s.sql_running is False,
         unreachable=s.verdict == Verdict.UNREACHABLE,
         sql_delay_s=float(channel.sql_delay_s or 0) if channel and metric == "lag" else 0.0,
+        unanswered=not answered(s),
     )
 
 

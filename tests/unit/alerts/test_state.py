@@ -65,6 +65,24 @@ def test_null_lag_is_unknown_and_fires_when_sql_stopped_by_default() -> None:
     assert len(run(RuleSpec(threshold=30, unknown=Unknown.FIRING), [None] * 3)) == 1
 
 
+def test_one_unanswered_poll_keeps_the_judgement_by_default() -> None:
+    """A poll that got no answer (the verdict window not yet unreachable) is unknown: it does
+    not resolve a firing alert, so the next stopped poll does not fire it a second time."""
+    rule = RuleSpec(threshold=0.5, for_s=10)
+    st, notes = AlertState(), []
+    polls = [(1.0, False), (1.0, False), (None, True), (1.0, False), (None, True), (0.0, False)]
+    for i, (value, unanswered) in enumerate(polls):
+        obs = Observation(at=i * 10.0, value=value, sql_stopped=value == 1.0, unanswered=unanswered)
+        st, note = step(rule, st, obs)
+        notes += [note] if note else []
+    assert [(n.kind, n.at) for n in notes] == [("firing", 10.0), ("resolved", 50.0)]
+    quiet = [Observation(at=0.0, value=0.0), Observation(at=10.0, value=None, unanswered=True)]
+    st = AlertState()
+    for obs in quiet:
+        st, note = step(RuleSpec(threshold=0.5), st, obs)
+        assert note is None and st.phase is Phase.OK  # nor does it start one
+
+
 def test_unknown_keep_keeps_previous_judgement() -> None:
     rule = RuleSpec(threshold=30, unknown=Unknown.KEEP)
     assert [n.kind for n in run(rule, [50, None, None, 0])] == ["firing", "resolved"]
