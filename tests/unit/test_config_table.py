@@ -1,15 +1,16 @@
-"""README's configuration reference lists exactly the ``LAGSCOPE_*`` variables the code reads.
+"""docs/configuration.md's table lists exactly the ``LAGSCOPE_*`` variables the code reads.
 
 Read by the code means: a field of :class:`lagscope.config.Settings` (pydantic-settings reads it as
 ``LAGSCOPE_<FIELD>``); a string literal that is a whole ``LAGSCOPE_*`` name in the Python of
 ``backend/``, ``migrations/``, ``bench/``, ``scripts/`` and the tests' fixtures (``os.environ``,
 click's ``envvar=``, the beat schedule's overrides, the environment handed to child processes); an
-f-string that builds one (``f"LAGSCOPE_SCENARIO_{account}_PASSWORD"``: any README name it matches
+f-string that builds one (``f"LAGSCOPE_SCENARIO_{account}_PASSWORD"``: any table name it matches
 counts); and any ``LAGSCOPE_*`` in the deployment files (Makefile, Dockerfile, docker-compose.yml,
 deploy/, the UI's vite config). Names inside docstrings and messages are prose, not reads: a
 docstring naming a variable that nothing reads is no reason to document it.
 
-The reference is the README table under "## Configuration reference" (its first column).
+The reference is the one table in docs/configuration.md (its first column): no other page of the
+documentation tables settings, so there is one wording per setting.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from pathlib import Path
 from lagscope.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+TABLE = ROOT / "docs" / "configuration.md"
 NAME = re.compile(r"LAGSCOPE_[A-Z0-9_]*[A-Z0-9]")
 PYTHON_DIRS = ("backend", "migrations", "bench", "scripts")
 TEXT_FILES = ("Makefile", "Dockerfile", "docker-compose.yml", "frontend/vite.config.ts")
 TEXT_DIRS = ("deploy",)
-SECTION = "## Configuration reference"
 
 
 def _python_files() -> list[Path]:
@@ -78,39 +78,49 @@ def names_read_by_code() -> tuple[set[str], set[str]]:
     return names, patterns
 
 
-def names_in_readme(text: str) -> set[str]:
-    """The first column of the configuration reference's tables."""
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
-    section = text[start : end if end != -1 else len(text)]
-    rows = [line for line in section.splitlines() if line.startswith("| `LAGSCOPE_")]
+def names_in_table(text: str) -> set[str]:
+    """The first column of the configuration table (its group rows name no setting)."""
+    rows = [line for line in text.splitlines() if line.startswith("| `LAGSCOPE_")]
     return {NAME.search(row.split("|")[1]).group(0) for row in rows}  # type: ignore[union-attr]
 
 
-def missing_and_stale(readme: str) -> tuple[set[str], set[str]]:
+def missing_and_stale(table: str) -> tuple[set[str], set[str]]:
     code, patterns = names_read_by_code()
-    listed = names_in_readme(readme)
+    listed = names_in_table(table)
     built = {n for n in listed if any(re.fullmatch(p, n) for p in patterns)}
     return code - listed, listed - code - built
 
 
-def test_every_setting_the_code_reads_is_in_the_readme() -> None:
-    missing, _ = missing_and_stale(README.read_text())
-    assert not missing, f"read by the code but not in README's {SECTION!r}: {sorted(missing)}"
+def test_every_setting_the_code_reads_is_in_the_table() -> None:
+    missing, _ = missing_and_stale(TABLE.read_text())
+    assert not missing, f"read by the code but not in docs/configuration.md: {sorted(missing)}"
 
 
-def test_the_readme_lists_no_setting_the_code_does_not_read() -> None:
-    _, stale = missing_and_stale(README.read_text())
-    assert not stale, f"in README's {SECTION!r} but read by nothing: {sorted(stale)}"
+def test_the_table_lists_no_setting_the_code_does_not_read() -> None:
+    _, stale = missing_and_stale(TABLE.read_text())
+    assert not stale, f"in docs/configuration.md but read by nothing: {sorted(stale)}"
 
 
 def test_a_removed_row_or_an_invented_one_is_caught() -> None:
-    readme = README.read_text()
-    lines = readme.splitlines()
+    table = TABLE.read_text()
+    lines = table.splitlines()
     row = next(line for line in lines if line.startswith("| `LAGSCOPE_PARAMS_EVERY_S`"))
-    assert "LAGSCOPE_PARAMS_EVERY_S" in missing_and_stale(readme.replace(row + "\n", ""))[0]
-    invented = readme.replace(row, row + "\n| `LAGSCOPE_NOT_READ` | 1 | nothing | api |")
+    assert "LAGSCOPE_PARAMS_EVERY_S" in missing_and_stale(table.replace(row + "\n", ""))[0]
+    invented = table.replace(row, row + "\n| `LAGSCOPE_NOT_READ` | 1 | nothing | api |")
     assert missing_and_stale(invented)[1] == {"LAGSCOPE_NOT_READ"}
+
+
+def test_no_other_page_tables_a_setting() -> None:
+    """One wording per setting: README.md and the other docs name settings, never table them."""
+    pages = [ROOT / "README.md", ROOT / "bench" / "README.md"]
+    pages += [p for p in (ROOT / "docs").glob("*.md") if p != TABLE]
+    tabled = {
+        f"{page.relative_to(ROOT)}: {line[:60]}"
+        for page in pages
+        for line in page.read_text().splitlines()
+        if line.startswith("| `LAGSCOPE_")
+    }
+    assert not tabled, f"settings tabled outside docs/configuration.md: {sorted(tabled)}"
 
 
 def test_the_extraction_sees_literals_and_built_names_but_not_prose() -> None:
