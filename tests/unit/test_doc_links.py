@@ -80,8 +80,10 @@ def problems(page: Path, markdown: str) -> list[str]:
             out.append(f"{where}: {target} points outside the repository")
         elif not file.exists():
             out.append(f"{where}: {target} names no file")
-        elif fragment and file.suffix == ".md" and fragment not in anchors(
-            file.read_text() if path_part else markdown
+        elif (
+            fragment
+            and file.suffix == ".md"
+            and fragment not in anchors(file.read_text() if path_part else markdown)
         ):
             out.append(f"{where}: {target} names no heading of {file.relative_to(ROOT)}")
     return out
