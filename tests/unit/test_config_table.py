@@ -10,7 +10,8 @@ deploy/, the UI's vite config). Names inside docstrings and messages are prose, 
 docstring naming a variable that nothing reads is no reason to document it.
 
 The reference is the one table in docs/configuration.md (its first column): no other page of the
-documentation tables settings, so there is one wording per setting.
+documentation tables settings, so there is one wording per setting. For a field of ``Settings``
+the table's default is checked against the code's too.
 """
 
 from __future__ import annotations
@@ -135,3 +136,52 @@ c = "see LAGSCOPE_IN_A_MESSAGE"
     assert names == {"LAGSCOPE_LITERAL"}
     (pattern,) = patterns
     assert re.fullmatch(pattern, "LAGSCOPE_BUILT_ADMIN_PASSWORD")
+
+
+def documented_defaults(table: str) -> dict[str, str]:
+    """The default column of each row, by name."""
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| `LAGSCOPE_")]
+    return {NAME.search(r[1]).group(0): r[2].strip() for r in rows}  # type: ignore[union-attr]
+
+
+def wrong_defaults(table: str) -> list[str]:
+    """Settings fields whose documented default is not the code's (None defaults: free words)."""
+    documented = documented_defaults(table)
+    wrong = []
+    for field, info in Settings.model_fields.items():
+        name, default = f"LAGSCOPE_{field.upper()}", info.default
+        text = documented.get(name)
+        if text is None or default is None:
+            continue
+        literal = re.search(r"`([^`]*)`", text)
+        if default == "":
+            ok = text.startswith("empty")
+        elif literal is None:
+            ok = False
+        elif isinstance(default, bool):
+            ok = literal.group(1) == ("1" if default else "0")
+        elif isinstance(default, int | float):
+            ok = re.fullmatch(r"[0-9.]+", literal.group(1)) is not None and float(
+                literal.group(1)
+            ) == float(default)
+        else:
+            ok = literal.group(1) == default
+        if not ok:
+            wrong.append(f"{name}: the table says {text!r}, the code {default!r}")
+    return wrong
+
+
+def test_the_table_gives_the_codes_defaults() -> None:
+    wrong = wrong_defaults(TABLE.read_text())
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_wrong_default_is_caught() -> None:
+    table = TABLE.read_text()
+    row = next(
+        line for line in table.splitlines() if line.startswith("| `LAGSCOPE_PARAMS_EVERY_S`")
+    )
+    changed = table.replace(row, row.replace("`5`", "`10`", 1))
+    assert wrong_defaults(changed) == [
+        "LAGSCOPE_PARAMS_EVERY_S: the table says '`10` (the demo: `2`)', the code 5.0"
+    ]
