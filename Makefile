@@ -9,7 +9,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 .PHONY: test demo lint typecheck unit integration deps system-deps bench clean ui ui-check client
 
 # The product on one URL: a live MariaDB lab under load, polling, the API (demo mode) serving
-# the dashboard, and the tuning story (README: the demo tour). E.g. DEMO_ARGS="--scenario steady"
+# the dashboard, and the tuning story (docs/demo.md). E.g. DEMO_ARGS="--scenario steady"
 # or DEMO_ARGS="--phase-seconds 90,120,150 --load-tps 1500 --loop".
 demo: deps ui
 	$(VENV)/bin/lagscope demo --port $${PORT:-8000} $(DEMO_ARGS)

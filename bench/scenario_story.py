@@ -4,7 +4,7 @@ Runs ``lagscope demo --scenario tuning`` headless for the three phases plus a mi
 the demo's store (kept after it stops): each phase's lag p50 / max / at its end and apply rate
 per replica (the same figures the demo prints), and the journal's before → after lag p50 and
 verdict per step with its default windows. Several runs print the medians. Figures, not
-assertions: the machine is small and shared, and the story depends on its speed (README).
+assertions: the machine is small and shared, and the story depends on its speed (docs/demo.md).
 
     .venv/bin/python bench/scenario_story.py [--runs 3] [--phase-seconds 60,90,150] [--load-tps N]
 """

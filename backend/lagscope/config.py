@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     def allow_list(self) -> AllowList | None:
         return AllowList.parse(self.allowed_targets)
 
-    # Alerts and webhooks (issue 10, README "Alerts and webhooks").
+    # Alerts and webhooks (issue 10, docs/alerts.md).
     # Where the dashboard is reached from a notification's links.
     external_url: str = "http://localhost:8000"
     # Webhook destinations an admin allows: host names, *.suffix, CIDR networks, comma-separated.

@@ -1,6 +1,6 @@
 """/api/v1/alerts over real HTTP: rules (with the 24 h preview over stored samples), silences,
 webhook targets whose secret never comes back, the allow-list, send-test to a real receiver on
-loopback whose signature verifies with the README's own snippet, and the delivery log."""
+loopback whose signature verifies with docs/alerts.md's own snippet, and the delivery log."""
 
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from .stack import free_port
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ALERTS_DOC = Path(__file__).resolve().parents[2] / "docs" / "alerts.md"
 
 
-def readme_verify() -> Callable[..., bool]:
-    """The signature check exactly as the README documents it (exec'd from its code block)."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+def documented_verify() -> Callable[..., bool]:
+    """The signature check exactly as docs/alerts.md documents it (exec'd from its code block)."""
+    blocks = re.findall(r"```python\n(.*?)```", ALERTS_DOC.read_text(), re.S)
     (code,) = [b for b in blocks if "def verify(secret" in b]
     namespace: dict[str, Any] = {}
     exec(code, namespace)
@@ -206,8 +206,8 @@ def test_send_test_signs_and_logs_the_attempt(api: ApiServer, hook: Receiver):
         assert [a["status_code"] for a in sent.json()["log"]] == [200]
         log = c.get("/api/v1/alerts/deliveries", params={"target_id": target["id"]}).json()
     (got,) = hook.all()
-    assert readme_verify()(b"shared-secret", got.headers, got.body)
-    assert not readme_verify()(b"another-secret", got.headers, got.body)
+    assert documented_verify()(b"shared-secret", got.headers, got.body)
+    assert not documented_verify()(b"another-secret", got.headers, got.body)
     assert got.json()["schema"] == "lagscope.alert/v1"
     assert got.headers["Idempotency-Key"] == got.json()["idempotency_key"]
     assert log[0]["kind"] == "test" and log[0]["log"][0]["latency_s"] is not None

@@ -1,4 +1,4 @@
-"""Webhook signatures: HMAC-SHA256 over ``f"{timestamp}." + body`` (README, "Alerts and webhooks").
+"""Webhook signatures: HMAC-SHA256 over ``f"{timestamp}." + body`` (docs/alerts.md, "Signatures").
 
 Headers sent: ``X-Lagscope-Timestamp: <unix seconds>`` and
 ``X-Lagscope-Signature: v1=<hex digest>``. The timestamp is inside the MAC so a captured request
@@ -29,7 +29,7 @@ def verify(
     now: float,
     tolerance_s: int = DEFAULT_TOLERANCE_S,
 ) -> bool:
-    """The receiver's check (the same code is in the README)."""
+    """The receiver's check (the same code is in docs/alerts.md)."""
     try:
         ts = int(timestamp)
     except ValueError:

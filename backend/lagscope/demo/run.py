@@ -47,7 +47,7 @@ RUN_TAG_VAR = "LAGSCOPE_DEMO_RUN"
 LOAD_THREADS = 2
 # tuning: six writers so the source group-commits; 2000 trx/s is ~8x what a strict replica
 # applies here (~220-280/s, fsync-bound) and ~60 % of what a relaxed serial one does
-# (~3000-3600/s, CPU-bound), so lag builds in A and drains in B and C (README: measured figures).
+# (~3000-3600/s, CPU-bound), so lag builds in A and drains in B and C (docs/demo.md).
 TUNING_LOAD_TPS = 2000.0
 TUNING_LOAD_THREADS = 6
 # The journal dates a param change within this; the default 5 s would stretch each step.

@@ -38,7 +38,7 @@ NOTE_TAGS = ("scenario", "tuning")
 NOTE_AUTHOR = "scenario"
 # Long enough for the journal's defaults (settle 30 s + 10 samples at 1 Hz, a parameter read
 # every few seconds) to judge every phase; A builds ~45-55 s of lag at the default load on a
-# 2-core box (README: measured figures). 60 + 90 + 150 s: the story ends in 5 minutes.
+# 2-core box (docs/demo.md: measured figures). 60 + 90 + 150 s: the story ends in 5 minutes.
 DEFAULT_PHASE_SECONDS = (60.0, 90.0, 150.0)
 MIN_PHASE_S = 5.0
 MAX_PHASE_S = 3600.0
@@ -249,7 +249,7 @@ def replica_figures(
 
 
 def phase_report(phase: Phase, elapsed_s: float, figures: Mapping[str, ReplicaFigures]) -> str:
-    """One console line per phase: what a reader of the README's figures compares."""
+    """One console line per phase: what a reader of docs/demo.md's figures compares."""
 
     def num(value: float | None, unit: str, digits: int = 1) -> str:
         return "n/a" if value is None else f"{value:.{digits}f}{unit}"

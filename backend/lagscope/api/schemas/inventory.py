@@ -23,7 +23,7 @@ from lagscope.api.schemas.common import (
 
 HeartbeatMode = Literal["off", "lagscope", "pt-heartbeat"]
 Role = Literal["source", "replica"]
-# collectors/connection.py says what each mode checks; README "Security" for users.
+# collectors/connection.py says what each mode checks; docs/security.md for users.
 TlsMode = Literal["preferred", "required", "verify_ca", "verify_identity"]
 # A PEM CA bundle on the workers' machines (absolute; checked with the mode by the service).
 CaPath = Annotated[
