@@ -357,7 +357,10 @@ lag_lists = st.lists(st.floats(0, 100, allow_nan=False), min_size=10, max_size=6
 
 
 def sides(before: list[float], after: list[float]) -> list[Point]:
-    return [point(T - 1 - i, lag) for i, lag in enumerate(reversed(before))] + [
+    # In time order, as impact() reads them: draining() looks at the newest points at the end
+    # (built newest-first, the assumptions below judged the oldest ones; Hypothesis found a
+    # drain the test took for steady).
+    return [point(T - len(before) + i, lag) for i, lag in enumerate(before)] + [
         point(T + 30 + i, lag) for i, lag in enumerate(after)
     ]
 
@@ -375,6 +378,10 @@ def flipped(result: Impact) -> ImpactVerdict:
 @settings(max_examples=60, deadline=None)
 @given(lag_lists)
 def test_the_same_lags_on_both_sides_are_no_clear_change(lags: list[float]) -> None:
+    # A backlog that ended inside the before window is the previous step's drain, left out of
+    # the baseline (_settled): the same lags after it are then a change. CI's derandomized run
+    # found [1, 0, 1, 0, …, 0].
+    assume(not drained_inside(lags))
     assert impact(sides(lags, lags), T).verdict is IV.NO_CLEAR_CHANGE
 
 
