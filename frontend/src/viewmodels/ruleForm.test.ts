@@ -32,7 +32,7 @@ const stored: Schemas["RuleOut"] = {
   null_policy: "keep",
   params: { names: ["sync_binlog", "innodb_flush_log_at_trx_commit"], window_s: 120 },
   overrides: [
-    { instance_id: 2, channel_id: null, threshold: 90, for_s: null, resolve_threshold: null, enabled: true },
+    { instance_id: 2, channel_id: null, threshold: 90, for_s: null, resolve_threshold: 60, enabled: true },
     { instance_id: null, channel_id: 7, threshold: null, for_s: 30, resolve_threshold: null, enabled: false },
   ],
   enabled: false,
@@ -67,8 +67,8 @@ describe("ruleFormValues", () => {
     });
     expect(values.scope).toEqual({ clusterId: "1", instanceId: "3", channelId: "9", region: "far" });
     expect(values.overrides).toEqual([
-      { kind: "instance", instanceId: "2", channelId: "", threshold: "90", forS: "", enabled: true },
-      { kind: "channel", instanceId: "", channelId: "7", threshold: "", forS: "30", enabled: false },
+      { kind: "instance", instanceId: "2", channelId: "", threshold: "90", forS: "", resolve: "60", enabled: true },
+      { kind: "channel", instanceId: "", channelId: "7", threshold: "", forS: "30", resolve: "", enabled: false },
     ]);
   });
 });
@@ -77,14 +77,7 @@ describe("ruleBody and rulePatch", () => {
   it("an untouched edit sends the stored rule back, window and enabled included", () => {
     const expected: Record<string, unknown> = { ...stored };
     for (const key of ["id", "created_at", "updated_at"]) delete expected[key];
-    // The form does not edit an override's own resolve bound: it is not sent.
-    expected.overrides = stored.overrides.map((o) => ({
-      instance_id: o.instance_id,
-      channel_id: o.channel_id,
-      threshold: o.threshold,
-      for_s: o.for_s,
-      enabled: o.enabled,
-    }));
+    // An override's own resolve bound is not shown, and still sent back as it was.
     expect(rulePatch(stored, ruleFormValues(stored))).toEqual(expected);
   });
 
@@ -123,7 +116,9 @@ describe("ruleBody and rulePatch", () => {
     let values = { ...ruleFormValues(), overrides: [newOverride("instance"), newOverride("channel")] };
     expect(ruleBody(values).overrides).toEqual([]);
     values = withOverride(values, 1, { channelId: "7", threshold: "90" });
-    expect(ruleBody(values).overrides).toEqual([{ instance_id: null, channel_id: 7, threshold: 90, for_s: null, enabled: true }]);
+    expect(ruleBody(values).overrides).toEqual([
+      { instance_id: null, channel_id: 7, threshold: 90, for_s: null, resolve_threshold: null, enabled: true },
+    ]);
     expect(withoutOverride(values, 0).overrides).toHaveLength(1);
   });
 

@@ -30,6 +30,9 @@ export interface OverrideRow {
   channelId: string;
   threshold: string;
   forS: string;
+  /** Its own resolve bound: set through the API, not shown, sent back as it was (the PATCH
+   * replaces the whole list, and an edit must not drop it). */
+  resolve: string;
   enabled: boolean;
 }
 
@@ -83,13 +86,14 @@ export function ruleFormValues(rule?: Rule): RuleFormValues {
       channelId: text(o.channel_id),
       threshold: text(o.threshold),
       forS: text(o.for_s),
+      resolve: text(o.resolve_threshold),
       enabled: o.enabled ?? true,
     })),
   };
 }
 
 export function newOverride(kind: OverrideRow["kind"]): OverrideRow {
-  return { kind, instanceId: "", channelId: "", threshold: "", forS: "", enabled: true };
+  return { kind, instanceId: "", channelId: "", threshold: "", forS: "", resolve: "", enabled: true };
 }
 
 export function withOverride(values: RuleFormValues, index: number, change: Partial<OverrideRow>): RuleFormValues {
@@ -114,6 +118,7 @@ function overridesBody(rows: readonly OverrideRow[]): RuleBody["overrides"] {
       channel_id: o.kind === "channel" ? Number(o.channelId) : null,
       threshold: optionalNumber(o.threshold),
       for_s: optionalNumber(o.forS),
+      resolve_threshold: optionalNumber(o.resolve),
       enabled: o.enabled,
     }));
 }
