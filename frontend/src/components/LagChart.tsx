@@ -287,17 +287,3 @@ function LagTooltip({ model, alerts, t }: { model: LagChartModel; alerts: AlertB
     </div>
   );
 }
-
-/** Where a lag line breaks, and why ("replica1: no lag — SQL thread stopped since 10:42:07"). */
-export function GapList({ model }: { model: Pick<LagChartModel, "gaps"> }) {
-  if (model.gaps.length === 0) return null;
-  return (
-    <ul className="gap-list small" aria-label="Gaps in the lag lines">
-      {model.gaps.map((g, i) => (
-        <li key={i} data-gap-channel={g.label}>
-          <span className="swatch" style={{ background: g.color }} aria-hidden="true" /> {g.label}: no lag — {g.reason}
-        </li>
-      ))}
-    </ul>
-  );
-}
