@@ -3,6 +3,7 @@
 import { Area, AreaChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatCount, formatDateTime } from "../format/format";
 import type { DecompositionPanel } from "../viewmodels/decomposition";
+import { Legend } from "./Legend";
 import { cursorHandlers } from "./chartCursor";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
@@ -41,15 +42,11 @@ export function DecompositionChart({ panel, startMs, endMs }: { panel: Decomposi
   );
 }
 
+const BACKLOG_KEY = [
+  { key: "nr", label: "not received yet (network / source)", color: NOT_RECEIVED },
+  { key: "rna", label: "received, not applied (apply)", color: NOT_APPLIED },
+];
+
 export function DecompositionLegend() {
-  return (
-    <div className="legend">
-      <span>
-        <span className="swatch" style={{ background: NOT_RECEIVED }} aria-hidden="true" /> not received yet (network / source)
-      </span>
-      <span>
-        <span className="swatch" style={{ background: NOT_APPLIED }} aria-hidden="true" /> received, not applied (apply)
-      </span>
-    </div>
-  );
+  return <Legend items={BACKLOG_KEY} mark="swatch" />;
 }

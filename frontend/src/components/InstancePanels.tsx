@@ -1,6 +1,7 @@
 import { Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatBytesRate, formatCount, formatDateTime, formatRate } from "../format/format";
 import type { DurabilityWarning, InstancePanel, PanelUnit } from "../viewmodels/instancePanels";
+import { Legend } from "./Legend";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
 
@@ -41,16 +42,7 @@ export function InstancePanels({ panels, startMs, endMs }: { panels: readonly In
             <p className="muted small">{panel.emptyText}</p>
           ) : (
             <>
-              <div className="legend">
-                {panel.lines.map((l) => (
-                  <span key={l.key}>
-                    <svg width="18" height="8" aria-hidden="true">
-                      <line x1="0" x2="18" y1="4" y2="4" stroke={l.color} strokeWidth="2" strokeDasharray={l.dash} />
-                    </svg>{" "}
-                    {l.label}
-                  </span>
-                ))}
-              </div>
+              <Legend items={panel.lines} width={18} />
               <ResponsiveContainer width="100%" height={110}>
                 <LineChart data={panel.rows} margin={CHART_MARGIN}>
                   <XAxis {...timeAxisProps(startMs, endMs, 4)} />

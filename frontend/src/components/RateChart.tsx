@@ -1,6 +1,7 @@
 import { Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatCount, formatDateTime, formatRate } from "../format/format";
 import type { RateModel } from "../viewmodels/decomposition";
+import { Legend } from "./Legend";
 import { cursorHandlers } from "./chartCursor";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
@@ -11,16 +12,7 @@ export function RateChart({ model, startMs, endMs }: { model: RateModel; startMs
   if (model.empty) return <p className="muted strip-empty">No rates in this range.</p>;
   return (
     <div>
-      <div className="legend">
-        {model.lines.map((l) => (
-          <span key={l.key}>
-            <svg width="22" height="8" aria-hidden="true">
-              <line x1="0" x2="22" y1="4" y2="4" stroke={l.color} strokeWidth="2" strokeDasharray={l.dash} />
-            </svg>{" "}
-            {l.label}
-          </span>
-        ))}
-      </div>
+      <Legend items={model.lines} />
       <ResponsiveContainer width="100%" height={140}>
         <LineChart data={model.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value" {...EXPLORER_CURSOR}>
           <XAxis {...timeAxisProps(startMs, endMs)} />

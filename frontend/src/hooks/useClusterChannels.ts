@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api/client";
-import { channelOptions } from "../viewmodels/ruleScope";
+import { channelOptions } from "../viewmodels/scope";
 import { keys } from "./keys";
 import { livePolling } from "./polling";
 

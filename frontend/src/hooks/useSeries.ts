@@ -1,10 +1,11 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { api, unwrap, type Schemas } from "../api/client";
+import type { MetricName } from "../api/metrics";
 import { resolveWindow, type TimeWindow } from "../viewmodels/timeWindow";
 import { keys } from "./keys";
 import { livePolling } from "./polling";
 
-export type MetricName = Schemas["SeriesResponse"]["metric"];
+export type { MetricName };
 
 export interface SeriesParams {
   metric: MetricName;

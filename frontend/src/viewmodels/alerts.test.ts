@@ -6,6 +6,7 @@ import {
   labelsText,
   parseLabels,
   ruleCondition,
+  silenceBody,
   sortFiring,
   webhookKindLabel,
   webhookUrlText,
@@ -67,5 +68,20 @@ describe("webhook targets", () => {
     );
     expect(webhookKindLabel("alertmanager_api")).toBe("Alertmanager API (POST /api/v2/alerts)");
     expect(webhookKindLabel("something-new")).toBe("something-new");
+  });
+});
+
+describe("silenceBody", () => {
+  it("from now for the hours given, over the scope picked", () => {
+    const now = Date.UTC(2026, 10, 23, 10, 0, 0);
+    const scope = { clusterId: "1", instanceId: "3", channelId: "", region: "" };
+    expect(silenceBody(scope, "2", "maintenance", now)).toEqual({
+      cluster_id: 1,
+      instance_id: 3,
+      channel_id: null,
+      region: null,
+      ends_at: "2026-11-23T12:00:00.000Z",
+      reason: "maintenance",
+    });
   });
 });

@@ -1,5 +1,6 @@
 // Alert pages' view models: events, firing alerts, deliveries and rules as rows to show.
 import type { Schemas } from "../api/client";
+import { scopeBody, type ScopeValues } from "./scope";
 
 type Event = Schemas["EventOut"];
 type Firing = Schemas["FiringOut"];
@@ -116,4 +117,9 @@ export function labelsText(labels: Record<string, string>): string {
   return Object.entries(labels)
     .map(([k, v]) => `${k}=${v}`)
     .join(", ");
+}
+
+/** A new silence from now for `hours`, over the scope picked (ScopePicker). */
+export function silenceBody(scope: ScopeValues, hours: string, reason: string, nowMs: number): Schemas["SilenceIn"] {
+  return { ...scopeBody(scope), ends_at: new Date(nowMs + Number(hours) * HOUR_MS).toISOString(), reason };
 }

@@ -8,7 +8,7 @@ import {
   compareSearch,
   parseCompareQuery,
 } from "./compareQuery";
-import { FAR, NEAR, stats } from "./journalTestdata";
+import { FAR, NEAR, stats } from "../test/journalData";
 
 const UTC = "UTC";
 const T0 = Date.parse("2026-11-23T10:00:00Z");

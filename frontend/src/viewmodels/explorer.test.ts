@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { annotationScopes, buildExplorerChannels, liveIntervalMs, scopeIds, scopeOf } from "./explorer";
-import { channelStatus, clusterOut } from "./testdata";
+import { channelStatus, clusterOut } from "../test/statusData";
 
 describe("explorer pieces", () => {
   it("lists channels with colour and region", () => {

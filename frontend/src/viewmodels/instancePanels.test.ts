@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildInstancePanels, commitsPerGroup, durabilityWarnings, heartbeatWarnings, instanceColors } from "./instancePanels";
-import { instanceStatus } from "./testdata";
+import { instanceStatus } from "../test/statusData";
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const pt = (s: number, v: number) => ({ t: T0 + s * 1000, min: v, avg: v, max: v, last: v, n: 1 });

@@ -2,7 +2,7 @@
 // written, doublewrite pages), how long a semi-sync source waits for a replica's ack, and warnings
 // for durability shortcuts.
 import type { Schemas } from "../api/client";
-import type { MetricName } from "../hooks/useSeries";
+import type { MetricName } from "../api/metrics";
 import { mergeRows, withGaps, type GapPoint, type Row } from "./series";
 
 type SeriesResponse = Schemas["SeriesResponse"];

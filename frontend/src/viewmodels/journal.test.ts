@@ -15,7 +15,7 @@ import {
   roundRate,
   roundSeconds,
 } from "./journal";
-import { change, FAR, impact, journal, NEAR, note, stats, step } from "./journalTestdata";
+import { change, FAR, impact, journal, NEAR, note, stats, step } from "../test/journalData";
 
 const UTC = "UTC";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildLagChartModel, gapReason, linePath, LOG_FLOOR_S, metricsFor, niceTop, rowAt, type LagChartInput } from "./lagChart";
-import { channelStatus } from "./testdata";
+import { channelStatus } from "../test/statusData";
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const pt = (t: number, v: number, min = v, max = v) => ({ t: T0 + t * 1000, min, avg: v, max, last: v, n: 1 });

@@ -3,7 +3,7 @@
 import type { Schemas } from "../api/client";
 import { formatClock, formatDuration } from "../format/format";
 import { verdictInfo } from "../format/verdict";
-import type { MetricName } from "../hooks/useSeries";
+import type { MetricName } from "../api/metrics";
 import { channelLabel } from "./colors";
 import type { LagSourceChoice } from "./explorerState";
 import { gapRanges, interpolate, withGaps, type GapPoint } from "./series";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildClusterCard, disagreementText, sortCards } from "./overview";
-import { channelStatus, clusterOut, edge, instanceStatus, node } from "./testdata";
+import { channelStatus, clusterOut, edge, instanceStatus, node } from "../test/statusData";
 
 const NOW = Date.parse("2026-11-23T10:00:05Z");
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildChannelPanels, etaText } from "./sidePanel";
-import { channelStatus } from "./testdata";
+import { channelStatus } from "../test/statusData";
 
 const NOW = Date.parse("2026-11-23T10:00:05Z");
 

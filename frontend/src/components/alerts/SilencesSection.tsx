@@ -1,43 +1,33 @@
-// Silences: mute a cluster (or everything) for a while, with a reason; end one early.
+// Silences: mute a cluster, an instance, a channel or a region (or everything) for a while,
+// with a reason; end one early. The scope is picked as a rule's is (ScopePicker).
 import { useState, type FormEvent } from "react";
-import { useClusters } from "../../hooks/useClusters";
+import { useScopeChoices } from "../../hooks/useScopeChoices";
 import { useCreateSilence, useExpireSilence, useSilences } from "../../hooks/useSilences";
 import { formatDateTime } from "../../format/format";
+import { silenceBody } from "../../viewmodels/alerts";
+import { EVERYWHERE, scopeText } from "../../viewmodels/scope";
 import { Empty, Loading, ProblemView } from "../States";
+import { ScopePicker } from "./ScopePicker";
 
 export function SilencesSection() {
   const silences = useSilences();
-  const clusters = useClusters();
   const create = useCreateSilence();
   const expire = useExpireSilence();
-  const [clusterId, setClusterId] = useState("");
+  const [scope, setScope] = useState(EVERYWHERE);
+  const choices = useScopeChoices(scope);
   const [hours, setHours] = useState("2");
   const [reason, setReason] = useState("");
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    const ends = new Date(Date.now() + Number(hours) * 3_600_000).toISOString();
-    create.mutate(
-      { cluster_id: clusterId ? Number(clusterId) : null, ends_at: ends, reason },
-      { onSuccess: () => setReason("") },
-    );
+    create.mutate(silenceBody(scope, hours, reason, Date.now()), { onSuccess: () => setReason("") });
   }
 
   return (
     <>
       <form className="card annotation-form" onSubmit={submit} aria-label="New silence">
         <div className="form-row">
-          <label>
-            Cluster
-            <select value={clusterId} onChange={(e) => setClusterId(e.target.value)}>
-              <option value="">every cluster</option>
-              {(clusters.data ?? []).map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <ScopePicker value={scope} choices={choices} onChange={setScope} />
           <label>
             For (hours)
             <input type="number" min={0.05} step="any" value={hours} onChange={(e) => setHours(e.target.value)} required />
@@ -64,7 +54,7 @@ export function SilencesSection() {
         <ul aria-label="Active silences">
           {silences.data.map((s) => (
             <li key={s.id}>
-              until {formatDateTime(Date.parse(s.ends_at))}: {s.reason}{" "}
+              {scopeText(s, choices.clusters)} until {formatDateTime(Date.parse(s.ends_at))}: {s.reason}{" "}
               <span className="muted small">by {s.author}</span>{" "}
               <button type="button" className="link" onClick={() => expire.mutate(s.id)}>
                 End now

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import type { Schemas } from "../api/client";
+import type { LiveSample } from "../live/samples";
+import { channelStatus, clusterOut, instanceStatus } from "../test/statusData";
+import { pt, seriesResponse, T0 } from "../test/seriesData";
+import { buildExplorerModel, explorerSeries, spanMs, STRIP_POINTS, type ExplorerData } from "./explorerModel";
+import { DEFAULT_STATE, explorerWindow, type ExplorerState } from "./explorerState";
+
+const channels = [
+  channelStatus({ id: 1, instance_id: 2, instance: "replica1" }),
+  channelStatus({ id: 2, instance_id: 3, instance: "replica2" }),
+];
+const fixed: ExplorerState = { ...DEFAULT_STATE, range: "custom", fromMs: T0, toMs: T0 + 60_000 };
+const editor: Schemas["MeOut"] = { username: "ed", role: "editor", user_id: 4, via: "session" } as Schemas["MeOut"];
+
+function data(over: Partial<ExplorerData> = {}): ExplorerData {
+  return {
+    cluster: clusterOut(),
+    status: { cluster_id: 1, channels, instances: [instanceStatus()] } as unknown as Schemas["ClusterStatusOut"],
+    statusAtMs: T0 + 60_000,
+    me: undefined,
+    lag: { lag_s: seriesResponse("lag_s", { 1: [pt(0, 1), pt(1, 2)], 2: [pt(0, 3), pt(1, 4)] }) },
+    strips: {
+      not_received: seriesResponse("not_received", { 1: [pt(0, 5)], 2: [pt(0, 6)] }),
+      received_not_applied: seriesResponse("received_not_applied", { 1: [pt(0, 7)], 2: [pt(0, 8)] }),
+    },
+    instances: {},
+    verdicts: undefined,
+    changes: [],
+    annotations: [],
+    alertEvents: [],
+    alertEventsLimit: 500,
+    firing: [],
+    rules: [],
+    samples: [],
+    ...over,
+  };
+}
+
+const sample = (s: number, channel: number, lag: number): LiveSample => ({
+  channel_id: channel,
+  ts: T0 + s * 1000,
+  lag_s: lag,
+  not_received: 1,
+  received_not_applied: 2,
+});
+
+describe("explorerSeries", () => {
+  it("asks the lag and the strips of the replicas, the panels of every server", () => {
+    const window = explorerWindow(DEFAULT_STATE);
+    const asks = explorerSeries(clusterOut(), { source: "all", points: 600 }, window);
+    expect(asks.lag.map((a) => a.metric)).toEqual(["lag_s", "heartbeat_lag_s", "applier_lag_s", "seconds_behind_source"]);
+    expect(asks.lag.every((a) => a.instanceIds.join() === "2,3" && a.points === 600)).toBe(true);
+    expect(asks.strips.map((a) => a.metric)).toEqual(["not_received", "received_not_applied", "source_rate", "apply_rate"]);
+    expect(asks.strips.every((a) => a.instanceIds.join() === "2,3" && a.points === STRIP_POINTS)).toBe(true);
+    expect(asks.instances[0]?.instanceIds).toEqual([1, 2, 3]);
+  });
+
+  it("asks nothing of a cluster not loaded yet", () => {
+    const asks = explorerSeries(undefined, DEFAULT_STATE, explorerWindow(DEFAULT_STATE));
+    expect(asks.lag.every((a) => a.instanceIds.length === 0)).toBe(true);
+  });
+});
+
+describe("buildExplorerModel", () => {
+  it("draws a fixed range as the lag answer says, one line per replica channel", () => {
+    const model = buildExplorerModel(data(), { state: fixed, nowMs: T0 + 3_600_000, streamed: false });
+    expect(model.live).toBe(false);
+    expect([model.startMs, model.endMs]).toEqual([T0, T0 + 60_000]);
+    expect(model.lag.lines.map((l) => l.label)).toEqual(["replica1", "replica2"]);
+    expect(model.decomposition.map((p) => p.label)).toEqual(["replica1", "replica2"]);
+    expect(model.channels.map((c) => [c.id, c.region])).toEqual([
+      [1, "near"],
+      [2, "far"],
+    ]);
+    expect(model.source?.name).toBe("source");
+    expect(model.annotationScopes[0]).toEqual({ value: "cluster", label: "whole cluster" });
+    expect(model.panels).toHaveLength(2);
+  });
+
+  it("leaves a hidden channel out of the lag and the backlog strips", () => {
+    const model = buildExplorerModel(data(), { state: { ...fixed, hidden: [2] }, nowMs: T0, streamed: false });
+    expect(model.lag.lines.map((l) => l.label)).toEqual(["replica1"]);
+    expect(model.decomposition.map((p) => p.label)).toEqual(["replica1"]);
+  });
+
+  it("writes only for an editor", () => {
+    expect(buildExplorerModel(data(), { state: fixed, nowMs: T0, streamed: false }).writable).toBe(false);
+    expect(buildExplorerModel(data({ me: editor }), { state: fixed, nowMs: T0, streamed: false }).writable).toBe(true);
+  });
+
+  it("streamed: the range ends at the newest sample, and the samples extend the lag and the backlog", () => {
+    const live: ExplorerState = { ...DEFAULT_STATE, range: "15m" };
+    const samples = [sample(70, 1, 9), sample(71, 2, 10)];
+    const model = buildExplorerModel(data({ samples }), { state: live, nowMs: T0 + 65_000, streamed: true });
+    expect(model.live).toBe(true);
+    expect(model.endMs).toBe(T0 + 71_001);
+    expect(model.startMs).toBe(model.endMs - spanMs(live));
+    const last = model.lag.rows.at(-1);
+    expect(last?.t).toBe(T0 + 71_000);
+    const strip = model.decomposition.find((p) => p.label === "replica1");
+    expect(strip?.rows.some((r) => r.t === T0 + 70_000)).toBe(true);
+  });
+
+  it("live but not streamed: the range is the fetched one, the lag still takes the newer samples", () => {
+    const live: ExplorerState = { ...DEFAULT_STATE, range: "15m", source: "best" };
+    const model = buildExplorerModel(data({ samples: [sample(70, 1, 9)] }), { state: live, nowMs: T0, streamed: false });
+    expect(model.endMs).toBe(T0 + 60_000);
+    // The strips are not merged unless the stream feeds them.
+    const strip = model.decomposition.find((p) => p.label === "replica1");
+    expect(strip?.rows.some((r) => r.t === T0 + 70_000)).toBe(false);
+  });
+});
