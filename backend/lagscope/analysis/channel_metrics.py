@@ -57,6 +57,9 @@ class SourceView:
 
 @dataclass(frozen=True, slots=True)
 class ChannelMetrics:
+    """What is worked out for a channel's sample. Values the metric catalog marks
+    ``from_status`` (``relay_log_space``) are stored straight from the channel status."""
+
     verdict: Verdict
     lag_s: float | None = None
     lag_source: LagSource | None = None
@@ -74,7 +77,6 @@ class ChannelMetrics:
     source_rate: float | None = None
     io_state: int | None = None
     sql_running: bool | None = None
-    relay_log_space: int | None = None
     disagreement: bool = False
     eta: Eta | None = None
     state: ChannelState = ChannelState()
@@ -148,7 +150,6 @@ def channel_metrics(
         source_rate=source_rate,
         io_state=io_state_code(status.io_state),
         sql_running=status.sql_running,
-        relay_log_space=status.relay_log_space,
         disagreement=disagreement(
             status.seconds_behind_source,
             None if hb_stale else hb_lag,  # a stopped writer's row age is not a lag reading
