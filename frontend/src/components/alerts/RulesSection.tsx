@@ -1,6 +1,7 @@
 // Alert rules: the list, and a form that previews "would have fired at …" before saving.
 import { Fragment, useState, type FormEvent } from "react";
 import type { Schemas } from "../../api/client";
+import { ALERT_METRICS as METRICS } from "../../api/enums";
 import { useClusterChannels } from "../../hooks/useClusterChannels";
 import { useClusters } from "../../hooks/useClusters";
 import {
@@ -16,12 +17,6 @@ import { formatDateTime } from "../../format/format";
 import { labelsText, parseLabels, ruleCondition } from "../../viewmodels/alerts";
 import { scopeIds } from "../../viewmodels/ruleScope";
 import { Empty, Loading, ProblemView } from "../States";
-
-const METRICS: Schemas["RuleIn"]["metric"][] = [
-  "lag", "trx_behind", "not_received", "received_not_applied", "io_stopped", "sql_stopped",
-  "replication_error", "eta", "lag_disagreement", "unreachable", "credentials_problem",
-  "param_changed", "clock_skew", "heartbeat_writer_stale", "polling_stopped",
-];
 
 function optionalNumber(text: string): number | null {
   return text.trim() === "" ? null : Number(text);
