@@ -27,7 +27,7 @@ from lagscope.analysis.channel_metrics import (
 )
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.heartbeat import writer_stopped_since
-from lagscope.analysis.progress import gtid_progress
+from lagscope.analysis.progress import progress_of
 from lagscope.analysis.rates import counter_rates, rate
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.metrics_catalog import CHANNEL_COLUMNS
@@ -142,12 +142,13 @@ def _source_view(
         clock=snap.clock,
         strict_mode=snap.gtid.strict_mode is not False,
         heartbeat_stopped_at=stopped_at,
+        parsed=snap.parsed,
     )
 
 
 def _progress(snap: InstanceSnapshot) -> int | None:
     try:
-        return gtid_progress(snap.flavor.product, snap.gtid.executed)
+        return progress_of(snap.gtids(snap.gtid.executed))
     except ValueError:
         return None
 
@@ -269,7 +270,9 @@ def _channel_samples(
     for status in snap.channels:
         channel = existing[status.channel]
         channel.gone_at = None
-        timeline = channel_timeline(session, progress, status, snap.taken_at.timestamp())
+        timeline = channel_timeline(
+            session, progress, status, snap.taken_at.timestamp(), parsed=snap.parsed
+        )
         metrics = channel_metrics(status, snap, source, _state(channel), interval, timeline)
         _remember_status(channel, status)
         _remember(channel, metrics, at)
