@@ -17,7 +17,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from lagscope.collectors.flavor import ServerFlavor
-from lagscope.collectors.gtid import GtidPos, GtidSet
+from lagscope.collectors.gtid import GtidPos, GtidSet, GtidTexts, count_gtids
 from lagscope.collectors.snapshot import (
     ChannelStatus,
     ClockReading,
@@ -124,3 +124,29 @@ def test_every_gtid_set_is_parsed_once_per_tick(
     for retrieved, executed in replicas:
         assert parses[retrieved] == 1 and parses[executed] == 1, "a replica's sets"
     assert set(parses.values()) == {1}
+
+
+def test_a_text_that_does_not_parse_is_refused_each_time_and_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    original = GtidSet.parse.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type, text: str) -> object:
+        calls.append(text)
+        return original(cls, text)
+
+    monkeypatch.setattr(GtidSet, "parse", classmethod(counting))
+    texts = GtidTexts()
+    for _ in range(2):
+        with pytest.raises(ValueError, match="garbage"):
+            texts.parse("mysql", "garbage")
+    assert texts.parse("mysql", f"{U}:1-5").count() == 5
+    assert calls == ["garbage", f"{U}:1-5"]
+
+
+def test_sets_of_different_products_are_not_counted_together() -> None:
+    with pytest.raises(ValueError, match="different products"):
+        count_gtids(GtidSet.parse(f"{U}:1-5"), GtidPos.parse("0-1-5"), GtidPos.parse("0-1-4"))
+    counts = count_gtids(GtidPos.parse("0-1-9"), GtidPos.parse("0-1-8"), GtidPos.parse("0-1-5"))
+    assert (counts.trx_behind, counts.not_received, counts.received_not_applied) == (4, 1, 3)
