@@ -36,6 +36,12 @@ def test_openapi_json_is_current():
     assert committed == current, HINT
 
 
+def test_enum_values_are_current():
+    module = _dump_module()
+    committed = (API_DIR / "enums.ts").read_text(encoding="utf-8")
+    assert committed == module.enums_text(module.openapi_text()), HINT
+
+
 @pytest.mark.skipif(
     not GENERATOR.exists() or shutil.which("node") is None,
     reason="frontend/node_modules missing (make ui installs it)",

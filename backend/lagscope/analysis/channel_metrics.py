@@ -7,7 +7,7 @@ state to remember for the next poll, whichever worker runs it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
 from lagscope.analysis.eta import Eta, eta
@@ -19,11 +19,11 @@ from lagscope.analysis.lag import (
     heartbeat_resolution,
     sbm_contradicted,
 )
-from lagscope.analysis.progress import gtid_progress
+from lagscope.analysis.progress import progress_of
 from lagscope.analysis.rates import rate
 from lagscope.analysis.timeline import TimelineLag
 from lagscope.analysis.verdict import Observation, classify, verdict
-from lagscope.collectors.gtid import GtidCounts, gtid_counts
+from lagscope.collectors.gtid import GtidCounts, GtidKind, GtidTexts, count_gtids
 from lagscope.collectors.snapshot import ChannelStatus, ClockReading, InstanceSnapshot
 
 # Polls the verdict looks at (DESIGN §4: a window, never one sample); 3 shows a STOP in 2 polls.
@@ -53,10 +53,16 @@ class SourceView:
     # The heartbeat writer's last beat when its row on the source has stopped advancing
     # (analysis/heartbeat.py): the heartbeat is then no lag at all. None while it writes.
     heartbeat_stopped_at: float | None = None
+    # ``executed`` parsed once for all the channels of the tick: the source snapshot's own
+    # parsed texts when it was read in this tick.
+    parsed: GtidTexts = field(default_factory=GtidTexts, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ChannelMetrics:
+    """What is worked out for a channel's sample. Values the metric catalog marks
+    ``from_status`` (``relay_log_space``) are stored straight from the channel status."""
+
     verdict: Verdict
     lag_s: float | None = None
     lag_source: LagSource | None = None
@@ -74,7 +80,6 @@ class ChannelMetrics:
     source_rate: float | None = None
     io_state: int | None = None
     sql_running: bool | None = None
-    relay_log_space: int | None = None
     disagreement: bool = False
     eta: Eta | None = None
     state: ChannelState = ChannelState()
@@ -92,8 +97,8 @@ def channel_metrics(
     source's stored progress history (see :mod:`lagscope.analysis.timeline`)."""
     read_at = replica.taken_at.timestamp()
     product = replica.flavor.product
-    counts = _counts(product, status, source)
-    progress = _progress(product, status.executed_gtids)
+    counts = _counts(product, status, replica, source)
+    progress = _progress(product, replica, status.executed_gtids)
     apply_rate = rate(state.applied_progress, state.last_sample_at, progress, read_at)
     hb_lag, hb_resolution = _heartbeat(replica, source, heartbeat_interval_s)
     applier = _applier_lag(status.channel, replica, source)
@@ -148,7 +153,6 @@ def channel_metrics(
         source_rate=source_rate,
         io_state=io_state_code(status.io_state),
         sql_running=status.sql_running,
-        relay_log_space=status.relay_log_space,
         disagreement=disagreement(
             status.seconds_behind_source,
             None if hb_stale else hb_lag,  # a stopped writer's row age is not a lag reading
@@ -180,15 +184,17 @@ def _judge(
     return ChannelState(progress, read_at, window, judged), judged
 
 
-def _counts(product: str, status: ChannelStatus, source: SourceView | None) -> GtidCounts | None:
+def _counts(
+    product: str, status: ChannelStatus, replica: InstanceSnapshot, source: SourceView | None
+) -> GtidCounts | None:
     if source is None or not (status.retrieved_gtids or status.executed_gtids):
         return None
+    kind: GtidKind = "mariadb" if product == "mariadb" else "mysql"
     try:
-        return gtid_counts(
-            "mariadb" if product == "mariadb" else "mysql",
-            source.executed,
-            status.retrieved_gtids,
-            status.executed_gtids,
+        return count_gtids(
+            source.parsed.parse(kind, source.executed),
+            replica.parsed.parse(kind, status.retrieved_gtids),
+            replica.parsed.parse(kind, status.executed_gtids),
             strict_mode=source.strict_mode,
         )
     except ValueError:
@@ -202,9 +208,11 @@ def _evidence(counts: GtidCounts | None) -> GtidEvidence | None:
     return GtidEvidence(counts.trx_behind, counts.not_received, counts.received_not_applied)
 
 
-def _progress(product: str, executed: str) -> int | None:
+def _progress(product: str, replica: InstanceSnapshot, executed: str) -> int | None:
     try:
-        return gtid_progress("mariadb" if product == "mariadb" else "mysql", executed)
+        return progress_of(
+            replica.parsed.parse("mariadb" if product == "mariadb" else "mysql", executed)
+        )
     except ValueError:
         return None
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from lagscope.collectors.gtid import GtidPos, GtidSet
+from lagscope.collectors.gtid import Gtids, GtidSet, parse_gtids
 
 
 def gtid_progress(product: Literal["mysql", "mariadb"], text: str) -> int:
     """Transactions executed so far per ``text``; invalid text raises :class:`ValueError`."""
-    if product == "mysql":
-        return GtidSet.parse(text).count()
-    if product == "mariadb":
-        return sum(gtid.seq_no for gtid in GtidPos.parse(text).gtids)
-    raise ValueError(f"unknown product {product!r}: want 'mysql' or 'mariadb'")
+    return progress_of(parse_gtids(product, text))
+
+
+def progress_of(gtids: Gtids) -> int:
+    """:func:`gtid_progress` of an already parsed text."""
+    if isinstance(gtids, GtidSet):
+        return gtids.count()
+    return sum(gtid.seq_no for gtid in gtids.gtids)

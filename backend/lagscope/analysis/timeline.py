@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from lagscope.collectors.gtid import GtidPos, GtidSet
+from lagscope.collectors.gtid import GtidTexts
 
 # Binlog coordinates as one integer: positions stay below 2^40 (binlog files are ≤ 1 GiB plus
 # one transaction), file numbers below 2^23 (MySQL's suffix has 6 digits): fits a signed BIGINT.
@@ -64,13 +64,16 @@ def source_streams(
     executed: str,
     binlog_file: str | None = None,
     binlog_position: int | None = None,
+    parsed: GtidTexts | None = None,
 ) -> dict[str, int]:
-    """The source's progress per stream; the binlog coordinate only when there are no GTIDs."""
+    """The source's progress per stream; the binlog coordinate only when there are no GTIDs.
+    ``parsed``: where the source's texts are parsed once (the snapshot's)."""
+    texts = parsed or GtidTexts()
     try:
         if product == "mariadb" and executed:
-            return {str(g.domain_id): g.seq_no for g in GtidPos.parse(executed).gtids}
+            return {str(g.domain_id): g.seq_no for g in texts.gtid_pos(executed).gtids}
         if product == "mysql" and executed:
-            return {_MYSQL_STREAM: GtidSet.parse(executed).count()}
+            return {_MYSQL_STREAM: texts.gtid_set(executed).count()}
     except ValueError:
         return {}  # a set we cannot parse: no history rather than a wrong one
     coordinate = binlog_coordinate(binlog_file, binlog_position)
@@ -83,23 +86,26 @@ def replica_streams(
     replica_executed: str,
     exec_file: str | None = None,
     exec_position: int | None = None,
+    source_parsed: GtidTexts | None = None,
+    replica_parsed: GtidTexts | None = None,
 ) -> dict[str, int]:
     """What the replica has applied, in the source's streams.
 
     MySQL: the source's count minus the source's transactions the replica lacks, so errant
     (replica-only) transactions never count as progress. MariaDB: the replica's ``seq_no`` in
     each of the source's domains (other domains belong to other sources: multi-source). No GTIDs:
-    the source coordinate the applier has executed up to.
+    the source coordinate the applier has executed up to. ``source_parsed`` /
+    ``replica_parsed``: where each server's texts are parsed once (their snapshots').
     """
+    ours, theirs = source_parsed or GtidTexts(), replica_parsed or GtidTexts()
     try:
         if product == "mysql" and source_executed:
-            source = GtidSet.parse(source_executed)
-            return {
-                _MYSQL_STREAM: source.count() - (source - GtidSet.parse(replica_executed)).count()
-            }
+            source = ours.gtid_set(source_executed)
+            replica_set = theirs.gtid_set(replica_executed)
+            return {_MYSQL_STREAM: source.count() - (source - replica_set).count()}
         if product == "mariadb" and source_executed:
-            replica = GtidPos.parse(replica_executed)
-            return {str(d): replica.seq(d) for d in GtidPos.parse(source_executed).domains()}
+            replica = theirs.gtid_pos(replica_executed)
+            return {str(d): replica.seq(d) for d in ours.gtid_pos(source_executed).domains()}
     except ValueError:
         return {}
     coordinate = binlog_coordinate(exec_file, exec_position)

@@ -1,9 +1,9 @@
 """Poll one instance: every reading in one round trip over one cached connection.
 
 Per connection, once: ``SELECT @@version, @@version_comment`` (flavor → dialect), then the
-variable catalog (which tracked parameters exist). Per poll, one multi-statement batch in this
-order: server state (clock first), replica status, source status, parameters, counters, applier
-workers, heartbeat.
+variable catalog (which tracked parameters exist). Per poll, one multi-statement batch of the
+readings in ``collectors/readings.py`` (one row each, in batch order): server state (clock
+first), replica status, source status, parameters, counters, applier workers, heartbeat.
 
 Parameters change rarely (DESIGN.md §11): with ``slow_every_s`` they are read at most that
 often (and on MariaDB the worker threads too, which only describe; MySQL's workers carry the
@@ -25,33 +25,17 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from lagscope.collectors import (
-    applier_workers,
-    counters,
-    params,
-    replica_status,
-    server_state,
-    source_status,
-)
+from lagscope.collectors import params
 from lagscope.collectors.dialect import Dialect, dialect_for
 from lagscope.collectors.executor import BatchFailed, Executor, ResultSet
 from lagscope.collectors.flavor import FLAVOR_SQL, ServerFlavor, parse_flavor
 from lagscope.collectors.heartbeat import HeartbeatTable
+from lagscope.collectors.readings import BY_NAME, READINGS, Readout, Setup, standing_problems
 from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import AccessDenied, CollectorError, ServerUnreachable, UnsupportedServer
 
-_REQUIRED = ("server_state", "replica_status")
 # One refused statement a minute per instance costs nothing; a fixed GRANT shows within a minute.
 RETRY_REFUSED_S = 60.0
-
-# What to tell an operator when the monitoring user is refused a reading (REPLICATION.md §6.2).
-_PRIVILEGE_HINTS = {
-    "replica_status": "needs REPLICA MONITOR (MariaDB 10.5.9+) or REPLICATION CLIENT (MySQL)",
-    "source_status": "needs BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL)",
-    "workers": "needs SELECT on performance_schema (MySQL) or PROCESS (MariaDB)",
-    "heartbeat": "needs SELECT on the heartbeat table",
-    "counters": "needs SELECT on performance_schema (MySQL)",
-}
 
 
 @dataclass(slots=True)
@@ -61,6 +45,7 @@ class _Session:
     flavor: ServerFlavor
     dialect: Dialect
     plan: params.ParamPlan
+    setup: Setup
     disabled: dict[str, str] = field(default_factory=dict)
     disabled_at: dict[str, float] = field(default_factory=dict)
     slow_read_at: float | None = None
@@ -111,7 +96,7 @@ class InstancePoller:
         dialect = dialect_for(flavor, self.server)
         catalog = self._run_required(["catalog"], [params.discovery_statement(dialect)])[0]
         plan = params.plan_params(dialect.product, catalog, self.extra_params)
-        self._session = _Session(flavor, dialect, plan)
+        self._session = _Session(flavor, dialect, plan, Setup(dialect, plan, self.heartbeat))
         return self._session
 
     def _poll(self, session: _Session) -> InstanceSnapshot:
@@ -134,23 +119,15 @@ class InstancePoller:
                 session.disabled.pop(name, None)
                 del session.disabled_at[name]
 
-    def _readings(self, session: _Session, slow: bool) -> list[tuple[str, str]]:
-        d = session.dialect
-        skip = set(session.disabled)
-        if not slow:
-            skip.add("params")
-            if not d.has_worker_timestamps:
-                skip.add("workers")
-        wanted: list[tuple[str, str | None]] = [
-            ("server_state", server_state.statement(d)),
-            ("replica_status", replica_status.statement(d)),
-            ("source_status", source_status.statement(d)),
-            ("params", session.plan.statement()),
-            ("counters", counters.statement(d)),
-            ("workers", applier_workers.statement(d)),
-            ("heartbeat", self.heartbeat.statement() if self.heartbeat else None),
-        ]
-        return [(n, sql) for n, sql in wanted if sql and n not in skip]
+    @staticmethod
+    def _readings(session: _Session, slow: bool) -> list[tuple[str, str]]:
+        wanted = []
+        for reading in READINGS:
+            if reading.name in session.disabled or (not slow and reading.slow(session.dialect)):
+                continue
+            if sql := reading.statement(session.setup):
+                wanted.append((reading.name, sql))
+        return wanted
 
     def _run_batch(
         self, session: _Session, readings: list[tuple[str, str]]
@@ -163,7 +140,7 @@ class InstancePoller:
             except BatchFailed as failed:
                 answers = failed.results
                 name = pending[failed.index][0]
-                if name in _REQUIRED:
+                if BY_NAME[name].required:
                     raise self._explain(name, failed.error) from failed
                 session.disabled[name] = self._problem(session, name, failed.error)
                 session.disabled_at[name] = self._clock()
@@ -181,13 +158,13 @@ class InstancePoller:
             raise self._explain(names[failed.index], failed.error) from failed
 
     def _problem(self, session: _Session, reading: str, error: CollectorError) -> str:
-        if reading == "workers" and isinstance(error, AccessDenied):
-            # The words the workers view shows: what is missing and the GRANT that fixes it.
-            return applier_workers.privilege_problem(session.dialect.product)
+        refused = BY_NAME[reading].refused if reading in BY_NAME else None
+        if refused is not None and isinstance(error, AccessDenied):
+            return refused(session.dialect)
         return str(self._explain(reading, error))
 
     def _explain(self, reading: str, error: CollectorError) -> CollectorError:
-        hint = _PRIVILEGE_HINTS.get(reading)
+        hint = BY_NAME[reading].privilege_hint if reading in BY_NAME else None
         if isinstance(error, AccessDenied) and hint:
             return AccessDenied(error.server, f"{reading}: {error.detail}; {hint}", error.code)
         return type(error)(error.server, f"{reading}: {error.detail}", error.code)
@@ -195,44 +172,18 @@ class InstancePoller:
     def _snapshot(
         self, session: _Session, results: dict[str, ResultSet], sent_at: float, received_at: float
     ) -> InstanceSnapshot:
-        d = session.dialect
-        state = server_state.parse(d, results["server_state"])
-        problems = dict(session.disabled)
-        if session.plan.missing:
-            problems["params"] = "not on this server: " + ", ".join(session.plan.missing)
-        heartbeat = None
-        if self.heartbeat is not None and "heartbeat" in results:
-            heartbeat = self.heartbeat.parse(results["heartbeat"], state.server_now)
-        channels = replica_status.parse(d, results["replica_status"])
-        workers_rs = results.get("workers")
-        if workers_rs is not None and applier_workers.hidden_by_privilege(d, workers_rs, channels):
-            problems["workers"] = applier_workers.privilege_problem(d.product)
-            workers_rs = None
+        readout = Readout(sent_at, received_at)
+        fields: dict[str, Any] = {}
+        for reading in READINGS:  # in batch order: a parser may use what an earlier one left
+            if reading.name in results:
+                fields.update(reading.parse(session.setup, results[reading.name], readout))
+        problems = {**session.disabled, **standing_problems(session.setup), **readout.problems}
         return InstanceSnapshot(
             server=self.server,
             flavor=session.flavor,
-            dialect=d.name,
+            dialect=session.dialect.name,
             taken_at=datetime.fromtimestamp((sent_at + received_at) / 2, UTC),
             round_trip_s=received_at - sent_at,
-            server_id=state.server_id,
-            server_uuid=state.server_uuid,
-            read_only=state.read_only,
-            clock=server_state.clock_reading(state.server_now, sent_at, received_at),
-            gtid=state.gtid,
-            channels=channels,
-            source=_optional(results, "source_status", lambda rs: source_status.parse(d, rs)),
-            params=_optional(results, "params", session.plan.parse) or MappingProxyType({}),
-            params_read="params" in results,
-            counters=_optional(results, "counters", lambda rs: counters.parse(d, rs))
-            or MappingProxyType({}),
-            heartbeat=heartbeat,
-            workers=applier_workers.parse(d, workers_rs) if workers_rs else (),
-            applier_lag_s=applier_workers.applier_lag(d, workers_rs)
-            if workers_rs
-            else MappingProxyType({}),
             problems=MappingProxyType(problems),
+            **fields,
         )
-
-
-def _optional(results: dict[str, ResultSet], name: str, parse: Callable[[ResultSet], Any]) -> Any:
-    return parse(results[name]) if name in results else None

@@ -11,6 +11,7 @@ case-insensitively, through the dialect's map; ``Seconds_Behind_*`` NULL stays N
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from lagscope.collectors.dialect import Dialect
@@ -24,18 +25,9 @@ _IO_STATES = {
     "preparing": IoState.PREPARING,
     "no": IoState.NO,
 }
-_INT_FIELDS = (
-    "seconds_behind_source",
-    "source_port",
-    "source_server_id",
-    "read_source_log_pos",
-    "exec_source_log_pos",
-    "relay_log_pos",
-    "relay_log_space",
-    "sql_remaining_delay",
-    "retried_transactions",
-    "source_replica_time_diff",
-)
+# Every ``int | None`` field of the snapshot is a number the server prints or leaves NULL: a new
+# one needs only its column in the dialect's map and its field on ChannelStatus.
+_INT_FIELDS = tuple(f.name for f in fields(ChannelStatus) if f.type == "int | None")
 _TEXT_FIELDS = (
     "io_thread_state",
     "sql_thread_state",
@@ -44,14 +36,8 @@ _TEXT_FIELDS = (
     "last_io_error_at",
     "last_sql_error_at",
 )
-_OPTIONAL_TEXT_FIELDS = (
-    "source_host",
-    "source_uuid",
-    "source_log_file",
-    "relay_source_log_file",
-    "relay_log_file",
-    "parallel_mode",
-)
+# Likewise every ``str | None`` field: text the server may leave NULL.
+_OPTIONAL_TEXT_FIELDS = tuple(f.name for f in fields(ChannelStatus) if f.type == "str | None")
 
 
 def statement(dialect: Dialect) -> str:

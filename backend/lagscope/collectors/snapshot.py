@@ -13,6 +13,7 @@ from datetime import datetime
 from types import MappingProxyType
 
 from lagscope.collectors.flavor import ServerFlavor
+from lagscope.collectors.gtid import Gtids, GtidTexts
 
 
 class IoState(enum.StrEnum):
@@ -195,10 +196,18 @@ class InstanceSnapshot:
     # Readings that could not be taken this time (a missing privilege, a missing heartbeat table),
     # by reading name; the rest of the snapshot is still good.
     problems: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # This server's GTID texts as parsed during the tick, so each is parsed once (see gtids()).
+    parsed: GtidTexts = field(default_factory=GtidTexts, compare=False, repr=False)
 
     @property
     def is_replica(self) -> bool:
         return bool(self.channels)
+
+    def gtids(self, text: str) -> Gtids:
+        """One of this server's GTID texts (its executed set, a channel's retrieved or executed
+        set) parsed in its product's form, once per snapshot; :class:`ValueError` when it does
+        not parse."""
+        return self.parsed.parse(self.flavor.product, text)
 
     def channel(self, name: str) -> ChannelStatus | None:
         return next((c for c in self.channels if c.channel == name), None)

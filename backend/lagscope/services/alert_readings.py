@@ -20,31 +20,14 @@ from sqlalchemy.orm import Session
 from lagscope.alerts.state import Observation, RuleSpec, Unknown
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import eta
+from lagscope.metrics_catalog import CHANNEL_ALERTS, INSTANCE_ALERTS, WATCHDOG_ALERTS
 from lagscope.models import AlertRule, Channel, Instance, InstanceSample, ParamChange, Sample
 
-CHANNEL_METRICS = (
-    "lag",
-    "trx_behind",
-    "not_received",
-    "received_not_applied",
-    "io_stopped",
-    "sql_stopped",
-    "replication_error",
-    "eta",
-    "lag_disagreement",
-)
-INSTANCE_METRICS = (
-    "unreachable",
-    "credentials_problem",
-    "param_changed",
-    "clock_skew",
-    # 1 on a cluster's source while its heartbeat writer has stopped (the row on the source no
-    # longer advances, analysis/heartbeat.py), else 0: the heartbeat lag is then ignored.
-    "heartbeat_writer_stale",
-    # Judged by the API process's watchdog, not after a tick (services/alert_watchdog.py).
-    "polling_stopped",
-)
-WATCHDOG_METRICS = ("polling_stopped",)
+# From the metric catalog: rules on channel metrics are judged per channel on its samples, the
+# others per instance; the watchdog's (polling_stopped) without a tick (alert_watchdog.py).
+CHANNEL_METRICS = CHANNEL_ALERTS
+INSTANCE_METRICS = INSTANCE_ALERTS
+WATCHDOG_METRICS = WATCHDOG_ALERTS
 METRICS = CHANNEL_METRICS + INSTANCE_METRICS
 # param_changed looks back this far unless the rule says otherwise (params.window_s).
 PARAM_WINDOW_S = 600.0

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.rollup import Bucket, RawPoint, merge, rollup
 from lagscope.config import Retention
+from lagscope.metrics_catalog import ROLLED_UP
 from lagscope.models import (
     ApplierWorkerSample,
     InstanceSample,
@@ -41,37 +42,21 @@ def roll_up(session: Session, now_s: float) -> tuple[int, int]:
     return minutes, hours
 
 
+# The raw columns the rollups summarise, from the metric catalog (RawPoint's fields by name).
+_ROLLED_UP = tuple(getattr(Sample, m.name) for m in ROLLED_UP)
+
+
 def _refresh_minutes(session: Session, start_s: int, end_s: int) -> int:
     rows = session.execute(
-        select(
-            Sample.channel_id,
-            Sample.ts,
-            Sample.verdict,
-            Sample.lag_s,
-            Sample.trx_behind,
-            Sample.not_received,
-            Sample.received_not_applied,
-            Sample.apply_rate,
-            Sample.source_rate,
-            Sample.timeline_lag_s,
-        )
+        select(Sample.channel_id, Sample.ts, Sample.verdict, *_ROLLED_UP)
         .where(Sample.ts >= _at(start_s), Sample.ts < _at(end_s))
         .order_by(Sample.channel_id, Sample.ts)
     )
     points: dict[int, list[RawPoint]] = defaultdict(list)
     for row in rows:
+        values = {c.key: getattr(row, c.key) for c in _ROLLED_UP}
         points[row.channel_id].append(
-            RawPoint(
-                ts_us=to_micros(row.ts),
-                verdict=row.verdict,
-                lag_s=row.lag_s,
-                trx_behind=row.trx_behind,
-                not_received=row.not_received,
-                received_not_applied=row.received_not_applied,
-                apply_rate=row.apply_rate,
-                source_rate=row.source_rate,
-                timeline_lag_s=row.timeline_lag_s,
-            )
+            RawPoint(ts_us=to_micros(row.ts), verdict=row.verdict, **values)
         )
     buckets = {cid: rollup(p, MINUTE) for cid, p in points.items()}
     return _replace(session, SampleRollup1m, start_s, end_s, buckets)

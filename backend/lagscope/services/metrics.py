@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.collectors.snapshot import IoState
+from lagscope.metrics_catalog import GAUGES
 from lagscope.models import Cluster, Instance, Sample
 from lagscope.services.status import is_stale, latest_channel_rows, latest_instance_samples
 
@@ -120,51 +121,18 @@ def _channel_point(cluster: str, instance: Instance, channel: str, s: Sample) ->
         region=instance.region,
         ts=s.ts,
         verdict=Verdict(s.verdict),
-        lag_s=s.lag_s,
         lag_source=LagSource(s.lag_source) if s.lag_source is not None else None,
-        seconds_behind_source=s.seconds_behind_source,
-        timeline_lag_s=s.timeline_lag_s,
-        trx_behind=s.trx_behind,
-        not_received=s.not_received,
-        received_not_applied=s.received_not_applied,
-        apply_rate=s.apply_rate,
         io_running=io_state is IoState.YES if io_state is not None else None,
-        sql_running=s.sql_running,
+        **{name: getattr(s, name) for name in _AS_STORED},
     )
 
 
-# (name, help, attribute): per-channel gauges taken straight from the sample; None is omitted.
-_CHANNEL_GAUGES = (
-    ("lagscope_lag_seconds", "Best available replication lag (see lagscope_lag_source).", "lag_s"),
-    (
-        "lagscope_seconds_behind_source",
-        "The server's own Seconds_Behind_Source; absent when the server reports NULL.",
-        "seconds_behind_source",
-    ),
-    (
-        "lagscope_timeline_lag_seconds",
-        "Lag from the source's recorded progress (no heartbeat needed); absent when unknown.",
-        "timeline_lag_s",
-    ),
-    ("lagscope_trx_behind", "Transactions executed on the source, not here.", "trx_behind"),
-    (
-        "lagscope_not_received_trx",
-        "Transactions on the source not yet received by this replica (network side).",
-        "not_received",
-    ),
-    (
-        "lagscope_received_not_applied_trx",
-        "Transactions received into the relay log, not yet applied (apply side).",
-        "received_not_applied",
-    ),
-    (
-        "lagscope_apply_rate_trx_per_second",
-        "Transactions applied per second on this replica.",
-        "apply_rate",
-    ),
-    ("lagscope_io_running", "1 when the receiver (IO) thread is running.", "io_running"),
-    ("lagscope_sql_running", "1 when the applier (SQL) thread is running.", "sql_running"),
+# (name, help, attribute): per-channel gauges from the metric catalog; None is omitted.
+_CHANNEL_GAUGES = tuple(
+    (m.gauge.name, m.gauge.help, m.gauge.attribute or m.name) for m in GAUGES if m.gauge
 )
+# The gauges whose point value is the stored value itself (io_running is worked out).
+_AS_STORED = tuple(m.name for m in GAUGES if m.gauge and m.gauge.attribute is None)
 
 
 class LagscopeCollector(Collector):

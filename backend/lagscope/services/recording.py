@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import IntEnum
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -26,9 +27,10 @@ from lagscope.analysis.channel_metrics import (
 )
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.heartbeat import writer_stopped_since
-from lagscope.analysis.progress import gtid_progress
+from lagscope.analysis.progress import progress_of
 from lagscope.analysis.rates import counter_rates, rate
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
+from lagscope.metrics_catalog import CHANNEL_COLUMNS
 from lagscope.models import (
     Channel,
     Cluster,
@@ -140,12 +142,13 @@ def _source_view(
         clock=snap.clock,
         strict_mode=snap.gtid.strict_mode is not False,
         heartbeat_stopped_at=stopped_at,
+        parsed=snap.parsed,
     )
 
 
 def _progress(snap: InstanceSnapshot) -> int | None:
     try:
-        return gtid_progress(snap.flavor.product, snap.gtid.executed)
+        return progress_of(snap.gtids(snap.gtid.executed))
     except ValueError:
         return None
 
@@ -267,11 +270,13 @@ def _channel_samples(
     for status in snap.channels:
         channel = existing[status.channel]
         channel.gone_at = None
-        timeline = channel_timeline(session, progress, status, snap.taken_at.timestamp())
+        timeline = channel_timeline(
+            session, progress, status, snap.taken_at.timestamp(), parsed=snap.parsed
+        )
         metrics = channel_metrics(status, snap, source, _state(channel), interval, timeline)
         _remember_status(channel, status)
         _remember(channel, metrics, at)
-        rows.append(_sample_row(channel.id, at, metrics))
+        rows.append(_sample_row(channel.id, at, metrics, status))
     return rows
 
 
@@ -321,25 +326,17 @@ def _remember(
         channel.last_sample_at = at
 
 
-def _sample_row(channel_id: int, at: datetime, m: ChannelMetrics) -> dict[str, Any]:
-    return {
-        "channel_id": channel_id,
-        "ts": at,
-        "verdict": int(m.verdict),
-        "lag_s": m.lag_s,
-        "lag_source": int(m.lag_source) if m.lag_source is not None else None,
-        "seconds_behind_source": m.seconds_behind_source,
-        "heartbeat_lag_s": m.heartbeat_lag_s,
-        "applier_lag_s": m.applier_lag_s,
-        "timeline_lag_s": m.timeline_lag_s,
-        "timeline_resolution_s": m.timeline_resolution_s,
-        "trx_behind": m.trx_behind,
-        "not_received": m.not_received,
-        "received_not_applied": m.received_not_applied,
-        "apply_rate": m.apply_rate,
-        "source_rate": m.source_rate,
-        "io_state": m.io_state,
-        "sql_running": m.sql_running,
-        "relay_log_space": m.relay_log_space,
-        "disagreement": m.disagreement,
-    }
+# (column, copied from the channel status as read?) for every stored per-channel value.
+_SAMPLE_COLUMNS = tuple((m.name, m.from_status) for m in CHANNEL_COLUMNS)
+
+
+def _sample_row(
+    channel_id: int, at: datetime, m: ChannelMetrics, status: ChannelStatus | None = None
+) -> dict[str, Any]:
+    """The ``samples`` row, one column per catalog row; codes (verdict, lag source) as ints.
+    ``status`` is None for a channel on a server that did not answer."""
+    row: dict[str, Any] = {"channel_id": channel_id, "ts": at}
+    for name, from_status in _SAMPLE_COLUMNS:
+        value = getattr(status, name, None) if from_status else getattr(m, name)
+        row[name] = int(value) if isinstance(value, IntEnum) else value
+    return row

@@ -45,6 +45,7 @@ from lagscope.analysis.buckets import (
 )
 from lagscope.config import Retention
 from lagscope.errors import InvalidInput, NotFound
+from lagscope.metrics_catalog import SERIES, StoredMetric
 from lagscope.models import (
     Channel,
     Instance,
@@ -125,28 +126,13 @@ def _instance(name: str) -> Metric:
     return Metric(name, "instance", (_raw(name, InstanceSample, InstanceSample.instance_id),), note)
 
 
-_METRICS = (
-    _channel("lag_s", "lag"),
-    _channel("seconds_behind_source"),
-    _channel("heartbeat_lag_s"),
-    _channel("applier_lag_s"),
-    _channel("timeline_lag_s", "timeline_lag", "avg max"),
-    _channel("trx_behind", "trx_behind"),
-    _channel("not_received", "not_received", "avg max"),
-    _channel("received_not_applied", "received_not_applied", "avg max"),
-    _channel("apply_rate", "apply_rate", "avg"),
-    _channel("source_rate", "source_rate", "avg"),
-    _channel("relay_log_space"),
-    *(
-        _instance(name)
-        for name in (
-            "round_trip_s", "clock_offset_s", "commits_per_s", "binlog_commits_per_s",
-            "binlog_group_commits_per_s", "log_fsyncs_per_s", "data_fsyncs_per_s",
-            "data_written_per_s", "log_written_per_s", "dblwr_pages_per_s",
-            "semi_sync_avg_wait_s",
-        )
-    ),
-)  # fmt: skip
+def _metric(stored: StoredMetric) -> Metric:
+    if stored.per == "instance":
+        return _instance(stored.name)
+    return _channel(stored.name, stored.rollup, stored.rollup_stats)
+
+
+_METRICS = tuple(_metric(m) for m in SERIES)
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session, aliased
@@ -20,6 +21,7 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.analysis.eta import Eta, eta
 from lagscope.collectors.snapshot import IoState
+from lagscope.metrics_catalog import STREAMED
 from lagscope.models import Channel, Cluster, Instance, InstanceSample, ParamValue, Sample
 from lagscope.services.inventory import get_cluster
 from lagscope.services.logins import ACCESS_DENIED
@@ -253,27 +255,24 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         sample_at=s.ts if s else None,
         stale=is_stale(s.ts if s else None, interval_s, now),
         verdict=verdict_label(verdict),
-        lag_s=s.lag_s if s else None,
         lag_source=lag_source_label(s.lag_source) if s else None,
-        seconds_behind_source=s.seconds_behind_source if s else None,
-        heartbeat_lag_s=s.heartbeat_lag_s if s else None,
-        applier_lag_s=s.applier_lag_s if s else None,
-        timeline_lag_s=s.timeline_lag_s if s else None,
-        timeline_resolution_s=s.timeline_resolution_s if s else None,
         io_state=io_state.value if io_state else None,
         io_running=io_state is IoState.YES if io_state else None,
-        sql_running=s.sql_running if s else None,
         last_io_error=channel.last_io_error,
         last_sql_error=channel.last_sql_error,
-        relay_log_space=s.relay_log_space if s else None,
-        trx_behind=s.trx_behind if s else None,
-        not_received=s.not_received if s else None,
-        received_not_applied=s.received_not_applied if s else None,
-        apply_rate=s.apply_rate if s else None,
-        source_rate=s.source_rate if s else None,
         eta=eta(s.trx_behind, s.apply_rate, s.source_rate) if s else None,
-        disagreement=s.disagreement if s else False,
+        **_streamed(s),
     )
+
+
+# The channel values the live status shows as stored, from the metric catalog.
+_STREAMED = tuple(m.name for m in STREAMED if m.per == "channel")
+
+
+def _streamed(s: Sample | None) -> dict[str, Any]:
+    values = {name: getattr(s, name) if s else None for name in _STREAMED}
+    values["disagreement"] = bool(values["disagreement"])  # no sample: no disagreement
+    return values
 
 
 def verdict_label(code: int | None) -> str | None:

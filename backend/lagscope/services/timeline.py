@@ -24,6 +24,7 @@ from lagscope.analysis.timeline import (
     stream_lag,
     went_back,
 )
+from lagscope.collectors.gtid import GtidTexts
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.models import Cluster, Instance, SourceProgress
 from lagscope.models.types import to_micros
@@ -101,6 +102,7 @@ def snapshot_streams(snap: InstanceSnapshot) -> dict[str, int]:
         snap.gtid.executed,
         source.binlog_file if source else None,
         source.binlog_position if source else None,
+        parsed=snap.parsed,
     )
 
 
@@ -144,8 +146,10 @@ def channel_timeline(
     status: ChannelStatus,
     now: float,
     max_gap_s: float = MAX_GAP_S,
+    parsed: GtidTexts | None = None,
 ) -> TimelineLag:
-    """The channel's lag against its own source, read in this tick (see :class:`SourceNow`)."""
+    """The channel's lag against its own source, read in this tick (see :class:`SourceNow`).
+    ``parsed``: the replica snapshot's parsed GTID texts (the source's come with its snapshot)."""
     source = sources.for_channel(status)
     if source is None:
         return TimelineLag(None, unknown_reason="source not read in this tick")
@@ -156,6 +160,8 @@ def channel_timeline(
         status.executed_gtids,
         status.relay_source_log_file,
         status.exec_source_log_pos,
+        source_parsed=source_snap.parsed,
+        replica_parsed=parsed,
     )
     if not source_now or not applied:
         return TimelineLag(None, unknown_reason="no comparable progress on the source")

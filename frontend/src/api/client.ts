@@ -1,5 +1,6 @@
 // The typed API client. Types come from schema.d.ts, generated from the API's OpenAPI document
-// (`make client`); nothing in this folder except this file, auth.ts and metrics.ts is written by hand.
+// (`make client`), and so is enums.ts; nothing in this folder except this file, auth.ts and
+// metrics.ts is written by hand.
 import createClient, { type Middleware } from "openapi-fetch";
 import type { components, paths } from "./schema";
 import { clearToken, readToken } from "./auth";

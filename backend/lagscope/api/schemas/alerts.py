@@ -4,7 +4,7 @@ in, never out (``has_secret``; the URL redacted with a fingerprint)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -24,27 +24,13 @@ from lagscope.api.schemas.common import (
     printable,
     within_calendar,
 )
+from lagscope.metrics_catalog import ALERT_NAMES
 
-Metric = Literal[
-    "lag",
-    "trx_behind",
-    "not_received",
-    "received_not_applied",
-    "io_stopped",
-    "sql_stopped",
-    "replication_error",
-    "eta",
-    "lag_disagreement",
-    "unreachable",
-    "credentials_problem",
-    "param_changed",
-    "clock_skew",
-    # 1 on a cluster's source while its heartbeat writer has stopped, else 0.
-    "heartbeat_writer_stale",
-    # Poll intervals with no reading (threshold N: fires after N missed polls); judged by the
-    # API process, so it fires when the worker or beat has stopped.
-    "polling_stopped",
-]
+if TYPE_CHECKING:
+    Metric = str
+else:
+    # Generated from the metric catalog's alert metrics (their order is the enum's order).
+    Metric = Literal[ALERT_NAMES]
 Severity = Literal["info", "warning", "critical"]
 NullPolicy = Literal["firing_if_broken", "firing", "keep", "ok"]
 # alertmanager: the webhook v4 body (for receivers that take Alertmanager's notifications);

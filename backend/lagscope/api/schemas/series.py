@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,18 +20,15 @@ from pydantic import (
 
 from lagscope.analysis.buckets import Resolution
 from lagscope.api.schemas.common import Schema, within_calendar
+from lagscope.metrics_catalog import SERIES_NAMES
 from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
 
-MetricName = Literal[
-    # per channel
-    "lag_s", "seconds_behind_source", "heartbeat_lag_s", "applier_lag_s", "timeline_lag_s",
-    "trx_behind",
-    "not_received", "received_not_applied", "apply_rate", "source_rate", "relay_log_space",
-    # per instance
-    "round_trip_s", "clock_offset_s", "commits_per_s", "binlog_commits_per_s",
-    "binlog_group_commits_per_s", "log_fsyncs_per_s", "data_fsyncs_per_s",
-    "data_written_per_s", "log_written_per_s", "dblwr_pages_per_s", "semi_sync_avg_wait_s",
-]  # fmt: skip
+if TYPE_CHECKING:
+    MetricName = str
+else:
+    # The series whitelist, per channel then per instance: generated from the metric catalog
+    # (Literal of a tuple is the Literal of its members), so the OpenAPI enum follows it.
+    MetricName = Literal[SERIES_NAMES]
 DEFAULT_RANGE = timedelta(hours=1)
 _EPOCH_MS = re.compile(r"-?\d{1,15}")
 
