@@ -3,25 +3,40 @@ on the exact username only; a note whose author was deleted stays nobody's."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from lagscope.db import make_engine, make_session_factory
-from lagscope.models import Cluster
+from lagscope.db import make_engine
 from lagscope.store_setup import upgrade
 
 pytestmark = pytest.mark.integration
 
+# The revision acc17a000001 upgrades from (read from the migration, so a re-chained history
+# still tests the step itself).
+BEFORE = next(
+    line.split('"')[1]
+    for path in (Path(__file__).parents[2] / "migrations" / "versions").glob("*acc17a000001*.py")
+    for line in path.read_text(encoding="utf-8").splitlines()
+    if line.startswith("down_revision")
+)
+
 
 def test_backfill_matches_the_exact_username_only(tmp_path):
     url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url, "13d7b0a10008")
+    upgrade(url, BEFORE)
     engine = make_engine(url)
-    with make_session_factory(engine)() as session, session.begin():
-        session.add(Cluster(id=1, name="c", created_at=datetime.now(UTC)))  # unchanged here
     with engine.begin() as db:
+        # Plain SQL, not the ORM: the models are the head's, and later migrations add columns
+        # the store at BEFORE does not have yet.
+        db.execute(
+            text(
+                "INSERT INTO clusters (id, name, poll_interval_s, extra_params, heartbeat_mode, "
+                "heartbeat_schema, heartbeat_table, heartbeat_interval_s, enabled, created_at) "
+                "VALUES (1, 'c', 1.0, '[]', 'off', 'lagscope', 'heartbeat', 0.25, 1, 0)"
+            )
+        )
         db.execute(
             text(
                 "INSERT INTO users (id, username, password_hash, role, disabled, created_at) "
