@@ -18,12 +18,13 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from lagscope.alerts import rules as alert_config
+from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.alerts.preview import preview
 from lagscope.db import make_engine, make_session_factory
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, InstanceSample, Sample
-from lagscope.services import alert_config, inventory
-from lagscope.services.alert_eval import evaluate_cluster
-from lagscope.services.alert_preview import preview
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 METRICS = (

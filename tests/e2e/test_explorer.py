@@ -307,8 +307,8 @@ def test_live_range_follows_the_stream_without_refetching(page: Page, pipeline: 
 def test_a_firing_alert_is_a_band_on_the_lag_chart(
     page: Page, pipeline: Pipeline, api: ApiServer, lab: Lab, replica1
 ):
+    from lagscope.alerts import rules as alert_config
     from lagscope.models import AlertRule
-    from lagscope.services import alert_config
 
     name = "band: SQL thread stopped"
     with api.sessions() as s, s.begin():

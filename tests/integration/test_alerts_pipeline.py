@@ -15,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from lagscope.alerts import rules as alert_config
 from lagscope.models import (
     AlertEvent,
     AlertRule,
@@ -24,8 +25,7 @@ from lagscope.models import (
     Instance,
     ParamChange,
 )
-from lagscope.services import alert_config
-from lagscope.services.secrets import store_box
+from lagscope.security.secret_box import store_box
 
 from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
 from .receiver import Receiver, receiver

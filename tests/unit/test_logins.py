@@ -13,10 +13,11 @@ from sqlalchemy.orm import Session
 from lagscope.collectors.executor import ConnectionSpec
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
 from lagscope.errors import ClearTextAuthRefused, CollectorError, LoginRefused, Sha2AuthRefused
+from lagscope.ingest.reader import ClusterReader, Reading, Target
+from lagscope.inventory import instances as inventory
+from lagscope.inventory import server_logins as logins
 from lagscope.models import Base, Instance
-from lagscope.services import inventory, logins
-from lagscope.services.reading import ClusterReader, Reading, Target
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -161,7 +162,7 @@ class RefusingExecutor:
 
 @pytest.mark.parametrize("error", [LoginRefused, ClearTextAuthRefused, Sha2AuthRefused])
 def test_the_heartbeat_writer_ends_at_a_refused_login_and_says_so(error):
-    """One login, then the run ends: when to try again is the store's back-off (services/
+    """One login, then the run ends: when to try again is the store's back-off (ingest/
     heartbeat.py), not this thread's memory. A password Lagscope withheld (clear-text or SHA-2
     without a verified server) ends it alike: the dropped handshake counts on the server."""
     made: list[RefusingExecutor] = []

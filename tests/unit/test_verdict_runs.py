@@ -1,9 +1,9 @@
-"""Verdict runs (services/verdicts.py): a bucket's verdict and merging buckets into runs."""
+"""Verdict runs (history/verdicts.py): a bucket's verdict and merging buckets into runs."""
 
 from __future__ import annotations
 
 from lagscope.analysis.codes import Verdict
-from lagscope.services.verdicts import Run, bucket_verdict, runs_from_buckets
+from lagscope.history.verdicts import Run, bucket_verdict, runs_from_buckets
 
 V = Verdict
 

@@ -11,10 +11,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from lagscope.alerts.payloads import CONTEXT_WINDOW_S, AlertContext, Change, Note
+from lagscope.alerts.readings import Subject, at_datetime, finite
 from lagscope.alerts.state import Observation
+from lagscope.history.status import lag_source_label, verdict_label
 from lagscope.models import AlertRule, Annotation, Cluster, ParamChange, Sample
-from lagscope.services.alert_readings import Subject, at_datetime, finite
-from lagscope.services.status import lag_source_label, verdict_label
 
 
 def build_context(

@@ -37,11 +37,11 @@ from lagscope.alerts.payloads import (
     context_to_json,
 )
 from lagscope.alerts.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from lagscope.alerts.webhook_transport import PinnedTransport, Resolver, pin, system_resolver
 from lagscope.config import Settings
 from lagscope.errors import LagscopeError
 from lagscope.models import Delivery, DeliveryAttempt, WebhookTarget
-from lagscope.services.secrets import SecretBox
-from lagscope.services.webhook_transport import PinnedTransport, Resolver, pin, system_resolver
+from lagscope.security.secret_box import SecretBox
 
 MAX_REDIRECTS = 3
 RETRY_STATUSES = frozenset({408, 425, 429})

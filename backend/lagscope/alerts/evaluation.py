@@ -19,8 +19,21 @@ from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.orm.exc import StaleDataError
 
 from lagscope.alerts import state as sm
+from lagscope.alerts.context import build_context
 from lagscope.alerts.payloads import AM_RESEND_S, AM_VALID_FOR_S, context_to_json
+from lagscope.alerts.readings import (
+    CHANNEL_METRICS,
+    WATCHDOG_METRICS,
+    Subject,
+    at_datetime,
+    finite,
+    instance_observation,
+    sample_observation,
+    spec_for,
+    subjects,
+)
 from lagscope.errors import Conflict
+from lagscope.history.status import latest_channel_rows, latest_instance_samples
 from lagscope.models import (
     AlertEvent,
     AlertRule,
@@ -34,19 +47,6 @@ from lagscope.models import (
     Silence,
     WebhookTarget,
 )
-from lagscope.services.alert_context import build_context
-from lagscope.services.alert_readings import (
-    CHANNEL_METRICS,
-    WATCHDOG_METRICS,
-    Subject,
-    at_datetime,
-    finite,
-    instance_observation,
-    sample_observation,
-    spec_for,
-    subjects,
-)
-from lagscope.services.status import latest_channel_rows, latest_instance_samples
 
 MAINTENANCE_TAG = "maintenance"
 

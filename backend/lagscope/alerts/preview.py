@@ -13,15 +13,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from lagscope.alerts import state as sm
-from lagscope.errors import InvalidInput
-from lagscope.models import AlertRule, Channel, Cluster, Instance, Sample
-from lagscope.services.alert_readings import (
+from lagscope.alerts.readings import (
     CHANNEL_METRICS,
     finite,
     sample_observation,
     spec_for,
     subjects,
 )
+from lagscope.errors import InvalidInput
+from lagscope.models import AlertRule, Channel, Cluster, Instance, Sample
 
 PREVIEW_WINDOW = timedelta(hours=24)
 MAX_INCIDENTS = 200

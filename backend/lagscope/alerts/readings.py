@@ -41,7 +41,7 @@ INSTANCE_METRICS = (
     # 1 on a cluster's source while its heartbeat writer has stopped (the row on the source no
     # longer advances, analysis/heartbeat.py), else 0: the heartbeat lag is then ignored.
     "heartbeat_writer_stale",
-    # Judged by the API process's watchdog, not after a tick (services/alert_watchdog.py).
+    # Judged by the API process's watchdog, not after a tick (alerts/watchdog.py).
     "polling_stopped",
 )
 WATCHDOG_METRICS = ("polling_stopped",)

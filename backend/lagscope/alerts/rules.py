@@ -17,8 +17,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
+from lagscope.alerts.context import build_context
 from lagscope.alerts.delivery_policy import WebhookUrlError, validate_webhook_url
 from lagscope.alerts.payloads import Note, context_to_json
+from lagscope.alerts.readings import METRICS, Subject, at_datetime
 from lagscope.alerts.state import Observation
 from lagscope.errors import Conflict, InvalidInput, NotFound
 from lagscope.models import (
@@ -33,9 +35,7 @@ from lagscope.models import (
     Silence,
     WebhookTarget,
 )
-from lagscope.services.alert_context import build_context
-from lagscope.services.alert_readings import METRICS, Subject, at_datetime
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 RULE_FIELDS = (
     "name",

@@ -23,14 +23,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
+from lagscope.alerts import delivery as alert_delivery
 from lagscope.alerts import state as sm
+from lagscope.alerts.evaluation import _advance, active_mutes
+from lagscope.alerts.readings import at_datetime, spec_for, subjects
 from lagscope.config import Settings
 from lagscope.errors import Conflict
 from lagscope.models import AlertRule, AlertState, Cluster, Delivery, Instance
-from lagscope.services import alert_delivery
-from lagscope.services.alert_eval import _advance, active_mutes
-from lagscope.services.alert_readings import at_datetime, spec_for, subjects
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
 

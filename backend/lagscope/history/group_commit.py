@@ -2,7 +2,7 @@
 fsyncs per second and the semi-sync wait, with the durability parameters as lanes — the picture
 of "group commit makes sync_binlog=1 cheap".
 
-The rates are the stored per-poll instance rates read through :mod:`lagscope.services.series`
+The rates are the stored per-poll instance rates read through :mod:`lagscope.history.series`
 (same buckets for every metric); ``commits_per_group`` is derived per bucket as Σcommits ÷
 Σgroups (MariaDB only: MySQL has no ``Binlog_group_commits``, REPLICATION.md §5). Lanes are
 built from the tracked parameters' current values and their stored changes.
@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session
 from lagscope.collectors.params import TRACKED_PARAMS
 from lagscope.config import Retention
 from lagscope.errors import NotFound
+from lagscope.history.series import Point, Series, query_series
+from lagscope.inventory.instances import get_cluster
+from lagscope.journal.steps import instance_in_cluster, require_window
 from lagscope.models import Instance, ParamChange, ParamValue
-from lagscope.services.inventory import get_cluster
-from lagscope.services.journal import instance_in_cluster, require_window
-from lagscope.services.series import Point, Series, query_series
 
 RATES = (
     "binlog_commits_per_s",

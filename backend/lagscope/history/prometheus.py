@@ -22,8 +22,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.status import is_stale, latest_channel_rows, latest_instance_samples
 from lagscope.models import Cluster, Instance, Sample
-from lagscope.services.status import is_stale, latest_channel_rows, latest_instance_samples
 
 # "server", not "instance": Prometheus owns the `instance` label (the scrape target) and would
 # rename ours to `exported_instance`.

@@ -20,9 +20,9 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.analysis.eta import Eta, eta
 from lagscope.collectors.snapshot import IoState
+from lagscope.inventory.instances import get_cluster
+from lagscope.inventory.server_logins import ACCESS_DENIED
 from lagscope.models import Channel, Cluster, Instance, InstanceSample, ParamValue, Sample
-from lagscope.services.inventory import get_cluster
-from lagscope.services.logins import ACCESS_DENIED
 
 # A reading older than this many poll intervals is stale: the worker or beat is not polling.
 # Three, not one: a tick may expire under load and the next one still arrives in time.

@@ -25,10 +25,10 @@ from lagscope.analysis.buckets import RESOLUTION_US, BucketPlan, choose_resoluti
 from lagscope.analysis.codes import Verdict
 from lagscope.config import Retention
 from lagscope.errors import InvalidInput
+from lagscope.history.series import MAX_POINTS, MAX_RANGE, _inline, _int, _IntDiv, _oldest_kept
+from lagscope.inventory.instances import get_cluster
 from lagscope.models import Channel, Instance, Sample, SampleRollup1h, SampleRollup1m
 from lagscope.models.types import to_micros
-from lagscope.services.inventory import get_cluster
-from lagscope.services.series import MAX_POINTS, MAX_RANGE, _inline, _int, _IntDiv, _oldest_kept
 
 # Most severe first: a tie between two verdicts in a bucket goes to the one earlier here.
 SEVERITY = (

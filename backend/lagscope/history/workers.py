@@ -24,10 +24,10 @@ from lagscope.analysis.workers import HeatBucket, StoredRead, heatmap, summarize
 from lagscope.collectors import applier_workers
 from lagscope.collectors.params import TRACKED_PARAMS
 from lagscope.collectors.snapshot import InstanceSnapshot
+from lagscope.inventory.instances import get_cluster
+from lagscope.journal.steps import require_window
 from lagscope.models import ApplierWorkerSample, ApplierWorkerState, Instance, ParamValue
 from lagscope.models.types import to_micros
-from lagscope.services.inventory import get_cluster
-from lagscope.services.journal import require_window
 
 MAX_BUCKETS = 1000
 _WORKER_FIELDS = (

@@ -4,7 +4,7 @@ One thread per cluster source; the cluster list is re-read every ``refresh_s`` s
 added, removed or re-configured are picked up without a restart.
 
 A cluster is skipped, and the reason logged once (and shown as ``heartbeat.problem`` in the
-cluster API), when services/heartbeat_login.py refuses it: no password, a password entered
+cluster API), when inventory/heartbeat_login.py refuses it: no password, a password entered
 for another source or address, or a login the source refused and that is backing off (the
 back-off lives on the cluster row: a writer that is refused records it and ends; the refresh
 starts a new one when the row says it is time).
@@ -27,10 +27,11 @@ from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter, Refusal
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
+from lagscope.inventory import heartbeat_login
+from lagscope.inventory import server_logins as logins
+from lagscope.inventory.instances import tls_of
 from lagscope.models import Cluster
-from lagscope.services import heartbeat_login, logins
-from lagscope.services.inventory import tls_of
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
 

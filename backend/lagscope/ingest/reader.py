@@ -11,7 +11,7 @@ still monitored: a connection no tick has used for ``idle_close_s`` (a deleted o
 instance, a cluster now polled by another worker) is closed.
 
 An instance no MySQL/MariaDB server has answered for (a refused, silent or foreign port) reads
-exactly what the connection test says of it (services/probe.py): "unreachable, or not a
+exactly what the connection test says of it (inventory/probe.py): "unreachable, or not a
 MySQL/MariaDB server", at the tick's time, whether it failed at once, after the deadline or is
 still connecting from an earlier tick; its ``last_error`` must not tell an editor more about a
 port than the test does. The real reason goes to the worker's log, once per change.
@@ -32,7 +32,7 @@ from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import CollectorError, LagscopeError, ServerUnreachable
-from lagscope.services.probe import NO_SERVER, before_mysql
+from lagscope.inventory.probe import NO_SERVER, before_mysql
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ from lagscope.analysis.timeline import (
     went_back,
 )
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
+from lagscope.ingest.reader import Reading
 from lagscope.models import Cluster, Instance, SourceProgress
 from lagscope.models.types import to_micros
-from lagscope.services.reading import Reading
 
 # One hour of source history: a replica further behind than that has an unknown timeline lag
 # (the other lag sources still apply). 3,600 small rows per stream and source at 1 Hz.

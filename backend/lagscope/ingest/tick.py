@@ -11,12 +11,12 @@ from sqlalchemy.orm import Session, selectinload
 
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
+from lagscope.ingest.reader import ClusterReader, Reading, Target
+from lagscope.ingest.recording import TickSummary, record_tick
+from lagscope.inventory import server_logins as logins
+from lagscope.inventory.instances import connection_spec, heartbeat_table
 from lagscope.models import Cluster, Instance
-from lagscope.services import logins
-from lagscope.services.inventory import connection_spec, heartbeat_table
-from lagscope.services.reading import ClusterReader, Reading, Target
-from lagscope.services.recording import TickSummary, record_tick
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 # Share of the poll interval the readers may take: the rest is for the write, so a tick ends
 # before the next one starts.

@@ -11,14 +11,14 @@ public key when the password was entered), and:
   :func:`follow_source`, which drops the password, saying why, when the source is another
   instance, at another address, or under weaker TLS or other CAs (a stronger TLS setting is
   followed); the writer then skips the cluster until the password is entered again;
-- the writer itself (:func:`refusal`, read by services/heartbeat.py before every start)
+- the writer itself (:func:`refusal`, read by ingest/heartbeat.py before every start)
   compares the target with the current source again, so a path that changed the source
   without :func:`follow_source` (a script, a hand edit of the store) still sends nothing.
 
 A password entered while the cluster has no source (the cluster form comes before its
 instances) is bound to the first source added.
 
-Refused logins back off as the pollers' do (services/logins.py, same delays, same give-up),
+Refused logins back off as the pollers' do (inventory/server_logins.py, same delays, same give-up),
 with the state on the cluster row: any writer process, or a restarted one, honours it.
 Entering the heartbeat password again clears it.
 """
@@ -29,9 +29,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lagscope.collectors.connection import TLS_MODES
+from lagscope.inventory import server_logins as logins
 from lagscope.models import Cluster, Instance
-from lagscope.services import logins
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 RETRY = "the heartbeat password is entered again"
 

@@ -18,9 +18,10 @@ from lagscope.collectors.connection import (
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import Conflict, InvalidInput, NotFound
+from lagscope.inventory import heartbeat_login
+from lagscope.inventory import server_logins as logins
 from lagscope.models import Cluster, Instance
-from lagscope.services import heartbeat_login, logins
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 ROLES = ("source", "replica")
 HEARTBEAT_MODES = ("off", "lagscope", "pt-heartbeat")
@@ -308,7 +309,7 @@ def update_instance(
 
 def retry_login(session: Session, instance: Instance) -> Instance:
     """Someone says the account is fixed on the server: try the stored password at the next
-    tick, even after polling gave up (services/logins.py)."""
+    tick, even after polling gave up (inventory/server_logins.py)."""
     logins.reset(instance)
     session.flush()
     return instance

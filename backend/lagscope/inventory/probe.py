@@ -49,7 +49,7 @@ _FIRST_CLIENT_ERROR = 2000
 def before_mysql(exc: CollectorError) -> bool:
     """Whether ``exc``, raised while connecting, came before any MySQL/MariaDB server answered
     (a refused, silent or foreign port): then it reads :data:`NO_SERVER` and nothing more, in
-    the connection test and in an instance's stored ``last_error`` alike (services/reading.py)."""
+    the connection test and in an instance's stored ``last_error`` alike (ingest/reader.py)."""
     return isinstance(exc, _BEFORE_MYSQL) and (exc.code is None or exc.code >= _FIRST_CLIENT_ERROR)
 
 

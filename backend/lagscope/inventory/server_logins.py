@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+from lagscope.ingest.reader import Reading
 from lagscope.models import Instance
-from lagscope.services.reading import Reading
 
 OK = "ok"
 ACCESS_DENIED = "access_denied"

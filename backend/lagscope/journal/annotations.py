@@ -17,10 +17,10 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from lagscope.errors import InvalidInput, NotFound, PermissionDenied
+from lagscope.inventory.instances import get_cluster
+from lagscope.journal.steps import EARLIEST, LATEST, instance_in_cluster, require_window
 from lagscope.models import Annotation, Channel, Cluster
-from lagscope.services.inventory import get_cluster
-from lagscope.services.journal import EARLIEST, LATEST, instance_in_cluster, require_window
-from lagscope.services.users import Principal
+from lagscope.security.users import Principal
 
 MAX_TEXT = 2000
 MAX_TAGS = 20

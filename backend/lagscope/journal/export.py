@@ -17,8 +17,8 @@ import io
 from collections.abc import Sequence
 from typing import Literal
 
+from lagscope.journal.steps import ChannelImpact, Entry, Journal
 from lagscope.models import Channel, Instance
-from lagscope.services.journal import ChannelImpact, Entry, Journal
 
 Format = Literal["csv", "md"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

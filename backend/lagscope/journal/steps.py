@@ -37,9 +37,9 @@ from sqlalchemy.orm import Session
 from lagscope.analysis.impact import Impact, Point, Window, impact
 from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
 from lagscope.errors import InvalidInput
+from lagscope.inventory.instances import get_cluster, get_instance
 from lagscope.models import Annotation, Channel, Cluster, Instance, ParamChange, Sample
 from lagscope.models.types import to_micros
-from lagscope.services.inventory import get_cluster, get_instance
 
 # A year and a day, so "the same day last year" fits; longer scans of 1 Hz samples belong to the
 # rollups, not to the journal.

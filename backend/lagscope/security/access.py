@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from lagscope.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from lagscope.models import Annotation, ApiToken, User
 from lagscope.models.users import ROLES
-from lagscope.services.users import (
+from lagscope.security.users import (
     MIN_PASSWORD,
     Principal,
     _digest,

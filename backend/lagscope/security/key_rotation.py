@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from lagscope.errors import CredentialsUnreadable
 from lagscope.models import Cluster, Instance, WebhookTarget
 from lagscope.models.base import Base
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 # (model, column, what it is): what rotation re-encrypts.
 ENCRYPTED_COLUMNS: tuple[tuple[type[Base], str, str], ...] = (

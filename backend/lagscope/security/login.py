@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.errors import NotAuthenticated, PermissionDenied
-from lagscope.services import throttle, users
+from lagscope.security import login_throttle as throttle
+from lagscope.security import users
 
 log = logging.getLogger("lagscope.auth")
 

@@ -9,7 +9,7 @@ every deployment. Derived once per process and key (lazily: constructing a box r
 
 Rotation: LAGSCOPE_OLD_SECRET_KEYS (comma-separated) are tried after the current key, for
 decrypting only (MultiFernet, new key first); ``lagscope secrets rotate`` re-encrypts every
-stored credential under the current key (services/rotation.py).
+stored credential under the current key (security/key_rotation.py).
 
 Legacy: values written before 7a2e0c5e0006 were encrypted under ``SHA-256(key)`` (no salt, one
 fast hash). Those derivations stay in the decrypt list, last, and are never used to encrypt, so

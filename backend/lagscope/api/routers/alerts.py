@@ -10,8 +10,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from lagscope.alerts import delivery as alert_delivery
+from lagscope.alerts import rules as alert_config
 from lagscope.alerts.delivery_policy import public_error, redacted_url, url_fingerprint
 from lagscope.alerts.payloads import context_from_json, dashboard_url, summary
+from lagscope.alerts.preview import PREVIEW_WINDOW, preview
 from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.alerts import (
     AttemptOut,
@@ -32,8 +35,6 @@ from lagscope.api.schemas.alerts import (
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.config import Settings
 from lagscope.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Silence, WebhookTarget
-from lagscope.services import alert_config, alert_delivery
-from lagscope.services.alert_preview import PREVIEW_WINDOW, preview
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 Limit = Annotated[int, Query(ge=1, le=1000)]

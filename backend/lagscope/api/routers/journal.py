@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from lagscope.api.deps import EditorDep, PrincipalDep, SessionDep
 from lagscope.api.schemas.common import PathId, QueryId
-from lagscope.api.schemas.steps import (
+from lagscope.api.schemas.journal import (
     AnnotationIn,
     AnnotationOut,
     AnnotationPatch,
@@ -21,9 +21,10 @@ from lagscope.api.schemas.steps import (
     param_change_out,
     time_range,
 )
-from lagscope.services import annotations as notes_service
-from lagscope.services import journal, journal_export
-from lagscope.services.journal import JournalSettings
+from lagscope.journal import annotations as notes_service
+from lagscope.journal import export as journal_export
+from lagscope.journal import steps as journal
+from lagscope.journal.steps import JournalSettings
 
 router = APIRouter(tags=["steps"])
 TimeRangeDep = Annotated[TimeRange, Depends(time_range)]

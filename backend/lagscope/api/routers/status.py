@@ -10,10 +10,10 @@ from fastapi import APIRouter, Depends, Query
 
 from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId
-from lagscope.api.schemas.live import ClusterStatusOut, TopologyOut, VerdictsOut, verdicts_out
-from lagscope.api.schemas.steps import TimeRange, time_range
-from lagscope.services import status, verdicts
-from lagscope.services.series import MAX_POINTS
+from lagscope.api.schemas.journal import TimeRange, time_range
+from lagscope.api.schemas.status import ClusterStatusOut, TopologyOut, VerdictsOut, verdicts_out
+from lagscope.history import status, verdicts
+from lagscope.history.series import MAX_POINTS
 
 router = APIRouter(tags=["live"])
 

@@ -24,10 +24,10 @@ from pydantic import (
 from lagscope.analysis.backlog import Backlog, Cause
 from lagscope.analysis.impact import Impact, WindowStats
 from lagscope.api.schemas.common import ObjectId, QueryId, Schema, printable, within_calendar
+from lagscope.journal.annotations import MAX_TAG, MAX_TAGS, MAX_TEXT
+from lagscope.journal.compare import Comparison, Side
+from lagscope.journal.steps import Entry, Journal, window_error
 from lagscope.models import Annotation, Channel, Instance, ParamChange
-from lagscope.services.annotations import MAX_TAG, MAX_TAGS, MAX_TEXT
-from lagscope.services.compare import Comparison, Side
-from lagscope.services.journal import Entry, Journal, window_error
 
 DEFAULT_SPAN = timedelta(hours=24)  # what a timeline shows when the caller gives no window
 _MIN_SAMPLES = "two windows: lag samples each window needs for a verdict"

@@ -20,7 +20,7 @@ from pydantic import (
 
 from lagscope.analysis.buckets import Resolution
 from lagscope.api.schemas.common import Schema, within_calendar
-from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
+from lagscope.history.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
 
 MetricName = Literal[
     # per channel

@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from lagscope.api.schemas.common import Schema
+from lagscope.history.verdicts import ChannelRuns
 from lagscope.models.types import to_micros
-from lagscope.services.verdicts import ChannelRuns
 
 VerdictLabel = Literal[
     "caught_up",
