@@ -21,8 +21,8 @@ from sqlalchemy import func, select
 from lagscope.config import Retention
 from lagscope.demo.load import WriteLoad
 from lagscope.errors import AccessDenied
-from lagscope.history.workers import record_workers
 from lagscope.ingest import rollups as maintenance
+from lagscope.ingest.workers import record_workers
 from lagscope.inventory import instances as inventory
 from lagscope.models import ApplierWorkerSample, Channel, Instance, Sample
 from lagscope.security.secret_box import SecretBox, store_box

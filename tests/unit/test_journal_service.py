@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lagscope.errors import InvalidInput
+from lagscope.history.window import window_error
 from lagscope.journal.steps import (
     Event,
     JournalSettings,
     group_events,
     merge_spans,
-    window_error,
 )
 from lagscope.models import Annotation, ParamChange
 

@@ -21,8 +21,8 @@ from lagscope.collectors.params import TRACKED_PARAMS
 from lagscope.config import Retention
 from lagscope.errors import NotFound
 from lagscope.history.series import Point, Series, query_series
-from lagscope.inventory.instances import get_cluster
-from lagscope.journal.steps import instance_in_cluster, require_window
+from lagscope.history.window import require_window
+from lagscope.inventory.instances import get_cluster, instance_in_cluster
 from lagscope.models import Instance, ParamChange, ParamValue
 
 RATES = (

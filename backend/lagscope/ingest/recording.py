@@ -29,9 +29,9 @@ from lagscope.analysis.heartbeat import writer_stopped_since
 from lagscope.analysis.progress import gtid_progress
 from lagscope.analysis.rates import counter_rates, rate
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
-from lagscope.history.workers import record_workers
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
+from lagscope.ingest.workers import record_workers
 from lagscope.models import (
     Channel,
     Cluster,

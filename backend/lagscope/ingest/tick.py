@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
+from lagscope.ingest import login_backoff
 from lagscope.ingest.reader import ClusterReader, Reading, Target
 from lagscope.ingest.recording import TickSummary, record_tick
 from lagscope.inventory import server_logins as logins
@@ -56,18 +57,18 @@ def poll_cluster(
         if not instance.enabled:
             continue
         if logins.waiting(instance, now):
-            skipped.append(logins.backing_off(instance, now))
+            skipped.append(login_backoff.backing_off(instance, now))
             continue
         try:
             spec = connection_spec(box, instance, connect_timeout_s, read_timeout_s, allowed)
         except CredentialsUnreadable as exc:
-            skipped.append(logins.unreadable(instance, now, str(exc)))
+            skipped.append(login_backoff.unreadable(instance, now, str(exc)))
             continue
         targets.append(Target(instance.id, spec, heartbeat, extra, params_every_s))
     deadline_s = min(cluster.poll_interval_s * DEADLINE_SHARE, connect_timeout_s + read_timeout_s)
     by_id = {i.id: i for i in cluster.instances}
     readings = [
-        logins.note(by_id[reading.instance_id], reading, backoff)
+        login_backoff.note(by_id[reading.instance_id], reading, backoff)
         for reading in [*reader.read(targets, deadline_s), *skipped]
     ]
     return record_tick(session, cluster, readings)

@@ -209,6 +209,13 @@ def get_instance(session: Session, instance_id: int) -> Instance:
 
 
 # Where a stored password is sent: changing one of these is changing who receives it.
+def instance_in_cluster(session: Session, cluster: Cluster, instance_id: int) -> Instance:
+    instance = get_instance(session, instance_id)
+    if instance.cluster_id != cluster.id:
+        raise InvalidInput(f"instance_id: instance {instance_id} is not in cluster {cluster.id}")
+    return instance
+
+
 TARGET_FIELDS = ("host", "port", "user")
 
 

@@ -16,32 +16,20 @@ number of times, however long nobody looks.
 The state lives on the instance row (``login_state``, ``login_failures``, ``next_attempt_at``)
 and not in a worker's memory: any worker, or a restarted one, honours it. Editing the
 instance's credentials clears it (:func:`reset`), so a fixed password is tried at the next tick.
+This module is that state and its words; the tick notes each reading's outcome on the row with
+ingest/login_backoff.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 
-from lagscope.ingest.reader import Reading
 from lagscope.models import Instance
 
 OK = "ok"
 ACCESS_DENIED = "access_denied"
 CREDENTIALS_UNREADABLE = "credentials_unreadable"
-
-# Error kinds (reading.error_kind) raised after the login worked: whatever failed, the
-# credentials are good and no lock-out is counting. ServerUnreachable says nothing either way.
-_LOGGED_IN_KINDS = frozenset(
-    {"AccessDenied", "QueryFailed", "ReplicationNotConfigured", "UnsupportedServer"}
-)
-
-
-# Refusals that back off alike: the server refused the password, or Lagscope withheld it
-# (a clear-text or SHA-2 exchange without a verified server: connection.py) and dropped the
-# handshake, which MySQL counts towards max_connect_errors (the host is blocked after 100).
-# Neither can succeed before someone edits the instance.
-_REFUSED_KINDS = frozenset({"LoginRefused", "ClearTextAuthRefused", "Sha2AuthRefused"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,56 +64,10 @@ def gave_up(failures: int, retry_hint: str) -> str:
     return f"login refused {failures} times in a row: not tried again until {retry_hint}"
 
 
-def backing_off(instance: Instance, now: datetime) -> Reading:
-    """This tick's reading of an instance not tried because it is backing off (or gave up:
-    its last error, kept, says until what)."""
-    if instance.next_attempt_at is None:
-        fallback = gave_up(instance.login_failures, INSTANCE_RETRY.format(id=instance.id))
-    else:
-        fallback = f"login refused; next attempt at {instance.next_attempt_at.isoformat()}"
-    return Reading(
-        instance.id,
-        now.timestamp(),
-        error=instance.last_error or fallback,
-        error_kind="LoginBackoff",
-    )
-
-
-def unreadable(instance: Instance, now: datetime, message: str) -> Reading:
-    return Reading(
-        instance.id,
-        now.timestamp(),
-        error=f"{CREDENTIALS_UNREADABLE}: {message}",
-        error_kind="CredentialsUnreadable",
-    )
-
-
 INSTANCE_RETRY = (
     "the instance's password is edited, it is disabled and enabled again, "
     "or POST /api/v1/instances/{id}/retry-login"
 )
-
-
-def note(instance: Instance, reading: Reading, backoff: Backoff) -> Reading:
-    """Update the instance's login state from this tick's reading of it; the reading to
-    record (the refusal that makes polling give up says so)."""
-    kind = reading.error_kind
-    if reading.ok or kind in _LOGGED_IN_KINDS:
-        instance.login_state, instance.login_failures, instance.next_attempt_at = OK, 0, None
-    elif kind in _REFUSED_KINDS:
-        instance.login_failures += 1
-        instance.login_state = ACCESS_DENIED
-        if instance.login_failures >= backoff.give_up_after:
-            instance.next_attempt_at = None
-            why = gave_up(instance.login_failures, INSTANCE_RETRY.format(id=instance.id))
-            return replace(reading, error=f"{reading.error} ({why})")
-        delay = timedelta(seconds=backoff.delay_s(instance.login_failures))
-        instance.next_attempt_at = datetime.fromtimestamp(reading.read_at, UTC) + delay
-    elif kind == "CredentialsUnreadable":
-        instance.login_state, instance.next_attempt_at = CREDENTIALS_UNREADABLE, None
-    elif instance.login_state == CREDENTIALS_UNREADABLE:
-        instance.login_state = None  # it decrypts now (re-entered, or the old key is back)
-    return reading
 
 
 def reset(instance: Instance) -> None:

@@ -17,8 +17,8 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from lagscope.errors import InvalidInput, NotFound, PermissionDenied
-from lagscope.inventory.instances import get_cluster
-from lagscope.journal.steps import EARLIEST, LATEST, instance_in_cluster, require_window
+from lagscope.history.window import EARLIEST, LATEST, require_window
+from lagscope.inventory.instances import get_cluster, instance_in_cluster
 from lagscope.models import Annotation, Channel, Cluster
 from lagscope.security.users import Principal
 

@@ -24,7 +24,8 @@ from sqlalchemy.orm import Session
 from lagscope.analysis.backlog import Backlog, Cause, backlog_of, cause, lagging, own_link
 from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact, window_stats
 from lagscope.errors import InvalidInput, NotFound
-from lagscope.journal.steps import SampleRow, load_samples, require_window, sample_backlog
+from lagscope.history.window import require_window
+from lagscope.journal.steps import SampleRow, load_samples, sample_backlog
 from lagscope.models import Channel, Instance
 from lagscope.models.types import to_micros
 

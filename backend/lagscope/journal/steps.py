@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import BigInteger, and_, or_, select, type_coerce
 from sqlalchemy.orm import Session
@@ -37,48 +37,13 @@ from sqlalchemy.orm import Session
 from lagscope.analysis.impact import Impact, Point, Window, impact
 from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
 from lagscope.errors import InvalidInput
-from lagscope.inventory.instances import get_cluster, get_instance
+from lagscope.history.window import require_window
+from lagscope.inventory.instances import get_cluster, instance_in_cluster
 from lagscope.models import Annotation, Channel, Cluster, Instance, ParamChange, Sample
 from lagscope.models.types import to_micros
 
-# A year and a day, so "the same day last year" fits; longer scans of 1 Hz samples belong to the
-# rollups, not to the journal.
-MAX_SPAN = timedelta(days=366)
-# Instants outside this range are typos, and the arithmetic on them would overflow datetime.
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 MAX_STEPS = 500  # a page of the journal; the next page starts at the last step's time
 _SPANS_PER_QUERY = 50  # SQLite parses an OR chain as a tree ~1000 deep at most
-
-
-def window_error(
-    start: datetime, end: datetime, start_field: str = "start", end_field: str = "end"
-) -> tuple[str, str] | None:
-    """``(field, message)`` for a time window that is not acceptable, else None."""
-    for name, moment in ((start_field, start), (end_field, end)):
-        if moment.tzinfo is None:
-            return name, "must carry a UTC offset"
-        if not EARLIEST <= moment < LATEST:
-            return name, "must be between the years 1970 and 9000"
-    if start >= end:
-        return end_field, f"must be after {start_field}"
-    if end - start > MAX_SPAN:
-        return start_field, f"the window may span at most {MAX_SPAN.days} days"
-    return None
-
-
-def require_window(
-    start: datetime, end: datetime, start_field: str = "start", end_field: str = "end"
-) -> None:
-    if error := window_error(start, end, start_field, end_field):
-        raise InvalidInput(f"{error[0]}: {error[1]}")
-
-
-def instance_in_cluster(session: Session, cluster: Cluster, instance_id: int) -> Instance:
-    instance = get_instance(session, instance_id)
-    if instance.cluster_id != cluster.id:
-        raise InvalidInput(f"instance_id: instance {instance_id} is not in cluster {cluster.id}")
-    return instance
 
 
 def param_changes(

@@ -24,9 +24,10 @@ from pydantic import (
 from lagscope.analysis.backlog import Backlog, Cause
 from lagscope.analysis.impact import Impact, WindowStats
 from lagscope.api.schemas.common import ObjectId, QueryId, Schema, printable, within_calendar
+from lagscope.history.window import window_error
 from lagscope.journal.annotations import MAX_TAG, MAX_TAGS, MAX_TEXT
 from lagscope.journal.compare import Comparison, Side
-from lagscope.journal.steps import Entry, Journal, window_error
+from lagscope.journal.steps import Entry, Journal
 from lagscope.models import Annotation, Channel, Instance, ParamChange
 
 DEFAULT_SPAN = timedelta(hours=24)  # what a timeline shows when the caller gives no window
