@@ -15,7 +15,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from lagscope.alerts import rules as alert_config
+from lagscope.alerts import rules as alert_rules
+from lagscope.alerts import targets as alert_targets
 from lagscope.models import (
     AlertEvent,
     AlertRule,
@@ -59,7 +60,7 @@ def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
 
 def target(pipe: Pipeline, hook: Receiver, name: str) -> int:
     with pipe.session() as s, s.begin():
-        made = alert_config.create_target(
+        made = alert_targets.create_target(
             s,
             store_box(pipe.sessions, SECRET),
             ["127.0.0.1"],
@@ -90,7 +91,7 @@ def rules(pipeline: Pipeline) -> Iterator[list[int]]:
 
 def add_rule(pipe: Pipeline, made: list[int], target_id: int, **fields: Any) -> int:
     with pipe.session() as s, s.begin():
-        rule = alert_config.create_rule(s, {**fields, "target_ids": [target_id]})
+        rule = alert_rules.create_rule(s, {**fields, "target_ids": [target_id]})
         made.append(rule.id)
         return rule.id
 
@@ -216,11 +217,11 @@ def _switched_off_or_deleted(lab, pipeline: Pipeline, hook: Receiver, how: str) 
         sql_thread(lab, "replica1", False)
         wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=90, message="firing delivered")
         with pipeline.session() as s, s.begin():  # as PATCH / DELETE /alerts/rules/{id} do
-            found = alert_config.get_rule(s, rule)
+            found = alert_rules.get_rule(s, rule)
             if how == "disabled":
-                alert_config.update_rule(s, found, {"enabled": False}, "ops")
+                alert_rules.update_rule(s, found, {"enabled": False}, "ops")
             else:
-                alert_config.delete_rule(s, found, "ops")
+                alert_rules.delete_rule(s, found, "ops")
         (resolved,) = wait_until(
             lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved sent"
         )

@@ -14,7 +14,7 @@ from datetime import datetime
 import pytest
 from sqlalchemy import select
 
-from lagscope.alerts import rules as alert_config
+from lagscope.alerts import rules as alert_rules
 from lagscope.alerts.state import Phase
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.history.status import InstanceState, cluster_status
@@ -120,7 +120,7 @@ def test_a_stopped_heartbeat_writer_is_not_lag(lab, pipeline: Pipeline):
         )
     assert source_state(pipeline).heartbeat_problem is None
     with pipeline.session() as s, s.begin():
-        rule = alert_config.create_rule(
+        rule = alert_rules.create_rule(
             s,
             {
                 "name": "heartbeat writer stopped",

@@ -1,24 +1,23 @@
-"""Alert rules, silences and webhook targets as the API edits them, and the read side (firing,
-history, delivery log).
+"""Alert rules as the API edits them (targets, silences and the read side: targets.py,
+silences.py, activity.py).
 
 A rule's scope must be consistent (an instance in the named cluster, a channel on the named
-instance) and its targets must exist; webhook URLs must pass the destination allow-list; a
-webhook secret goes in encrypted and never comes out (``has_secret`` only).
+instance) and its targets must exist. Editing or deleting a rule resets its alerts, each
+resolved with a note saying why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from lagscope.alerts.context import build_context
-from lagscope.alerts.delivery_policy import WebhookUrlError, validate_webhook_url
 from lagscope.alerts.payloads import Note, context_to_json
 from lagscope.alerts.readings import METRICS, Subject, at_datetime
 from lagscope.alerts.state import Observation
@@ -30,12 +29,9 @@ from lagscope.models import (
     Channel,
     Cluster,
     Delivery,
-    DeliveryAttempt,
     Instance,
-    Silence,
     WebhookTarget,
 )
-from lagscope.security.secret_box import SecretBox
 
 RULE_FIELDS = (
     "name",
@@ -295,220 +291,3 @@ def _check_scope(session: Session, rule: AlertRule) -> None:
         rule.cluster_id = instance.cluster_id
     if rule.cluster_id is not None and session.get(Cluster, rule.cluster_id) is None:
         raise InvalidInput(f"cluster {rule.cluster_id} does not exist")
-
-
-# Webhook targets ---------------------------------------------------------------------------
-
-
-def get_target(session: Session, target_id: int) -> WebhookTarget:
-    target = session.get(WebhookTarget, target_id)
-    if target is None:
-        raise NotFound(f"webhook target {target_id} does not exist")
-    return target
-
-
-def list_targets(session: Session) -> list[WebhookTarget]:
-    return list(session.scalars(select(WebhookTarget).order_by(WebhookTarget.name)))
-
-
-def _url(url: str, allow: Sequence[str]) -> str:
-    try:
-        return validate_webhook_url(url, allow)
-    except WebhookUrlError as exc:
-        raise InvalidInput(str(exc)) from exc
-
-
-def create_target(
-    session: Session,
-    box: SecretBox,
-    allow: Sequence[str],
-    name: str,
-    kind: str,
-    url: str,
-    secret: str | None,
-    enabled: bool = True,
-) -> WebhookTarget:
-    if session.scalar(select(WebhookTarget.id).where(WebhookTarget.name == name)) is not None:
-        raise Conflict(f"a webhook target named {name!r} exists already")
-    target = WebhookTarget(
-        name=name,
-        kind=kind,
-        url=_url(url, allow),
-        secret_enc=box.encrypt(secret) if secret else "",
-        enabled=enabled,
-        created_at=_now(),
-    )
-    session.add(target)
-    session.flush()
-    return target
-
-
-def update_target(
-    session: Session,
-    box: SecretBox,
-    allow: Sequence[str],
-    target: WebhookTarget,
-    changes: Mapping[str, Any],
-) -> WebhookTarget:
-    """``secret``: a new one replaces it, an empty string removes it; omitted keeps it."""
-    if "name" in changes and changes["name"] != target.name:
-        clash = session.scalar(
-            select(WebhookTarget.id).where(WebhookTarget.name == changes["name"])
-        )
-        if clash is not None:
-            raise Conflict(f"a webhook target named {changes['name']!r} exists already")
-        target.name = changes["name"]
-    if "url" in changes:
-        url = _url(changes["url"], allow)
-        if url != target.url and target.secret_enc and "secret" not in changes:
-            # Signed deliveries to a new URL would hand its owner signatures the old receiver
-            # accepts (over bodies an editor shapes): the secret stays with its receiver.
-            raise InvalidInput(
-                "changing the url of a signed target needs the secret again in the same "
-                "request (the stored one only signs for the url it was entered for); give "
-                '"secret": "" to send unsigned'
-            )
-        target.url = url
-    if "kind" in changes:
-        target.kind = changes["kind"]
-    if "enabled" in changes:
-        target.enabled = changes["enabled"]
-    if "secret" in changes:
-        target.secret_enc = box.encrypt(changes["secret"]) if changes["secret"] else ""
-    session.flush()
-    return target
-
-
-def delete_target(session: Session, target: WebhookTarget) -> None:
-    for rule in session.scalars(select(AlertRule)):
-        if target.id in (rule.target_ids or []):
-            rule.target_ids = [t for t in rule.target_ids if t != target.id]
-    session.delete(target)
-    session.flush()
-
-
-# Silences ----------------------------------------------------------------------------------
-
-
-def list_silences(session: Session, include_expired: bool = False) -> list[Silence]:
-    query = select(Silence).order_by(Silence.ends_at.desc(), Silence.id.desc())
-    if not include_expired:
-        query = query.where(Silence.ends_at > _now())
-    return list(session.scalars(query))
-
-
-def create_silence(session: Session, fields: Mapping[str, Any], author: str) -> Silence:
-    now = _now()
-    starts_at = fields.get("starts_at") or now
-    if fields["ends_at"] <= max(starts_at, now):
-        raise InvalidInput("ends_at must be in the future and after starts_at")
-    silence = Silence(
-        rule_id=fields.get("rule_id"),
-        cluster_id=fields.get("cluster_id"),
-        instance_id=fields.get("instance_id"),
-        channel_id=fields.get("channel_id"),
-        region=fields.get("region"),
-        starts_at=starts_at,
-        ends_at=fields["ends_at"],
-        reason=fields["reason"],
-        author=author,
-        created_at=now,
-    )
-    for column, model in (
-        ("rule_id", AlertRule),
-        ("cluster_id", Cluster),
-        ("instance_id", Instance),
-        ("channel_id", Channel),
-    ):
-        value = getattr(silence, column)
-        if value is not None and session.get(model, value) is None:
-            raise InvalidInput(f"{column} {value} does not exist")
-    session.add(silence)
-    session.flush()
-    return silence
-
-
-def expire_silence(session: Session, silence_id: int) -> Silence:
-    """Ending a silence keeps it in the list of past ones (who muted what, and why)."""
-    silence = session.get(Silence, silence_id)
-    if silence is None:
-        raise NotFound(f"silence {silence_id} does not exist")
-    silence.ends_at = min(silence.ends_at, _now())
-    session.flush()
-    return silence
-
-
-# Read side ---------------------------------------------------------------------------------
-
-
-def firing(session: Session, cluster_id: int | None = None) -> list[tuple[AlertState, AlertRule]]:
-    """Alerts pending or firing now (the overview's badges, the explorer's bands)."""
-    query = (
-        select(AlertState, AlertRule)
-        .join(AlertRule, AlertRule.id == AlertState.rule_id)
-        .outerjoin(Channel, Channel.id == AlertState.channel_id)
-        .where(
-            AlertState.phase.in_(("pending", "firing")),
-            AlertRule.enabled.is_(True),
-            # A channel that went away (RESET REPLICA ALL) is no longer judged: not "firing".
-            or_(AlertState.channel_id.is_(None), Channel.gone_at.is_(None)),
-        )
-        .order_by(AlertState.since)
-    )
-    if cluster_id is not None:
-        query = query.where(AlertState.cluster_id == cluster_id)
-    return [(s, r) for s, r in session.execute(query).all()]
-
-
-def list_events(
-    session: Session,
-    cluster_id: int | None = None,
-    rule_id: int | None = None,
-    before: datetime | None = None,
-    limit: int = 100,
-) -> list[AlertEvent]:
-    query = select(AlertEvent).order_by(AlertEvent.at.desc(), AlertEvent.id.desc()).limit(limit)
-    if cluster_id is not None:
-        query = query.where(AlertEvent.cluster_id == cluster_id)
-    if rule_id is not None:
-        query = query.where(AlertEvent.rule_id == rule_id)
-    if before is not None:
-        query = query.where(AlertEvent.at < before)
-    return list(session.scalars(query))
-
-
-def list_deliveries(
-    session: Session,
-    target_id: int | None = None,
-    event_id: int | None = None,
-    status: str | None = None,
-    limit: int = 100,
-) -> list[tuple[Delivery, list[DeliveryAttempt]]]:
-    query = select(Delivery).order_by(Delivery.id.desc()).limit(limit)
-    if target_id is not None:
-        query = query.where(Delivery.target_id == target_id)
-    if event_id is not None:
-        query = query.where(Delivery.event_id == event_id)
-    if status is not None:
-        query = query.where(Delivery.status == status)
-    deliveries = list(session.scalars(query))
-    attempts: dict[int, list[DeliveryAttempt]] = {d.id: [] for d in deliveries}
-    if deliveries:
-        rows = session.scalars(
-            select(DeliveryAttempt)
-            .where(DeliveryAttempt.delivery_id.in_(attempts))
-            .order_by(DeliveryAttempt.number)
-        )
-        for row in rows:
-            attempts[row.delivery_id].append(row)
-    return [(d, attempts[d.id]) for d in deliveries]
-
-
-def delivery_log(session: Session, delivery_id: int) -> list[DeliveryAttempt]:
-    return list(
-        session.scalars(
-            select(DeliveryAttempt)
-            .where(DeliveryAttempt.delivery_id == delivery_id)
-            .order_by(DeliveryAttempt.number)
-        )
-    )
