@@ -32,6 +32,7 @@ from lagscope.api.routers import (
     stream,
     workers,
 )
+from lagscope.api.routers import annotations as annotation_routes  # `annotations`: __future__'s
 from lagscope.api.stream_slots import StreamSlots
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
@@ -91,6 +92,7 @@ def create_app(
         status,
         series,
         journal,
+        annotation_routes,
         compare,
         stream,
         workers,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from lagscope.api.deps import PrincipalDep, SessionDep
-from lagscope.api.schemas.journal import CompareOut, CompareQuery, compare_out, compare_query
+from lagscope.api.schemas.compare import CompareOut, CompareQuery, compare_out, compare_query
 from lagscope.journal import compare as comparing
 
 router = APIRouter(tags=["compare"])

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Query
 
 from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId
-from lagscope.api.schemas.journal import TimeRange, time_range
 from lagscope.api.schemas.status import ClusterStatusOut, TopologyOut, VerdictsOut, verdicts_out
+from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.history import status, verdicts
 from lagscope.history.series import MAX_POINTS
 

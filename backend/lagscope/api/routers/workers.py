@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 
 from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId, QueryId
-from lagscope.api.schemas.journal import TimeRange, time_range
+from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.api.schemas.workers import (
     GroupCommitOut,
     WorkersHeatmapOut,
