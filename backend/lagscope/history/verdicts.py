@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.buckets import RESOLUTION_US, BucketPlan, choose_resolution, plan_buckets
 from lagscope.analysis.codes import Verdict
+from lagscope.analysis.verdict_runs import Run, bucket_verdict, runs_from_buckets
 from lagscope.config import Retention
 from lagscope.errors import InvalidInput
 from lagscope.history.series import MAX_POINTS, MAX_RANGE, _inline, _int, _IntDiv, _oldest_kept
@@ -30,28 +31,10 @@ from lagscope.inventory.instances import get_cluster
 from lagscope.models import Channel, Instance, Sample, SampleRollup1h, SampleRollup1m
 from lagscope.models.types import to_micros
 
-# Most severe first: a tie between two verdicts in a bucket goes to the one earlier here.
-SEVERITY = (
-    Verdict.BROKEN,
-    Verdict.UNREACHABLE,
-    Verdict.STOPPED,
-    Verdict.RECEIVE_BOUND,
-    Verdict.APPLY_BOUND,
-    Verdict.DELAYED_BY_DESIGN,
-    Verdict.CAUGHT_UP,
-)
-_RANK = {v: i for i, v in enumerate(SEVERITY)}
 _ROLLUPS: dict[str, type[SampleRollup1m] | type[SampleRollup1h]] = {
     "1m": SampleRollup1m,
     "1h": SampleRollup1h,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    start_ms: int
-    end_ms: int
-    verdict: Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,23 +44,6 @@ class ChannelRuns:
     resolution: str
     bucket_ms: int
     runs: list[Run]
-
-
-def bucket_verdict(counts: dict[Verdict, int]) -> Verdict:
-    """The most common verdict; on a tie, the more severe."""
-    return min(counts, key=lambda v: (-counts[v], _RANK[v]))
-
-
-def runs_from_buckets(buckets: Sequence[tuple[int, Verdict]], width_ms: int) -> list[Run]:
-    """(bucket start ms, verdict) in time order → runs; a missing bucket ends a run."""
-    runs: list[Run] = []
-    for start, verdict in buckets:
-        last = runs[-1] if runs else None
-        if last and last.verdict == verdict and last.end_ms == start:
-            runs[-1] = Run(last.start_ms, start + width_ms, verdict)
-        else:
-            runs.append(Run(start, start + width_ms, verdict))
-    return runs
 
 
 def _raw_counts(plan: BucketPlan, keys: Sequence[int], lo_us: int) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lagscope.analysis.codes import Verdict
-from lagscope.history.verdicts import Run, bucket_verdict, runs_from_buckets
+from lagscope.analysis.verdict_runs import Run, bucket_verdict, runs_from_buckets
 
 V = Verdict
 
