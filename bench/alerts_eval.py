@@ -18,12 +18,13 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from lagscope.alerts import rules as alert_rules
+from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.alerts.preview import preview
 from lagscope.db import make_engine, make_session_factory
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, InstanceSample, Sample
-from lagscope.services import alert_config, inventory
-from lagscope.services.alert_eval import evaluate_cluster
-from lagscope.services.alert_preview import preview
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 METRICS = (
@@ -66,7 +67,7 @@ def main() -> None:
             s.flush()
             cluster_id, channel_ids = cluster.id, [c.id for c in channels]
             for metric in METRICS:
-                alert_config.create_rule(
+                alert_rules.create_rule(
                     s, {"name": metric, "metric": metric, "threshold": 30, "for_s": 10}
                 )
         with sessions() as s, s.begin():
@@ -118,7 +119,7 @@ def main() -> None:
             f"p90 {took[int(len(took) * 0.9) - 1] * 1000:.1f} ms"
         )
         with sessions() as s:
-            rule = alert_config.get_rule(s, 1)
+            rule = alert_rules.get_rule(s, 1)
             runs = []
             for _ in range(3):
                 start = time.perf_counter()

@@ -29,10 +29,10 @@ from sqlalchemy import func, select
 
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
+from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab, LabConfig
 from lagscope.models import InstanceSample, Sample
-from lagscope.services import inventory
-from lagscope.services.secrets import store_box
+from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
 REPLICAS_PER_CLUSTER = 4

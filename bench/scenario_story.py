@@ -25,8 +25,8 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
 from lagscope.demo.scenario import parse_phase_seconds, tuning_plan
 from lagscope.demo.scenario_runner import store_figures
+from lagscope.journal import steps as journal
 from lagscope.models import Annotation
-from lagscope.services import journal
 
 
 def one_run(phase_arg: str, load_tps: str | None, tail_s: float) -> dict[str, float]:

@@ -13,7 +13,7 @@ that end "now" also read the tail from the finer tables, as they do in productio
 
 Then, per backend (a temporary SQLite file, and a throwaway PostgreSQL started with
 ``tests/integration/postgres.py`` unless ``--postgres-url`` is given or ``--no-postgres``), for
-each case: the service function :func:`lagscope.services.series.query_series` in a fresh session
+each case: the service function :func:`lagscope.history.series.query_series` in a fresh session
 (``--runs`` times) and the same query as one HTTP round trip through the real API server (uvicorn
 on loopback, bearer token, JSON decoded by the client). Prints p50/p95/max in ms, the table
 chosen, the bucket width and the points per series; the service's CPU time in this process is
@@ -51,10 +51,10 @@ if str(ROOT) not in sys.path:
 from tests.integration.api_stack import api_server  # noqa: E402
 
 from lagscope.db import make_engine, make_session_factory  # noqa: E402
+from lagscope.history.series import query_series  # noqa: E402
+from lagscope.inventory import instances as inventory  # noqa: E402
 from lagscope.models import Channel  # noqa: E402
-from lagscope.services import inventory  # noqa: E402
-from lagscope.services.secrets import SecretBox  # noqa: E402
-from lagscope.services.series import query_series  # noqa: E402
+from lagscope.security.secret_box import SecretBox  # noqa: E402
 from lagscope.store_setup import upgrade  # noqa: E402
 
 MINUTE_US, HOUR_US, DAY_US = 60_000_000, 3_600_000_000, 86_400_000_000

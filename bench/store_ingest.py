@@ -59,11 +59,11 @@ from lagscope.collectors.snapshot import (
 )
 from lagscope.config import Settings
 from lagscope.db import make_engine, make_session_factory
+from lagscope.ingest.reader import Reading
+from lagscope.ingest.recording import record_tick
+from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster, Instance, InstanceSample, Sample
-from lagscope.services import inventory
-from lagscope.services.reading import Reading
-from lagscope.services.recording import record_tick
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 FLAVOR = ServerFlavor("mariadb", (10, 11, 6), "10.11.6-MariaDB-log", "MariaDB Server")

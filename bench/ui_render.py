@@ -37,10 +37,10 @@ from lagscope.api.webui import DEFAULT_DIST
 from lagscope.config import PLACEHOLDER_SECRET, Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Sample
-from lagscope.services import inventory
-from lagscope.services.demo_store import mark_demo_store
-from lagscope.services.secrets import SecretBox
+from lagscope.security.demo_store import mark_demo_store
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 CHROMIUM = "/usr/bin/chromium"

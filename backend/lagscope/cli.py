@@ -174,9 +174,9 @@ def heartbeat(refresh: float) -> None:
 
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
-    from lagscope.services.heartbeat import HeartbeatService
-    from lagscope.services.logins import Backoff
-    from lagscope.services.secrets import store_box
+    from lagscope.ingest.heartbeat import HeartbeatService
+    from lagscope.inventory.server_logins import Backoff
+    from lagscope.security.secret_box import store_box
 
     settings = get_settings()
     sessions = make_session_factory(make_engine(settings.database_url))
@@ -246,7 +246,7 @@ def create_user_command(username: str, role: str, password: str) -> None:
     """Create a user (the first admin, typically)."""
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
-    from lagscope.services.users import create_user
+    from lagscope.security.users import create_user
 
     sessions = make_session_factory(make_engine(get_settings().database_url))
     try:
@@ -267,7 +267,7 @@ def _user_sessions() -> Any:
 
 
 def _user_id(session: Any, username: str) -> int:
-    from lagscope.services.users import find_user
+    from lagscope.security.users import find_user
 
     found = find_user(session, username)
     if found is None:
@@ -305,7 +305,7 @@ def list_users_command() -> None:
 @click.argument("username")
 def disable_user_command(username: str) -> None:
     """Refuse the user's logins and revoke every token they hold, at once."""
-    from lagscope.services import access
+    from lagscope.security import access
 
     _user_change(username, lambda s, uid: access.set_disabled(s, uid, True))
 
@@ -314,7 +314,7 @@ def disable_user_command(username: str) -> None:
 @click.argument("username")
 def enable_user_command(username: str) -> None:
     """Allow the user's logins again (the tokens revoked when disabled stay revoked)."""
-    from lagscope.services import access
+    from lagscope.security import access
 
     _user_change(username, lambda s, uid: access.set_disabled(s, uid, False))
 
@@ -323,7 +323,7 @@ def enable_user_command(username: str) -> None:
 @click.argument("username")
 def delete_user_command(username: str) -> None:
     """Delete the user and every token they hold."""
-    from lagscope.services import access
+    from lagscope.security import access
 
     _user_change(username, access.delete_user)
 
@@ -332,7 +332,7 @@ def delete_user_command(username: str) -> None:
 @click.argument("username")
 @click.argument("role", type=click.Choice(["viewer", "editor", "admin"]))
 def set_role_command(username: str, role: str) -> None:
-    from lagscope.services import access
+    from lagscope.security import access
 
     _user_change(username, lambda s, uid: access.set_role(s, uid, role))
 
@@ -349,7 +349,7 @@ def set_role_command(username: str, role: str) -> None:
 )
 def set_password_command(username: str, password: str) -> None:
     """A new password; every token the user holds is revoked."""
-    from lagscope.services import access
+    from lagscope.security import access
 
     _user_change(username, lambda s, uid: access.set_password(s, uid, password))
 
@@ -418,8 +418,8 @@ def rotate_command(dry_run: bool) -> None:
     none of them, nothing is changed and each is named (exit status 2). Prints the counts.
     """
     from lagscope.config import get_settings
-    from lagscope.services.rotation import RotationRefused, rotate_credentials
-    from lagscope.services.secrets import SecretBox, ensure_salt
+    from lagscope.security.key_rotation import RotationRefused, rotate_credentials
+    from lagscope.security.secret_box import SecretBox, ensure_salt
 
     settings = get_settings()
     try:
@@ -537,7 +537,7 @@ def scenario(
     from lagscope.demo import external
     from lagscope.demo.run import TUNING_LOAD_THREADS, TUNING_LOAD_TPS
     from lagscope.demo.scenario import parse_phase_seconds, plan_for
-    from lagscope.services.secrets import store_box
+    from lagscope.security.secret_box import store_box
 
     def password(account: str) -> str:
         return os.environ.get(f"LAGSCOPE_SCENARIO_{account}_PASSWORD", "")

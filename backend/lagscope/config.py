@@ -28,6 +28,26 @@ class Retention:
     hour_days: float
 
 
+@dataclass(frozen=True, slots=True)
+class PeriodicJob:
+    """One of beat's periodic jobs: its schedule entry, the Celery task it sends (the explicit
+    ``name=`` of the task, so a module move orphans nothing) and how often (seconds)."""
+
+    name: str
+    task: str
+    every_s: float
+
+
+# Beat's periodic jobs: (schedule entry, task name, the setting that says how often). The one
+# table tasks/app.py builds the schedule from; each interval is a setting, LAGSCOPE_<FIELD>.
+PERIODIC_JOBS = (
+    ("dispatch-polls", "lagscope.dispatch_polls", "dispatch_every_s"),
+    ("rollup", "lagscope.rollup", "rollup_every_s"),
+    ("retention", "lagscope.enforce_retention", "retention_every_s"),
+    ("sweep-deliveries", "lagscope.sweep_deliveries", "delivery_sweep_every_s"),
+)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LAGSCOPE_", extra="ignore")
 
@@ -72,6 +92,13 @@ class Settings(BaseSettings):
     # … and after this many refusals in a row, not at all until someone acts (a new password,
     # re-enabling the instance, retry-login; a new heartbeat password for the writer).
     login_give_up_after: PositiveInt = 10
+    # Beat's periodic jobs (seconds; PERIODIC_JOBS names the task each one sends): dispatching
+    # the due clusters' polls, the 1-minute and 1-hour rollups, retention, and re-queueing
+    # pending webhook deliveries whose queued task was lost (killed worker, flushed broker).
+    dispatch_every_s: PositiveFloat = 1.0
+    rollup_every_s: PositiveFloat = 60.0
+    retention_every_s: PositiveFloat = 3600.0
+    delivery_sweep_every_s: PositiveFloat = 15.0
     # Retention per table (DESIGN.md §5).
     retention_raw_days: float = 3.0
     retention_1m_days: float = 60.0
@@ -130,6 +157,11 @@ class Settings(BaseSettings):
 
     def retention(self) -> Retention:
         return Retention(self.retention_raw_days, self.retention_1m_days, self.retention_1h_days)
+
+    def periodic_jobs(self) -> tuple[PeriodicJob, ...]:
+        return tuple(
+            PeriodicJob(name, task, getattr(self, field)) for name, task, field in PERIODIC_JOBS
+        )
 
     @field_validator("database_url")
     @classmethod

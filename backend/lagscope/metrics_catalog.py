@@ -3,20 +3,20 @@
 Bottom floor: this module imports nothing from Lagscope, so any layer may read it. The lists
 that used to be written by hand in several files are derived from it:
 
-- the series whitelist (``services/series.py``) and the API's ``MetricName`` enum
+- the series whitelist (``history/series.py``) and the API's ``MetricName`` enum
   (``api/schemas/series.py``, hence the OpenAPI document and the generated TypeScript);
-- the per-channel sample row (``services/recording.py``) and the rollup select
-  (``services/maintenance.py``);
-- the Prometheus channel gauges (``services/metrics.py``);
-- the channel values the live status copies from the newest sample (``services/status.py``);
-- the alert metric lists (``services/alert_readings.py``, ``api/schemas/alerts.py``; the UI's
+- the per-channel sample row (``ingest/recording.py``) and the rollup select
+  (``ingest/rollups.py``);
+- the Prometheus channel gauges (``history/prometheus.py``);
+- the channel values the live status copies from the newest sample (``history/status.py``);
+- the alert metric lists (``alerts/readings.py``, ``api/schemas/alerts.py``; the UI's
   rule form is checked against the generated OpenAPI enum by a Vitest test).
 
 ``tests/unit/test_metrics_catalog.py`` fails when a table, a dataclass or a schema drifts from
 the rows here. Adding a stored per-channel value read from the server (``relay_log_space``)
 takes: the collector's column (``collectors/dialect.py``), the snapshot field
 (``collectors/snapshot.py``), the ORM column and its migration, a row here, and, when it is
-streamed, the live status fields (``services/status.py``, ``api/schemas/live.py``).
+streamed, the live status fields (``history/status.py``, ``api/schemas/status.py``).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ ALERTS: tuple[AlertMetric, ...] = (
     # longer advances, analysis/heartbeat.py), else 0: the heartbeat lag is then ignored.
     AlertMetric("heartbeat_writer_stale", "instance"),
     # Poll intervals with no reading (threshold N: fires after N missed polls); judged by the
-    # API process (services/alert_watchdog.py), so it fires when the worker or beat has stopped.
+    # API process (alerts/watchdog.py), so it fires when the worker or beat has stopped.
     AlertMetric("polling_stopped", "instance", watchdog=True),
 )
 

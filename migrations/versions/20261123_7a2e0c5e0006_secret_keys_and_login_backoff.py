@@ -25,7 +25,7 @@ down_revision: str | None = "7a1c0c5e0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# Frozen copy of lagscope.services.secrets.KDF at this revision (a migration must not change
+# Frozen copy of lagscope.security.secret_box.KDF at this revision (a migration must not change
 # when the code does).
 KDF = "scrypt:n=16384,r=8,p=1"
 

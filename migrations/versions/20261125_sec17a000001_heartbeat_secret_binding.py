@@ -45,17 +45,11 @@ def upgrade() -> None:
     with op.batch_alter_table("clusters", schema=None) as batch_op:
         batch_op.add_column(sa.Column("heartbeat_password_target", sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column("heartbeat_password_cleared", sa.Text(), nullable=True))
+        batch_op.add_column(sa.Column("heartbeat_login_state", sa.String(length=32), nullable=True))
         batch_op.add_column(
-            sa.Column("heartbeat_login_state", sa.String(length=32), nullable=True)
+            sa.Column("heartbeat_login_failures", sa.Integer(), server_default="0", nullable=False)
         )
-        batch_op.add_column(
-            sa.Column(
-                "heartbeat_login_failures", sa.Integer(), server_default="0", nullable=False
-            )
-        )
-        batch_op.add_column(
-            sa.Column("heartbeat_next_attempt_at", sa.BigInteger(), nullable=True)
-        )
+        batch_op.add_column(sa.Column("heartbeat_next_attempt_at", sa.BigInteger(), nullable=True))
     bind = op.get_bind()
     stored = bind.execute(
         sa.select(_clusters.c.id).where(_clusters.c.heartbeat_password_enc.is_not(None))

@@ -136,11 +136,11 @@ def test_a_target_url_is_shown_redacted_and_changed_by_re_entering_it(page: Page
 def test_edit_a_rule_preview_it_and_see_the_change_listed(page: Page, api: ApiServer):
     from sqlalchemy import select
 
+    from lagscope.alerts import rules as alert_rules
     from lagscope.models import AlertRule
-    from lagscope.services import alert_config
 
     with api.sessions() as s, s.begin():
-        rule_id = alert_config.create_rule(
+        rule_id = alert_rules.create_rule(
             s, {"name": "lag to edit", "metric": "lag", "threshold": 30, "for_s": 60}
         ).id
     page.goto("/alerts")

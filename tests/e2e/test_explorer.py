@@ -307,12 +307,12 @@ def test_live_range_follows_the_stream_without_refetching(page: Page, pipeline: 
 def test_a_firing_alert_is_a_band_on_the_lag_chart(
     page: Page, pipeline: Pipeline, api: ApiServer, lab: Lab, replica1
 ):
+    from lagscope.alerts import rules as alert_rules
     from lagscope.models import AlertRule
-    from lagscope.services import alert_config
 
     name = "band: SQL thread stopped"
     with api.sessions() as s, s.begin():
-        rule_id = alert_config.create_rule(
+        rule_id = alert_rules.create_rule(
             s,
             {
                 "name": name,
@@ -347,5 +347,5 @@ def test_a_firing_alert_is_a_band_on_the_lag_chart(
         with api.sessions() as s, s.begin():
             rule = s.get(AlertRule, rule_id)
             if rule is not None:
-                alert_config.delete_rule(s, rule)
+                alert_rules.delete_rule(s, rule)
     lab.wait_caught_up(timeout_s=60)

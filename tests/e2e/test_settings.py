@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, Request, expect
 
-from lagscope.services import users
+from lagscope.security import users
 from tests.integration.api_stack import ApiServer
 
 from .conftest import shot

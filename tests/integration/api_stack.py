@@ -22,7 +22,7 @@ from lagscope.api.serve import server_config
 from lagscope.config import PLACEHOLDER_SECRET, Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
-from lagscope.services.demo_store import mark_demo_store
+from lagscope.security.demo_store import mark_demo_store
 from lagscope.store_setup import upgrade
 
 ADMIN = ("admin", "admin-password-1")

@@ -19,9 +19,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.db import make_engine, make_session_factory
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Instance, InstanceSample, Sample
-from lagscope.services import inventory
-from lagscope.services.secrets import store_box
+from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
 from .stack import ManagedProcess, RedisServer, lagscope_command

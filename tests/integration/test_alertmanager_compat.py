@@ -22,6 +22,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from lagscope.alerts import delivery as alert_delivery
+from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.alerts.payloads import (
     AM_RESEND_S,
     AM_VALID_FOR_S,
@@ -35,9 +37,7 @@ from lagscope.alerts.payloads import (
 )
 from lagscope.config import Settings
 from lagscope.models import Delivery, WebhookTarget
-from lagscope.services import alert_delivery
-from lagscope.services.alert_eval import evaluate_cluster
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 from .receiver import Receiver, receiver
 from .stack import ManagedProcess, free_port

@@ -17,6 +17,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from lagscope.alerts import rules as alert_rules
+from lagscope.alerts import targets as alert_targets
 from lagscope.models import (
     AlertEvent,
     AlertRule,
@@ -26,8 +28,7 @@ from lagscope.models import (
     Instance,
     ParamChange,
 )
-from lagscope.services import alert_config
-from lagscope.services.secrets import store_box
+from lagscope.security.secret_box import store_box
 
 from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
 from .receiver import Receiver, receiver
@@ -61,7 +62,7 @@ def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
 
 def target(pipe: Pipeline, hook: Receiver, name: str) -> int:
     with pipe.session() as s, s.begin():
-        made = alert_config.create_target(
+        made = alert_targets.create_target(
             s,
             store_box(pipe.sessions, SECRET),
             ["127.0.0.1"],
@@ -92,7 +93,7 @@ def rules(pipeline: Pipeline) -> Iterator[list[int]]:
 
 def add_rule(pipe: Pipeline, made: list[int], target_id: int, **fields: Any) -> int:
     with pipe.session() as s, s.begin():
-        rule = alert_config.create_rule(s, {**fields, "target_ids": [target_id]})
+        rule = alert_rules.create_rule(s, {**fields, "target_ids": [target_id]})
         made.append(rule.id)
         return rule.id
 
@@ -273,11 +274,11 @@ def _switched_off_or_deleted(lab, pipeline: Pipeline, hook: Receiver, how: str) 
         sql_thread(lab, "replica1", False)
         wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=90, message="firing delivered")
         with pipeline.session() as s, s.begin():  # as PATCH / DELETE /alerts/rules/{id} do
-            found = alert_config.get_rule(s, rule)
+            found = alert_rules.get_rule(s, rule)
             if how == "disabled":
-                alert_config.update_rule(s, found, {"enabled": False}, "ops")
+                alert_rules.update_rule(s, found, {"enabled": False}, "ops")
             else:
-                alert_config.delete_rule(s, found, "ops")
+                alert_rules.delete_rule(s, found, "ops")
         (resolved,) = wait_until(
             lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved sent"
         )

@@ -19,12 +19,16 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from lagscope.alerts import delivery as alert_delivery
+from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.alerts.payloads import context_from_json
 from lagscope.analysis.channel_metrics import unreachable_metrics
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.config import Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.errors import Conflict
+from lagscope.ingest import recording
+from lagscope.inventory import instances as inventory
 from lagscope.models import (
     AlertEvent,
     AlertRule,
@@ -39,9 +43,7 @@ from lagscope.models import (
     Silence,
     WebhookTarget,
 )
-from lagscope.services import alert_delivery, inventory, recording
-from lagscope.services.alert_eval import evaluate_cluster
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from lagscope.models import ApiToken, LoginThrottle
-from lagscope.services import users
+from lagscope.security import users
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .waiting import wait_until

@@ -14,7 +14,7 @@ import pytest
 
 from lagscope.alerts.delivery_policy import HIDDEN_NETWORK
 from lagscope.models import AlertState, Channel, Sample
-from lagscope.services import users
+from lagscope.security import users
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .receiver import Receiver, receiver

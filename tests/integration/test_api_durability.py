@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import insert
 
+from lagscope.inventory import instances as inventory
 from lagscope.models import InstanceSample, ParamValue
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 from .api_stack import api_server, sqlite_url
 

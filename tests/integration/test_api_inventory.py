@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from lagscope.models import Instance
-from lagscope.services import users
+from lagscope.security import users
 
 from .api_stack import ApiServer, api_server, sqlite_url
 

@@ -20,10 +20,11 @@ from sqlalchemy import select
 
 from lagscope.analysis.codes import Verdict
 from lagscope.demo.load import WriteLoad
+from lagscope.inventory import instances as inventory
+from lagscope.journal import steps as journal_service
 from lagscope.models import Channel, Instance, ParamChange, Sample
-from lagscope.services import inventory, users
-from lagscope.services import journal as journal_service
-from lagscope.services.secrets import SecretBox
+from lagscope.security import users
+from lagscope.security.secret_box import SecretBox
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .pipeline_stack import Pipeline, now, start_pipeline

@@ -20,11 +20,11 @@ from sqlalchemy import func, select
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.analysis.eta import eta
 from lagscope.db import make_engine, make_session_factory
+from lagscope.history.status import FEED_BATCH, FEED_LOOKBACK, open_feed
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Sample
 from lagscope.models.types import from_micros, to_micros
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
-from lagscope.services.status import FEED_BATCH, FEED_LOOKBACK, open_feed
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 from .api_stack import ApiServer, api_server, sqlite_url

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from lagscope.models import LoginThrottle
-from lagscope.services import users
+from lagscope.security import users
 
 from .api_stack import ADMIN, ApiServer, api_server, sqlite_url
 from .waiting import wait_until

@@ -27,11 +27,12 @@ from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.targets import AllowList
 from lagscope.demo.processes import free_port
 from lagscope.errors import ServerUnreachable
+from lagscope.ingest.reader import ClusterReader
+from lagscope.ingest.tick import poll_cluster
+from lagscope.inventory import instances as inventory
 from lagscope.models import Instance
-from lagscope.services import inventory, users
-from lagscope.services.polling import poll_cluster
-from lagscope.services.reading import ClusterReader
-from lagscope.services.secrets import store_box
+from lagscope.security import users
+from lagscope.security.secret_box import store_box
 from tests.unit.fake_mysql import FakeMySQL
 
 from .api_stack import SECRET, ApiServer, api_server, sqlite_url

@@ -28,10 +28,10 @@ from sqlalchemy import URL, insert
 
 from lagscope.analysis.codes import Verdict
 from lagscope.api.schemas.series import SeriesResponse
+from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab
 from lagscope.models import Channel, InstanceSample, Sample, SampleRollup1h, SampleRollup1m
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .postgres import start_postgres

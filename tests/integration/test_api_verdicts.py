@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import insert
 
 from lagscope.analysis.codes import Verdict
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Sample, SampleRollup1m
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 from .api_stack import ApiServer, api_server, sqlite_url
 

@@ -21,10 +21,11 @@ from sqlalchemy import func, select
 from lagscope.config import Retention
 from lagscope.demo.load import WriteLoad
 from lagscope.errors import AccessDenied
+from lagscope.ingest import rollups as maintenance
+from lagscope.ingest.workers import record_workers
+from lagscope.inventory import instances as inventory
 from lagscope.models import ApplierWorkerSample, Channel, Instance, Sample
-from lagscope.services import inventory, maintenance
-from lagscope.services.secrets import SecretBox, store_box
-from lagscope.services.workers import record_workers
+from lagscope.security.secret_box import SecretBox, store_box
 
 from ..unit.test_recorded_flavors import load, replay
 from .api_stack import ApiServer, api_server, sqlite_url

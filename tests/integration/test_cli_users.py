@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from lagscope.services import users
+from lagscope.security import users
 from lagscope.store_setup import upgrade
 
 pytestmark = pytest.mark.integration

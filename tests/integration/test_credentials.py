@@ -23,9 +23,9 @@ import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import func, select
 
+from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Cluster, Instance, InstanceSample, Sample, WebhookTarget
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox, store_salt
+from lagscope.security.secret_box import SecretBox, store_salt
 
 from .api_stack import ApiServer, api_server
 from .pipeline_stack import Pipeline, now, start_pipeline

@@ -16,8 +16,8 @@ from lagscope.api.middleware import demo_host_allowed
 from lagscope.config import Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.errors import Conflict, InvalidInput
-from lagscope.services import users
-from lagscope.services.demo_store import is_demo_store, mark_demo_store
+from lagscope.security import users
+from lagscope.security.demo_store import is_demo_store, mark_demo_store
 from lagscope.store_setup import upgrade
 
 from .api_stack import ApiServer, api_server, sqlite_url

@@ -23,10 +23,10 @@ from sqlalchemy import select, text, update
 from lagscope.collectors.executor import ConnectionSpec
 from lagscope.db import make_engine, make_session_factory
 from lagscope.errors import LoginRefused
+from lagscope.ingest.heartbeat import HeartbeatService, writer_plans
+from lagscope.inventory.server_logins import Backoff
 from lagscope.models import Cluster, Instance
-from lagscope.services.heartbeat import HeartbeatService, writer_plans
-from lagscope.services.logins import Backoff
-from lagscope.services.secrets import store_box
+from lagscope.security.secret_box import store_box
 from tests.unit.fake_mysql import FakeMySQL
 
 from .api_stack import SECRET, ApiServer, api_server, sqlite_url

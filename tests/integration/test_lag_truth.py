@@ -14,11 +14,11 @@ from datetime import datetime
 import pytest
 from sqlalchemy import select
 
+from lagscope.alerts import rules as alert_rules
 from lagscope.alerts.state import Phase
 from lagscope.analysis.codes import LagSource, Verdict
+from lagscope.history.status import InstanceState, cluster_status
 from lagscope.models import AlertRule, AlertState, Instance, Sample
-from lagscope.services import alert_config
-from lagscope.services.status import InstanceState, cluster_status
 
 from .pipeline_stack import Pipeline, now, start_pipeline
 from .waiting import wait_until
@@ -120,7 +120,7 @@ def test_a_stopped_heartbeat_writer_is_not_lag(lab, pipeline: Pipeline):
         )
     assert source_state(pipeline).heartbeat_problem is None
     with pipeline.session() as s, s.begin():
-        rule = alert_config.create_rule(
+        rule = alert_rules.create_rule(
             s,
             {
                 "name": "heartbeat writer stopped",

@@ -23,6 +23,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.analysis.codes import Verdict
 from lagscope.config import Retention
 from lagscope.db import make_engine, make_session_factory
+from lagscope.ingest.rollups import enforce_retention, roll_up
+from lagscope.inventory import instances as inventory
 from lagscope.models import (
     Channel,
     InstanceSample,
@@ -30,9 +32,7 @@ from lagscope.models import (
     SampleRollup1h,
     SampleRollup1m,
 )
-from lagscope.services import inventory
-from lagscope.services.maintenance import enforce_retention, roll_up
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 pytestmark = pytest.mark.integration

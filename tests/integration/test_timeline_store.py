@@ -25,11 +25,11 @@ from lagscope.collectors.snapshot import (
     IoState,
 )
 from lagscope.db import make_engine, make_session_factory
+from lagscope.ingest.reader import Reading
+from lagscope.ingest.source_progress import channel_timeline, record_progress, record_sources
+from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster, Instance, SourceProgress
-from lagscope.services import inventory
-from lagscope.services.reading import Reading
-from lagscope.services.secrets import SecretBox
-from lagscope.services.timeline import channel_timeline, record_progress, record_sources
+from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
 pytestmark = pytest.mark.integration

@@ -23,12 +23,12 @@ from lagscope.collectors.heartbeat_writer import HeartbeatWriter
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import AccessDenied, ClearTextAuthRefused, TlsFailed
+from lagscope.ingest.heartbeat import writer_plans
+from lagscope.inventory.instances import connection_spec
 from lagscope.lab import Lab, LabConfig, servers
 from lagscope.lab.certs import make_ca
 from lagscope.models import Instance
-from lagscope.services.heartbeat import writer_plans
-from lagscope.services.inventory import connection_spec
-from lagscope.services.secrets import store_box
+from lagscope.security.secret_box import store_box
 
 from .api_stack import ApiServer, api_server, sqlite_url
 

@@ -3,7 +3,7 @@
 Read by the code means: a field of :class:`lagscope.config.Settings` (pydantic-settings reads it as
 ``LAGSCOPE_<FIELD>``); a string literal that is a whole ``LAGSCOPE_*`` name in the Python of
 ``backend/``, ``migrations/``, ``bench/``, ``scripts/`` and the tests' fixtures (``os.environ``,
-click's ``envvar=``, the beat schedule's overrides, the environment handed to child processes); an
+click's ``envvar=``, the environment handed to child processes); an
 f-string that builds one (``f"LAGSCOPE_SCENARIO_{account}_PASSWORD"``: any table name it matches
 counts); and any ``LAGSCOPE_*`` in the deployment files (Makefile, Dockerfile, docker-compose.yml,
 deploy/, the UI's vite config). Names inside docstrings and messages are prose, not reads: a

@@ -26,11 +26,11 @@ from lagscope.collectors.snapshot import (
     IoState,
     SourceStatus,
 )
+from lagscope.ingest.reader import Reading
+from lagscope.ingest.recording import record_tick
+from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Cluster
-from lagscope.services import inventory
-from lagscope.services.reading import Reading
-from lagscope.services.recording import record_tick
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 U = "3e11fa47-71ca-11e1-9e33-c80aa9429562"

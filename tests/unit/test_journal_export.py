@@ -7,9 +7,9 @@ import io
 from datetime import UTC, datetime, timedelta
 
 from lagscope.analysis.impact import Impact, ImpactVerdict, WindowStats
+from lagscope.journal.export import export, seconds, table, to_csv, to_markdown
+from lagscope.journal.steps import ChannelImpact, Entry, Journal, JournalSettings, Step
 from lagscope.models import Channel, Cluster, Instance, ParamChange
-from lagscope.services.journal import ChannelImpact, Entry, Journal, JournalSettings, Step
-from lagscope.services.journal_export import export, seconds, table, to_csv, to_markdown
 
 AT = datetime(2030, 1, 1, 10, 41, 7, tzinfo=UTC)
 

@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lagscope.errors import InvalidInput
-from lagscope.models import Annotation, ParamChange
-from lagscope.services.journal import (
+from lagscope.history.window import window_error
+from lagscope.journal.steps import (
     Event,
     JournalSettings,
     group_events,
     merge_spans,
-    window_error,
 )
+from lagscope.models import Annotation, ParamChange
 
 T = datetime(2030, 1, 1, tzinfo=UTC)
 

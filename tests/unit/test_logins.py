@@ -13,10 +13,12 @@ from sqlalchemy.orm import Session
 from lagscope.collectors.executor import ConnectionSpec
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
 from lagscope.errors import ClearTextAuthRefused, CollectorError, LoginRefused, Sha2AuthRefused
+from lagscope.ingest import login_backoff
+from lagscope.ingest.reader import ClusterReader, Reading, Target
+from lagscope.inventory import instances as inventory
+from lagscope.inventory import server_logins as logins
 from lagscope.models import Base, Instance
-from lagscope.services import inventory, logins
-from lagscope.services.reading import ClusterReader, Reading, Target
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -51,17 +53,21 @@ def test_refusals_schedule_the_next_try_and_a_login_resets():
     row, backoff = instance(), logins.Backoff(base_s=1.0, max_s=300.0)
     at = T0
     for n, expected in enumerate([1, 2, 4, 8], start=1):
-        logins.note(row, refused(at), backoff)
+        login_backoff.note(row, refused(at), backoff)
         assert row.login_state == logins.ACCESS_DENIED and row.login_failures == n
         assert row.next_attempt_at == at + timedelta(seconds=expected)
         assert logins.waiting(row, at + timedelta(seconds=expected - 0.5))
         assert not logins.waiting(row, at + timedelta(seconds=expected))
         at += timedelta(seconds=expected)
     # The server was down at the next try: nothing is known about the password, nothing counts.
-    logins.note(row, Reading(7, at.timestamp(), error="x", error_kind="ServerUnreachable"), backoff)
+    login_backoff.note(
+        row, Reading(7, at.timestamp(), error="x", error_kind="ServerUnreachable"), backoff
+    )
     assert row.login_failures == 4 and row.login_state == logins.ACCESS_DENIED
     # A statement refused after login: the credentials work.
-    logins.note(row, Reading(7, at.timestamp(), error="x", error_kind="AccessDenied"), backoff)
+    login_backoff.note(
+        row, Reading(7, at.timestamp(), error="x", error_kind="AccessDenied"), backoff
+    )
     assert (row.login_state, row.login_failures, row.next_attempt_at) == (logins.OK, 0, None)
 
 
@@ -72,25 +78,25 @@ def test_a_withheld_password_backs_off_like_a_refused_one(kind):
     before someone edits the instance, so it is not retried every tick either."""
     row, backoff = instance(), logins.Backoff(base_s=1.0, max_s=300.0)
     withheld = Reading(7, T0.timestamp(), error="h:1: server asked for …", error_kind=kind)
-    logins.note(row, withheld, backoff)
+    login_backoff.note(row, withheld, backoff)
     assert row.login_state == logins.ACCESS_DENIED and row.login_failures == 1
     assert logins.waiting(row, T0 + timedelta(seconds=0.5))
 
 
 def test_unreadable_credentials_and_their_recovery():
     row, backoff = instance(), logins.DEFAULT_BACKOFF
-    logins.note(row, logins.unreadable(row, T0, "no key"), backoff)
+    login_backoff.note(row, login_backoff.unreadable(row, T0, "no key"), backoff)
     assert row.login_state == logins.CREDENTIALS_UNREADABLE
     assert not logins.waiting(row, T0)  # nothing was sent: no back-off, re-checked every tick
     later = Reading(7, T0.timestamp(), error="down", error_kind="ServerUnreachable")
-    logins.note(row, later, backoff)
+    login_backoff.note(row, later, backoff)
     assert row.login_state is None
 
 
 def test_new_credentials_reset_the_back_off():
     row = instance()
     for _ in range(5):
-        logins.note(row, refused(T0), logins.DEFAULT_BACKOFF)
+        login_backoff.note(row, refused(T0), logins.DEFAULT_BACKOFF)
     logins.reset(row)
     assert (row.login_state, row.login_failures, row.next_attempt_at) == (None, 0, None)
     assert not logins.waiting(row, T0)
@@ -161,7 +167,7 @@ class RefusingExecutor:
 
 @pytest.mark.parametrize("error", [LoginRefused, ClearTextAuthRefused, Sha2AuthRefused])
 def test_the_heartbeat_writer_ends_at_a_refused_login_and_says_so(error):
-    """One login, then the run ends: when to try again is the store's back-off (services/
+    """One login, then the run ends: when to try again is the store's back-off (ingest/
     heartbeat.py), not this thread's memory. A password Lagscope withheld (clear-text or SHA-2
     without a verified server) ends it alike: the dropped handshake counts on the server."""
     made: list[RefusingExecutor] = []
@@ -188,7 +194,7 @@ def test_refusals_give_up_after_the_cap_until_someone_acts():
     at = T0
     recorded = []
     for _ in range(10):
-        recorded.append(logins.note(row, refused(at), backoff))
+        recorded.append(login_backoff.note(row, refused(at), backoff))
         assert row.login_state == logins.ACCESS_DENIED
         if row.next_attempt_at is not None:
             at = row.next_attempt_at
@@ -202,7 +208,7 @@ def test_refusals_give_up_after_the_cap_until_someone_acts():
     assert "not tried again until the instance's password is edited" in said
     assert "POST /api/v1/instances/7/retry-login" in said
     row.last_error = said
-    assert logins.backing_off(row, at).error == said  # kept as it is, tick after tick
+    assert login_backoff.backing_off(row, at).error == said  # kept as it is, tick after tick
     logins.reset(row)  # a new password, re-enabled, or retry-login
     assert not logins.waiting(row, at) and row.login_failures == 0
 
@@ -222,7 +228,7 @@ def test_a_stronger_tls_resets_the_back_off(tmp_path, change):
         cluster = inventory.create_cluster(session, "c")
         row = inventory.add_instance(session, box, cluster, "r", "h", 1, "u", "pw")
         for _ in range(3):
-            logins.note(
+            login_backoff.note(
                 row,
                 Reading(row.id, T0.timestamp(), error="x", error_kind="Sha2AuthRefused"),
                 logins.DEFAULT_BACKOFF,

@@ -11,12 +11,15 @@ import typing
 from dataclasses import fields
 from pathlib import Path
 
+from lagscope.alerts import readings as alert_readings
 from lagscope.analysis.channel_metrics import ChannelMetrics
 from lagscope.analysis.rollup import Bucket, RawPoint
 from lagscope.api.schemas.alerts import Metric as AlertMetricName
-from lagscope.api.schemas.live import ChannelStatusOut
 from lagscope.api.schemas.series import MetricName
+from lagscope.api.schemas.status import ChannelStatusOut
 from lagscope.collectors.snapshot import ChannelStatus
+from lagscope.history import prometheus as metrics
+from lagscope.history import series, status
 from lagscope.metrics_catalog import (
     ALERT_NAMES,
     ALERTS,
@@ -31,7 +34,6 @@ from lagscope.metrics_catalog import (
     rollup_columns,
 )
 from lagscope.models import InstanceSample, Sample, SampleRollup1m
-from lagscope.services import alert_readings, metrics, series, status
 
 ROOT = Path(__file__).resolve().parents[2]
 

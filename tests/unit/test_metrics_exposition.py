@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from prometheus_client.parser import text_string_to_metric_families
 
 from lagscope.analysis.codes import LagSource, Verdict
-from lagscope.services.metrics import ChannelPoint, InstancePoint, exposition
+from lagscope.history.prometheus import ChannelPoint, InstancePoint, exposition
 
 AT = datetime(2024, 5, 1, 12, 0, 0, 250000, tzinfo=UTC)
 

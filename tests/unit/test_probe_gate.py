@@ -7,7 +7,7 @@ import pytest
 
 from lagscope.collectors.executor import ConnectionSpec
 from lagscope.errors import Overloaded, ServerUnreachable, Throttled
-from lagscope.services import probe as probe_service
+from lagscope.inventory import probe as probe_service
 
 
 class Clock:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lagscope.collectors.executor import ConnectionSpec
-from lagscope.services.reading import ClusterReader, Target
+from lagscope.ingest.reader import ClusterReader, Target
 
 from .fakes import FakeExecutor
 from .test_poller import mariadb_answers

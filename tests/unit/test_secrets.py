@@ -11,8 +11,8 @@ from cryptography.fernet import Fernet, InvalidToken
 from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable
 from lagscope.models import Base
-from lagscope.services.rotation import ENCRYPTED_COLUMNS
-from lagscope.services.secrets import KDF, SecretBox
+from lagscope.security.key_rotation import ENCRYPTED_COLUMNS
+from lagscope.security.secret_box import KDF, SecretBox
 
 NEW = "new-key-9f3c1a7e5b2d4068-Kp2Lq8Zx0Ws"
 OLD = "old-key-1b2c3d4e5f607182-Mn4Rt6Yu8Io"

@@ -25,7 +25,7 @@ from lagscope.analysis.buckets import (
     plan_buckets,
 )
 from lagscope.api.schemas.series import MetricName, SeriesQuery
-from lagscope.services.series import (
+from lagscope.history.series import (
     METRICS,
     Point,
     _IntDiv,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from lagscope.collectors.connection import ConnectionSpec
+from lagscope.inventory.instances import stored_password_refusal, tls_of
 from lagscope.models import Instance
-from lagscope.services.inventory import stored_password_refusal, tls_of
 
 
 def stored(**changes: object) -> Instance:
@@ -107,7 +107,7 @@ def test_another_pinned_public_key_may_not() -> None:
 
 
 def test_every_connection_to_an_instance_carries_its_pin() -> None:
-    """Polls (connection_spec) and the heartbeat writer (services/heartbeat.py builds its spec
+    """Polls (connection_spec) and the heartbeat writer (ingest/heartbeat.py builds its spec
     from tls_of(source)) use the instance's pinned key, like its TLS setting."""
     pinned = stored(tls="preferred", server_public_key_path="/ca/db1.pem")
     spec = ConnectionSpec("db1.example", **tls_of(pinned))

@@ -3,7 +3,7 @@ never one per username alone; an IPv6 client counts by its /64."""
 
 from __future__ import annotations
 
-from lagscope.services.throttle import client_key, keys
+from lagscope.security.login_throttle import client_key, keys
 
 
 def test_keys_pair_the_username_with_the_client_and_never_stand_alone():

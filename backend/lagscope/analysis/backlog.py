@@ -4,7 +4,7 @@ Pure decisions for the comparison of two channels under one load: the backlog sp
 ``not_received`` (the IO side: the network, or the replica's own relay-log writes) and
 ``received_not_applied`` (the SQL side: apply). The other channel is the control: a far replica
 with far more not received than the near one is network-bound; two that receive alike are not.
-services/compare.py loads the samples and words the conclusion.
+journal/compare.py loads the samples and words the conclusion.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Series bucket planning: which table (raw, 1 m, 1 h) and which buckets answer a series query.
 
-Pure; services/series.py runs the SQL the plan describes (DESIGN.md §5: the coarsest table that
+Pure; history/series.py runs the SQL the plan describes (DESIGN.md §5: the coarsest table that
 still gives the requested number of points, at most ``points`` buckets).
 """
 

@@ -1,6 +1,6 @@
 """Tuning steps as the journal sees them: which events make one step, and what a step can touch.
 
-Pure: the journal (services/journal.py) loads the events and samples; these decide.
+Pure: the journal (journal/steps.py) loads the events and samples; these decide.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The HTTP API: FastAPI app, thin routers over services, one error mapping, auth."""
+"""The HTTP API: FastAPI app, thin routers over the contexts, one error mapping, auth."""

@@ -15,6 +15,7 @@ from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope import __version__
+from lagscope.alerts.watchdog import Watchdog
 from lagscope.api import problems, webui
 from lagscope.api.middleware import DemoHostMiddleware, EdgeMiddleware
 from lagscope.api.routers import (
@@ -24,20 +25,20 @@ from lagscope.api.routers import (
     compare,
     docs,
     instances,
-    live,
+    journal,
     root,
     series,
-    steps,
+    status,
     stream,
     workers,
 )
+from lagscope.api.routers import annotations as annotation_routes  # `annotations`: __future__'s
 from lagscope.api.stream_slots import StreamSlots
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
-from lagscope.services.alert_watchdog import Watchdog
-from lagscope.services.demo_store import require_demo_store
-from lagscope.services.secrets import store_box
-from lagscope.services.users import ensure_admin
+from lagscope.security.demo_store import require_demo_store
+from lagscope.security.secret_box import store_box
+from lagscope.security.users import ensure_admin
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -88,9 +89,10 @@ def create_app(
         auth,
         clusters,
         instances,
-        live,
+        status,
         series,
-        steps,
+        journal,
+        annotation_routes,
         compare,
         stream,
         workers,

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
-from lagscope.services.secrets import SecretBox
-from lagscope.services.users import DEMO_PRINCIPAL, Principal, authenticate
+from lagscope.security.secret_box import SecretBox
+from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate
 
 _bearer = HTTPBearer(auto_error=False, description="An API token or a login token")
 

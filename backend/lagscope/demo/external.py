@@ -25,9 +25,9 @@ from lagscope.demo.load import WriteLoad
 from lagscope.demo.scenario import Flavor, Phase
 from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
 from lagscope.errors import InvalidInput, LagscopeError
+from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster
-from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 _SERVER = re.compile(
     r"(?P<name>[A-Za-z0-9_.-]{1,64})=(?P<host>[^:@\s]+):(?P<port>\d{1,5})(@(?P<region>\S{1,64}))?"

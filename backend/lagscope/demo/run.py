@@ -32,10 +32,10 @@ from lagscope.demo.load import WriteLoad
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
 from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, plan_for
 from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
+from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab, LabConfig
-from lagscope.services import inventory
-from lagscope.services.demo_store import mark_demo_store
-from lagscope.services.secrets import store_box
+from lagscope.security.demo_store import mark_demo_store
+from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
 FAR_DELAY_S = 0.05

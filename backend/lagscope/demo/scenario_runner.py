@@ -37,8 +37,8 @@ from lagscope.demo.scenario import (
     replica_statements,
 )
 from lagscope.errors import LagscopeError
+from lagscope.journal.annotations import create_annotation
 from lagscope.models import Channel, Instance, Sample
-from lagscope.services.annotations import create_annotation
 
 Connect = Callable[[str], "pymysql.connections.Connection[Any]"]
 Annotate = Callable[[str, datetime], None]  # (the note's text, its time)

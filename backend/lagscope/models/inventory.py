@@ -40,7 +40,7 @@ class Cluster(Base):
     heartbeat_user: Mapped[str | None] = mapped_column(String(128), default=None)
     heartbeat_password_enc: Mapped[str | None] = mapped_column(Text, default=None)
     # The source the password was entered for ({instance_id, host, port, tls, tls_ca_path}):
-    # it is never sent anywhere else (services/heartbeat_login.py). NULL with a password: it was
+    # it is never sent anywhere else (inventory/heartbeat_login.py). NULL with a password: it was
     # entered while the cluster had no source, and binds to the first source added.
     heartbeat_password_target: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     # Why the stored password was dropped (the source moved, was deleted …), until re-entered.

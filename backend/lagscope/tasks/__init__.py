@@ -1,1 +1,1 @@
-"""Celery: the app, the beat schedule, and thin tasks over services."""
+"""Celery: the app, the beat schedule, and thin tasks over the contexts."""

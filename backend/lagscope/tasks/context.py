@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
-from lagscope.services.reading import ClusterReader
-from lagscope.services.secrets import SecretBox, store_box
+from lagscope.ingest.reader import ClusterReader
+from lagscope.security.secret_box import SecretBox, store_box
 
 
 @dataclass(slots=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import time
 
+from lagscope.alerts import delivery as alert_delivery
+from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.errors import Conflict
-from lagscope.services import alert_delivery, maintenance
-from lagscope.services.alert_eval import evaluate_cluster
-from lagscope.services.logins import Backoff
-from lagscope.services.polling import due_clusters, poll_cluster
+from lagscope.ingest import rollups as maintenance
+from lagscope.ingest.tick import due_clusters, poll_cluster
+from lagscope.inventory.server_logins import Backoff
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
 

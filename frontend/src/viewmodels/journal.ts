@@ -82,7 +82,7 @@ export interface JournalModel {
 const ms = (iso: string) => Date.parse(iso);
 
 /** Seconds as the journal prints them: 2 decimals under 1 s, 1 under 100 s, whole beyond — the
- * API's export (services/journal_export.py) rounds the same way, so both say "6.9 s". */
+ * API's export (journal/export.py) rounds the same way, so both say "6.9 s". */
 export function roundSeconds(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return "";
   const abs = Math.abs(value);

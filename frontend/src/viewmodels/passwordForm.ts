@@ -1,7 +1,7 @@
 // Changing your own password: the request body, built only from a complete, consistent form.
 import type { Schemas } from "../api/client";
 
-/** The API's minimum (services/users.py MIN_PASSWORD). */
+/** The API's minimum (security/users.py MIN_PASSWORD). */
 export const MIN_PASSWORD = 10;
 
 export type PasswordChange =

@@ -15,11 +15,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lagscope.alerts import delivery as alert_delivery
+from lagscope.alerts import webhook_transport
 from lagscope.alerts.delivery_policy import address_allowed
+from lagscope.alerts.webhook_transport import PinnedTransport
 from lagscope.config import Settings
 from lagscope.lab.certs import make_ca
-from lagscope.services import alert_delivery, webhook_transport
-from lagscope.services.webhook_transport import PinnedTransport
 from tests.integration.receiver import Receiver, receiver
 
 SETTINGS = Settings(

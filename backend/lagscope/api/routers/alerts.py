@@ -10,8 +10,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from lagscope.alerts import activity as alert_activity
+from lagscope.alerts import delivery as alert_delivery
+from lagscope.alerts import rules as alert_rules
+from lagscope.alerts import silences as alert_silences
+from lagscope.alerts import targets as alert_targets
 from lagscope.alerts.delivery_policy import public_error, redacted_url, url_fingerprint
 from lagscope.alerts.payloads import context_from_json, dashboard_url, summary
+from lagscope.alerts.preview import PREVIEW_WINDOW, preview
 from lagscope.api.deps import BoxDep, EditorDep, PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.alerts import (
     AttemptOut,
@@ -32,8 +38,6 @@ from lagscope.api.schemas.alerts import (
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.config import Settings
 from lagscope.models import AlertEvent, AlertRule, Delivery, DeliveryAttempt, Silence, WebhookTarget
-from lagscope.services import alert_config, alert_delivery
-from lagscope.services.alert_preview import PREVIEW_WINDOW, preview
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -41,28 +45,28 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
 
 @router.get("/rules", response_model=list[RuleOut])
 def list_alert_rules(_: PrincipalDep, session: SessionDep) -> list[AlertRule]:
-    return alert_config.list_rules(session)
+    return alert_rules.list_rules(session)
 
 
 @router.post("/rules", response_model=RuleOut, status_code=201)
 def create_alert_rule(body: RuleIn, _: EditorDep, session: SessionDep) -> AlertRule:
-    return alert_config.create_rule(session, body.model_dump())
+    return alert_rules.create_rule(session, body.model_dump())
 
 
 @router.post("/rules/preview", response_model=PreviewOut)
 def preview_alert_rule(body: RuleIn, _: PrincipalDep, session: SessionDep) -> PreviewOut:
     """When this (unsaved) rule would have fired over the stored samples of the last 24 h."""
-    return _preview(session, alert_config.rule_from(body.model_dump()))
+    return _preview(session, alert_rules.rule_from(body.model_dump()))
 
 
 @router.get("/rules/{rule_id}", response_model=RuleOut)
 def get_alert_rule(rule_id: PathId, _: PrincipalDep, session: SessionDep) -> AlertRule:
-    return alert_config.get_rule(session, rule_id)
+    return alert_rules.get_rule(session, rule_id)
 
 
 @router.get("/rules/{rule_id}/preview", response_model=PreviewOut)
 def preview_saved_alert_rule(rule_id: PathId, _: PrincipalDep, session: SessionDep) -> PreviewOut:
-    return _preview(session, alert_config.get_rule(session, rule_id))
+    return _preview(session, alert_rules.get_rule(session, rule_id))
 
 
 @router.post("/rules/{rule_id}/preview", response_model=PreviewOut)
@@ -71,8 +75,8 @@ def preview_edited_alert_rule(
 ) -> PreviewOut:
     """When the saved rule with these changes (not saved) would have fired over the last 24 h:
     the edit form's "would have fired at …" before saving."""
-    rule = alert_config.get_rule(session, rule_id)
-    return _preview(session, alert_config.edited(rule, body.model_dump(exclude_unset=True)))
+    rule = alert_rules.get_rule(session, rule_id)
+    return _preview(session, alert_rules.edited(rule, body.model_dump(exclude_unset=True)))
 
 
 @router.patch("/rules/{rule_id}", response_model=RuleOut)
@@ -81,16 +85,16 @@ def update_alert_rule(
 ) -> AlertRule:
     """Switching a rule off, or pointing it at something else, sends "resolved" once for what
     it had notified as firing (409 if a worker judged those alerts at the same moment)."""
-    rule = alert_config.get_rule(session, rule_id)
+    rule = alert_rules.get_rule(session, rule_id)
     changes = body.model_dump(exclude_unset=True)
-    return alert_config.update_rule(session, rule, changes, principal.username)
+    return alert_rules.update_rule(session, rule, changes, principal.username)
 
 
 @router.delete("/rules/{rule_id}", status_code=204, response_class=Response)
 def delete_alert_rule(rule_id: PathId, principal: EditorDep, session: SessionDep) -> Response:
     """What the rule had notified as firing is sent "resolved" once, then it is gone."""
-    rule = alert_config.get_rule(session, rule_id)
-    alert_config.delete_rule(session, rule, principal.username)
+    rule = alert_rules.get_rule(session, rule_id)
+    alert_rules.delete_rule(session, rule, principal.username)
     return Response(status_code=204)
 
 
@@ -123,7 +127,7 @@ def list_firing_alerts(
             value=state.value,
             notified=state.notified,
         )
-        for state, rule in alert_config.firing(session, cluster_id)
+        for state, rule in alert_activity.firing(session, cluster_id)
     ]
 
 
@@ -138,7 +142,7 @@ def list_alert_events(
     limit: Limit = 100,
 ) -> list[EventOut]:
     """Fired, repeated and resolved notifications, newest first (``before`` pages back)."""
-    events = alert_config.list_events(session, cluster_id, rule_id, before, limit)
+    events = alert_activity.list_events(session, cluster_id, rule_id, before, limit)
     return [_event(e, settings) for e in events]
 
 
@@ -165,23 +169,23 @@ def _event(event: AlertEvent, settings: Settings) -> EventOut:
 def list_silences(
     _: PrincipalDep, session: SessionDep, include_expired: bool = False
 ) -> list[Silence]:
-    return alert_config.list_silences(session, include_expired)
+    return alert_silences.list_silences(session, include_expired)
 
 
 @router.post("/silences", response_model=SilenceOut, status_code=201)
 def create_silence(body: SilenceIn, principal: EditorDep, session: SessionDep) -> Silence:
-    return alert_config.create_silence(session, body.model_dump(), principal.username)
+    return alert_silences.create_silence(session, body.model_dump(), principal.username)
 
 
 @router.delete("/silences/{silence_id}", response_model=SilenceOut)
 def expire_silence(silence_id: PathId, _: EditorDep, session: SessionDep) -> Silence:
     """End a silence now (it stays listed with ``include_expired``)."""
-    return alert_config.expire_silence(session, silence_id)
+    return alert_silences.expire_silence(session, silence_id)
 
 
 @router.get("/webhooks", response_model=list[WebhookOut])
 def list_webhooks(_: PrincipalDep, session: SessionDep, settings: SettingsDep) -> list[WebhookOut]:
-    return [_webhook(t, settings) for t in alert_config.list_targets(session)]
+    return [_webhook(t, settings) for t in alert_targets.list_targets(session)]
 
 
 def _webhook(target: WebhookTarget, settings: Settings) -> WebhookOut:
@@ -203,7 +207,7 @@ def create_webhook(
 ) -> WebhookOut:
     """The URL's host must be on LAGSCOPE_WEBHOOK_ALLOWED_HOSTS (422 otherwise). The URL is
     not read back: the answer has it redacted, with a fingerprint."""
-    target = alert_config.create_target(
+    target = alert_targets.create_target(
         session,
         box,
         settings.webhook_allow(),
@@ -220,7 +224,7 @@ def create_webhook(
 def get_webhook(
     target_id: PathId, _: PrincipalDep, session: SessionDep, settings: SettingsDep
 ) -> WebhookOut:
-    return _webhook(alert_config.get_target(session, target_id), settings)
+    return _webhook(alert_targets.get_target(session, target_id), settings)
 
 
 @router.patch("/webhooks/{target_id}", response_model=WebhookOut)
@@ -233,15 +237,15 @@ def update_webhook(
     settings: SettingsDep,
 ) -> WebhookOut:
     """Omitted fields stay: a URL is changed by sending the whole new one."""
-    target = alert_config.get_target(session, target_id)
+    target = alert_targets.get_target(session, target_id)
     changes = body.model_dump(exclude_unset=True)
-    alert_config.update_target(session, box, settings.webhook_allow(), target, changes)
+    alert_targets.update_target(session, box, settings.webhook_allow(), target, changes)
     return _webhook(target, settings)
 
 
 @router.delete("/webhooks/{target_id}", status_code=204, response_class=Response)
 def delete_webhook(target_id: PathId, _: EditorDep, session: SessionDep) -> Response:
-    alert_config.delete_target(session, alert_config.get_target(session, target_id))
+    alert_targets.delete_target(session, alert_targets.get_target(session, target_id))
     return Response(status_code=204)
 
 
@@ -251,9 +255,9 @@ def send_test_webhook(
 ) -> DeliveryOut:
     """Send a made-up firing alert now, once; the attempt is in the delivery log (errors
     without an HTTP answer in detail for admins only)."""
-    target = alert_config.get_target(session, target_id)
+    target = alert_targets.get_target(session, target_id)
     delivery = alert_delivery.send_test(session, box, settings, target, time.time())
-    log = alert_config.delivery_log(session, delivery.id)
+    log = alert_activity.delivery_log(session, delivery.id)
     return _delivery(delivery, log, principal.can("admin"))
 
 
@@ -269,7 +273,7 @@ def list_deliveries(
     """Every delivery with every attempt (status code, latency, error), newest first. An error
     without an HTTP answer (DNS, connect, TLS, policy) is shown in detail to admins only;
     others read a generic outcome (``detail_hidden``)."""
-    rows = alert_config.list_deliveries(session, target_id, event_id, status, limit)
+    rows = alert_activity.list_deliveries(session, target_id, event_id, status, limit)
     detail = principal.can("admin")
     return [_delivery(d, attempts, detail) for d, attempts in rows]
 

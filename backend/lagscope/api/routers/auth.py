@@ -25,8 +25,9 @@ from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.config import Settings
 from lagscope.errors import InvalidInput
 from lagscope.models import User
-from lagscope.services import access, throttle, users
-from lagscope.services import login as login_service
+from lagscope.security import access, users
+from lagscope.security import login as login_service
+from lagscope.security import login_throttle as throttle
 
 router = APIRouter(tags=["auth"])
 

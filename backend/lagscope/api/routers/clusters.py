@@ -15,8 +15,9 @@ from lagscope.api.schemas.inventory import (
     HeartbeatOut,
     InstanceOut,
 )
+from lagscope.inventory import heartbeat_login
+from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster
-from lagscope.services import heartbeat_login, inventory
 
 router = APIRouter(tags=["clusters"])
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from lagscope.api.deps import PrincipalDep, SessionDep
-from lagscope.api.schemas.steps import CompareOut, CompareQuery, compare_out, compare_query
-from lagscope.services import compare as comparing
+from lagscope.api.schemas.compare import CompareOut, CompareQuery, compare_out, compare_query
+from lagscope.journal import compare as comparing
 
 router = APIRouter(tags=["compare"])
 

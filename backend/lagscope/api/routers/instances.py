@@ -29,10 +29,10 @@ from lagscope.collectors.connection import (
 )
 from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable, InvalidInput
+from lagscope.inventory import instances as inventory
+from lagscope.inventory.probe import ProbeGate
 from lagscope.models import Instance
-from lagscope.services import inventory
-from lagscope.services.probe import ProbeGate
-from lagscope.services.secrets import SecretBox
+from lagscope.security.secret_box import SecretBox
 
 router = APIRouter(tags=["instances"])
 

@@ -9,7 +9,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from sqlalchemy import text
 
 from lagscope.api.deps import PrincipalDep, SessionDep
-from lagscope.services import metrics
+from lagscope.history import prometheus as metrics
 
 router = APIRouter(tags=["root"])
 

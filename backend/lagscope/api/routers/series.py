@@ -9,8 +9,8 @@ from pydantic_core import to_json
 
 from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.series import SeriesQuery, SeriesResponse
+from lagscope.history import series
 from lagscope.models.types import to_micros
-from lagscope.services import series
 
 router = APIRouter(tags=["series"])
 

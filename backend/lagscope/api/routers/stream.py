@@ -29,12 +29,12 @@ from starlette.types import Receive, Scope, Send
 
 from lagscope.api.deps import get_principal
 from lagscope.api.schemas.common import QueryId
-from lagscope.api.schemas.live import SampleEventOut
+from lagscope.api.schemas.status import SampleEventOut
 from lagscope.api.stream_slots import StreamSlot, StreamSlots
 from lagscope.errors import NotAuthenticated
+from lagscope.history.status import FeedSample, SampleFeed, open_feed
 from lagscope.models.types import from_micros, to_micros
-from lagscope.services.status import FeedSample, SampleFeed, open_feed
-from lagscope.services.users import Principal
+from lagscope.security.users import Principal
 
 router = APIRouter(tags=["stream"])
 

@@ -8,15 +8,15 @@ from fastapi import APIRouter, Depends, Query
 
 from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId, QueryId
-from lagscope.api.schemas.steps import TimeRange, time_range
+from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.api.schemas.workers import (
     GroupCommitOut,
     WorkersHeatmapOut,
     group_commit_out,
     workers_heatmap_out,
 )
-from lagscope.services import group_commit as group_commit_service
-from lagscope.services import workers as workers_service
+from lagscope.history import group_commit as group_commit_service
+from lagscope.history import workers as workers_service
 
 router = APIRouter(tags=["workers"])
 TimeRangeDep = Annotated[TimeRange, Depends(time_range)]

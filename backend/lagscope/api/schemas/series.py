@@ -20,8 +20,8 @@ from pydantic import (
 
 from lagscope.analysis.buckets import Resolution
 from lagscope.api.schemas.common import Schema, within_calendar
+from lagscope.history.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
 from lagscope.metrics_catalog import SERIES_NAMES
-from lagscope.services.series import MAX_POINTS, MAX_RANGE, MAX_SERIES
 
 if TYPE_CHECKING:
     MetricName = str

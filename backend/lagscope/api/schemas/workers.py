@@ -9,9 +9,9 @@ from pydantic import Field
 
 from lagscope.analysis.workers import HeatBucket
 from lagscope.api.schemas.common import Schema
-from lagscope.services.group_commit import GroupCommit, Lane
-from lagscope.services.series import Series
-from lagscope.services.workers import InstanceWorkers, WorkersHeatmap
+from lagscope.history.group_commit import GroupCommit, Lane
+from lagscope.history.series import Series
+from lagscope.history.workers import InstanceWorkers, WorkersHeatmap
 
 
 class WorkerOut(Schema):

@@ -1,0 +1,117 @@
+"""The facts a notification carries, gathered from the store when it is recorded: the current lag
+and its source, the decomposition and verdict, and what changed in the hour before (parameter
+changes on the cluster's servers, annotations in scope). Stored with the event, so every retry
+sends the same body."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from lagscope.alerts.payloads import CONTEXT_WINDOW_S, AlertContext, Change, Note
+from lagscope.alerts.readings import Subject, at_datetime, finite
+from lagscope.alerts.state import Observation
+from lagscope.history.status import lag_source_label, verdict_label
+from lagscope.models import AlertRule, Annotation, Cluster, ParamChange, Sample
+
+
+def build_context(
+    session: Session,
+    cluster: Cluster,
+    rule: AlertRule,
+    subject: Subject,
+    status: str,
+    obs: Observation,
+    starts_at: float,
+    key: str,
+) -> AlertContext:
+    instance, channel = subject.instance, subject.channel
+    channel = channel or (instance.channels[0] if instance.channels else None)
+    sample = (
+        session.scalar(
+            select(Sample).where(Sample.channel_id == channel.id).order_by(Sample.ts.desc())
+        )
+        if channel is not None
+        else None
+    )
+    fired_at = at_datetime(starts_at)
+    since = fired_at - timedelta(seconds=CONTEXT_WINDOW_S)
+    end = max(fired_at, at_datetime(obs.at))
+    return AlertContext(
+        rule_id=rule.id,
+        rule_name=rule.name,
+        metric=rule.metric,
+        severity=rule.severity,
+        status="resolved" if status == "resolved" else "firing",
+        starts_at=starts_at,
+        ends_at=obs.at if status == "resolved" else None,
+        cluster_id=cluster.id,
+        cluster_name=cluster.name,
+        instance=instance.name,
+        channel=subject.channel.name if subject.channel else "",
+        value=finite(obs.value),
+        threshold=rule.threshold,
+        lag_s=sample.lag_s if sample else None,
+        lag_source=lag_source_label(sample.lag_source) if sample else None,
+        not_received=_num(sample.not_received) if sample else None,
+        received_not_applied=_num(sample.received_not_applied) if sample else None,
+        verdict=verdict_label(sample.verdict) if sample else None,
+        labels={str(k): str(v) for k, v in (rule.labels or {}).items()},
+        changes=_changes(session, cluster, instance.id, since, end),
+        notes=_notes(session, cluster.id, instance.id, subject, since, end),
+        idempotency_key=key,
+    )
+
+
+def _num(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _changes(
+    session: Session, cluster: Cluster, instance_id: int, since: datetime, end: datetime
+) -> tuple[Change, ...]:
+    """Parameter changes on the cluster's servers; another server's name is prefixed."""
+    names = {i.id: i.name for i in cluster.instances}
+    rows = session.scalars(
+        select(ParamChange)
+        .where(
+            ParamChange.instance_id.in_(names),
+            ParamChange.first_new_at >= since,
+            ParamChange.first_new_at <= end,
+        )
+        .order_by(ParamChange.first_new_at)
+    )
+    return tuple(
+        Change(
+            at=r.first_new_at.timestamp(),
+            name=r.name if r.instance_id == instance_id else f"{names[r.instance_id]}:{r.name}",
+            old=r.old_value,
+            new=r.new_value,
+        )
+        for r in rows
+    )
+
+
+def _notes(
+    session: Session,
+    cluster_id: int,
+    instance_id: int,
+    subject: Subject,
+    since: datetime,
+    end: datetime,
+) -> tuple[Note, ...]:
+    channel_id = subject.channel.id if subject.channel else None
+    rows = session.scalars(
+        select(Annotation)
+        .where(
+            Annotation.cluster_id == cluster_id,
+            Annotation.starts_at >= since,
+            Annotation.starts_at <= end,
+            or_(Annotation.instance_id.is_(None), Annotation.instance_id == instance_id),
+            or_(Annotation.channel_id.is_(None), Annotation.channel_id == channel_id),
+        )
+        .order_by(Annotation.starts_at)
+    )
+    return tuple(Note(r.starts_at.timestamp(), r.text, tuple(r.tags or ())) for r in rows)

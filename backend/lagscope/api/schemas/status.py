@@ -1,0 +1,231 @@
+"""Live views: a cluster's status and topology, and the SSE sample event.
+
+Labels are the snake_case names of DESIGN.md §4 (verdicts, lag sources, IO thread states);
+seconds are floats, times ISO-8601 with offset except the stream's epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from lagscope.api.schemas.common import Schema
+from lagscope.history.verdicts import ChannelRuns
+from lagscope.models.types import to_micros
+
+VerdictLabel = Literal[
+    "caught_up",
+    "receive_bound",
+    "apply_bound",
+    "delayed_by_design",
+    "stopped",
+    "broken",
+    "unreachable",
+]
+LagSourceLabel = Literal["heartbeat", "applier", "source_timeline", "seconds_behind_source"]
+IoStateLabel = Literal["yes", "connecting", "preparing", "no"]
+Role = Literal["source", "replica"]
+LoginState = Literal["ok", "access_denied", "credentials_unreadable"]
+
+
+class EtaOut(Schema):
+    """Time to catch up: ``seconds`` when the replica gains on the source (0 when caught up);
+    otherwise ``catching_up`` is false and ``falling_behind_per_s`` says how fast it loses."""
+
+    seconds: float | None
+    catching_up: bool
+    falling_behind_per_s: float | None
+
+
+class InstanceStatusOut(Schema):
+    id: int
+    name: str
+    role: Role
+    region: str
+    enabled: bool
+    flavor: str | None
+    version: str | None
+    reachable: bool | None = Field(description="The newest poll reached it; null: never polled")
+    stale: bool = Field(description="Not polled within 3 poll intervals")
+    last_polled_at: datetime | None
+    last_ok_at: datetime | None
+    last_error: str | None
+    round_trip_s: float | None
+    clock_offset_s: float | None = Field(description="Server clock minus poller clock")
+    clock_resolution_s: float | None = Field(description="The true offset is within ± this")
+    redo_log_enabled: bool | None = Field(
+        default=None,
+        description="false: the InnoDB redo log is disabled (a crash can lose or corrupt data); "
+        "null: unknown, or the server has no such switch",
+    )
+    doublewrite: str | None = Field(
+        default=None, description="innodb_doublewrite's current value (null: not read yet)"
+    )
+    login_state: LoginState | None = Field(
+        description="null: not tried yet; access_denied: the server refused the login (wrong "
+        "password, locked account), retried with back-off at next_attempt_at, and after 10 "
+        "refusals in a row no more (next_attempt_at null) until the instance's password is "
+        "edited, it is disabled and enabled, or POST /instances/{id}/retry-login; "
+        "credentials_unreadable: the stored password decrypts with no secret key (see "
+        "last_error), enter it again"
+    )
+    next_attempt_at: datetime | None = Field(
+        description="With access_denied: when the login is tried next (no try before); "
+        "null: not tried again until someone acts (see login_state)"
+    )
+    heartbeat_stopped_at: datetime | None = Field(
+        default=None,
+        description="The source only: the heartbeat writer's last beat, once its row on the "
+        "source has stopped advancing (null: it writes, or no heartbeat); the heartbeat lag is "
+        "then not used as the lag",
+    )
+    heartbeat_problem: str | None = Field(
+        default=None,
+        description="The same in words: 'heartbeat writer stopped since <time>: …' (null: none)",
+    )
+
+
+class ChannelStatusOut(Schema):
+    id: int
+    instance_id: int
+    instance: str
+    name: str = Field(description="Channel / connection name; '' is the default channel")
+    sample_at: datetime | None = Field(description="When the newest sample was read")
+    stale: bool = Field(description="The newest sample is older than 3 poll intervals")
+    verdict: VerdictLabel | None
+    lag_s: float | None = Field(description="Best available lag; see lag_source")
+    lag_source: LagSourceLabel | None
+    seconds_behind_source: int | None = Field(description="The server's own figure; null = NULL")
+    heartbeat_lag_s: float | None
+    applier_lag_s: float | None
+    timeline_lag_s: float | None = Field(
+        description="Poll time minus when the source first reached the replica's applied "
+        "progress (no heartbeat needed); null = unknown (e.g. older than the source history kept)"
+    )
+    timeline_resolution_s: float | None = Field(
+        description="Width of the two source polls bracketing timeline_lag_s: its uncertainty"
+    )
+    io_state: IoStateLabel | None
+    io_running: bool | None
+    sql_running: bool | None
+    last_io_error: str | None = Field(description="Not recorded per channel yet: null")
+    last_sql_error: str | None = Field(description="Not recorded per channel yet: null")
+    relay_log_space: int | None
+    trx_behind: int | None = Field(description="= not_received + received_not_applied")
+    not_received: int | None
+    received_not_applied: int | None
+    apply_rate: float | None = Field(description="Transactions applied per second")
+    source_rate: float | None = Field(description="Transactions per second on the source")
+    eta: EtaOut | None
+    disagreement: bool
+
+
+class ClusterStatusOut(Schema):
+    id: int
+    name: str
+    poll_interval_s: float
+    stale_after_s: float
+    generated_at: datetime
+    instances: list[InstanceStatusOut]
+    channels: list[ChannelStatusOut]
+
+
+class TopologyNodeOut(Schema):
+    id: int
+    name: str
+    role: Role
+    region: str
+    flavor: str | None
+    version: str | None
+    reachable: bool | None
+
+
+class TopologyEdgeOut(Schema):
+    channel_id: int
+    channel: str
+    source_id: int | None = Field(description="null when the cluster has no source instance")
+    replica_id: int
+    source_matched: bool = Field(
+        description="false: the edge assumes the cluster's source (the channel's source "
+        "address did not name an instance)"
+    )
+    stale: bool
+    verdict: VerdictLabel | None
+    lag_s: float | None
+    lag_source: LagSourceLabel | None
+    trx_behind: int | None
+    not_received: int | None
+    received_not_applied: int | None
+
+
+class TopologyOut(Schema):
+    cluster_id: int
+    nodes: list[TopologyNodeOut]
+    edges: list[TopologyEdgeOut]
+
+
+class SampleEventOut(Schema):
+    """The data of an SSE ``sample`` event (documented here; the stream is not JSON)."""
+
+    channel_id: int
+    ts: int = Field(description="Epoch milliseconds")
+    lag_s: float | None
+    lag_source: LagSourceLabel | None
+    verdict: VerdictLabel | None
+    not_received: int | None
+    received_not_applied: int | None
+
+
+class VerdictRunOut(Schema):
+    start: int = Field(description="epoch milliseconds")
+    end: int = Field(description="epoch milliseconds (exclusive)")
+    verdict: VerdictLabel
+
+
+class ChannelVerdictsOut(Schema):
+    channel_id: int
+    instance_id: int
+    resolution: Literal["raw", "1m", "1h"]
+    bucket_ms: int
+    runs: list[VerdictRunOut] = Field(
+        description="time order; a bucket's verdict is its most common (ties: the more severe); "
+        "no run where nothing was polled"
+    )
+
+
+class VerdictsOut(Schema):
+    """What each channel was doing over the range: the explorer's verdict band, and the reason
+    behind a gap in a lag line (stopped, broken, unreachable)."""
+
+    cluster_id: int
+    start: int = Field(description="epoch milliseconds")
+    end: int = Field(description="epoch milliseconds")
+    channels: list[ChannelVerdictsOut]
+
+
+def verdicts_out(
+    cluster_id: int, start: datetime, end: datetime, found: Sequence[ChannelRuns]
+) -> VerdictsOut:
+    return VerdictsOut.model_validate(
+        {
+            "cluster_id": cluster_id,
+            "start": to_micros(start) // 1000,
+            "end": to_micros(end) // 1000,
+            "channels": [
+                {
+                    "channel_id": c.channel_id,
+                    "instance_id": c.instance_id,
+                    "resolution": c.resolution,
+                    "bucket_ms": c.bucket_ms,
+                    "runs": [
+                        {"start": r.start_ms, "end": r.end_ms, "verdict": r.verdict.label}
+                        for r in c.runs
+                    ],
+                }
+                for c in found
+            ],
+        }
+    )

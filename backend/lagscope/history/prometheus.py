@@ -1,0 +1,220 @@
+"""The Prometheus exposition of ``/metrics``: the latest reading of every monitored channel and
+instance, as gauges.
+
+Rendered with prometheus_client's own exposition (a custom collector on a fresh registry per
+scrape), so label values with quotes, backslashes or newlines are escaped as the format says.
+The values are what the workers last stored; this module never talks to a monitored server.
+A value the server did not report (``seconds_behind_source`` NULL, no GTID counts) is left out
+rather than exposed as 0: a 0 would read as "caught up".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
+from lagscope.collectors.snapshot import IoState
+from lagscope.history.status import is_stale, latest_channel_rows, latest_instance_samples
+from lagscope.metrics_catalog import GAUGES
+from lagscope.models import Cluster, Instance, Sample
+
+# "server", not "instance": Prometheus owns the `instance` label (the scrape target) and would
+# rename ours to `exported_instance`.
+CHANNEL_LABELS = ("cluster", "server", "channel", "region")
+INSTANCE_LABELS = ("cluster", "server", "region")
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelPoint:
+    """One channel's latest sample, flattened for the exposition."""
+
+    cluster: str
+    server: str
+    channel: str
+    region: str
+    ts: datetime
+    verdict: Verdict
+    lag_s: float | None = None
+    lag_source: LagSource | None = None
+    seconds_behind_source: int | None = None
+    timeline_lag_s: float | None = None
+    trx_behind: int | None = None
+    not_received: int | None = None
+    received_not_applied: int | None = None
+    apply_rate: float | None = None
+    io_running: bool | None = None
+    sql_running: bool | None = None
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.cluster, self.server, self.channel, self.region]
+
+
+@dataclass(frozen=True, slots=True)
+class InstancePoint:
+    cluster: str
+    server: str
+    region: str
+    up: bool
+    round_trip_s: float | None = None
+    clock_offset_s: float | None = None
+    last_polled_at: datetime | None = None
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.cluster, self.server, self.region]
+
+
+def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], list[InstancePoint]]:
+    """The latest readings of enabled clusters' enabled instances (what is being polled)."""
+    clusters = list(
+        session.scalars(
+            select(Cluster)
+            .where(Cluster.enabled.is_(True))
+            .options(selectinload(Cluster.instances))
+            .order_by(Cluster.id)
+        )
+    )
+    instances = [i for c in clusters for i in c.instances if i.enabled]
+    polled = latest_instance_samples(session, [i.id for i in instances])
+    channels = [
+        _channel_point(row.cluster.name, row.instance, row.channel.name, row.sample)
+        for row in latest_channel_rows(session, [c.id for c in clusters])
+        if row.instance.enabled and row.sample is not None
+    ]
+    points = []
+    for instance in instances:
+        sample = polled.get(instance.id)
+        fresh = sample is not None and not is_stale(
+            sample.ts, instance.cluster.poll_interval_s, now
+        )
+        points.append(
+            InstancePoint(
+                cluster=instance.cluster.name,
+                server=instance.name,
+                region=instance.region,
+                # Up: the newest poll reached it, and that poll is recent (a stopped worker
+                # must not leave every server "up" forever).
+                up=bool(fresh and sample is not None and sample.reachable),
+                round_trip_s=sample.round_trip_s if sample else None,
+                clock_offset_s=instance.clock_offset_s,
+                last_polled_at=instance.last_polled_at,
+            )
+        )
+    return channels, points
+
+
+def _channel_point(cluster: str, instance: Instance, channel: str, s: Sample) -> ChannelPoint:
+    io_state = io_state_from_code(s.io_state) if s.io_state is not None else None
+    return ChannelPoint(
+        cluster=cluster,
+        server=instance.name,
+        channel=channel,
+        region=instance.region,
+        ts=s.ts,
+        verdict=Verdict(s.verdict),
+        lag_source=LagSource(s.lag_source) if s.lag_source is not None else None,
+        io_running=io_state is IoState.YES if io_state is not None else None,
+        **{name: getattr(s, name) for name in _AS_STORED},
+    )
+
+
+# (name, help, attribute): per-channel gauges from the metric catalog; None is omitted.
+_CHANNEL_GAUGES = tuple(
+    (m.gauge.name, m.gauge.help, m.gauge.attribute or m.name) for m in GAUGES if m.gauge
+)
+# The gauges whose point value is the stored value itself (io_running is worked out).
+_AS_STORED = tuple(m.name for m in GAUGES if m.gauge and m.gauge.attribute is None)
+
+
+class LagscopeCollector(Collector):
+    """Gauges over fixed points; one instance per scrape."""
+
+    def __init__(self, channels: Sequence[ChannelPoint], instances: Sequence[InstancePoint]):
+        self._channels = channels
+        self._instances = instances
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._channel_families()
+        yield from self._instance_families()
+
+    def _channel_families(self) -> Iterator[Metric]:
+        for name, help_text, attribute in _CHANNEL_GAUGES:
+            family = GaugeMetricFamily(name, help_text, labels=CHANNEL_LABELS)
+            for point in self._channels:
+                value = getattr(point, attribute)
+                if value is not None:
+                    family.add_metric(point.labels, float(value))
+            yield family
+        sampled = GaugeMetricFamily(
+            "lagscope_last_sample_timestamp_seconds",
+            "When the newest stored sample of the channel was read (epoch s).",
+            labels=CHANNEL_LABELS,
+        )
+        verdicts = GaugeMetricFamily(
+            "lagscope_verdict",
+            "1 for the channel's current verdict, 0 for the others.",
+            labels=(*CHANNEL_LABELS, "verdict"),
+        )
+        sources = GaugeMetricFamily(
+            "lagscope_lag_source",
+            "1 for the measurement lagscope_lag_seconds comes from, 0 for the others.",
+            labels=(*CHANNEL_LABELS, "source"),
+        )
+        for point in self._channels:
+            sampled.add_metric(point.labels, point.ts.timestamp())
+            for verdict in Verdict:
+                verdicts.add_metric([*point.labels, verdict.label], float(verdict is point.verdict))
+            for source in LagSource:
+                sources.add_metric([*point.labels, source.label], float(source is point.lag_source))
+        yield from (sampled, verdicts, sources)
+
+    def _instance_families(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "lagscope_up",
+            "1 when the newest recent poll reached the server.",
+            labels=INSTANCE_LABELS,
+        )
+        round_trip = GaugeMetricFamily(
+            "lagscope_poll_round_trip_seconds",
+            "Round trip of the newest successful poll's first query.",
+            labels=INSTANCE_LABELS,
+        )
+        offset = GaugeMetricFamily(
+            "lagscope_clock_offset_seconds",
+            "Server clock minus poller clock, as last measured.",
+            labels=INSTANCE_LABELS,
+        )
+        polled = GaugeMetricFamily(
+            "lagscope_last_poll_timestamp_seconds",
+            "When the server was last polled, successfully or not (epoch s).",
+            labels=INSTANCE_LABELS,
+        )
+        for point in self._instances:
+            up.add_metric(point.labels, float(point.up))
+            if point.round_trip_s is not None:
+                round_trip.add_metric(point.labels, point.round_trip_s)
+            if point.clock_offset_s is not None:
+                offset.add_metric(point.labels, point.clock_offset_s)
+            if point.last_polled_at is not None:
+                polled.add_metric(point.labels, point.last_polled_at.timestamp())
+        yield from (up, round_trip, offset, polled)
+
+
+def exposition(channels: Sequence[ChannelPoint], instances: Sequence[InstancePoint]) -> bytes:
+    """Text exposition format 0.0.4 of the given points."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(LagscopeCollector(channels, instances))
+    return generate_latest(registry)
+
+
+def scrape(session: Session, now: datetime) -> bytes:
+    return exposition(*read_points(session, now))

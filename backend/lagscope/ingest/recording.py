@@ -1,0 +1,342 @@
+"""Turn one tick's readings into stored rows: samples, instance rates, parameter changes, state.
+
+Everything for a tick goes out in one flush: the sample and instance-sample rows as two
+executemany inserts, the instance/channel/parameter rows through the unit of work. The state
+the next tick needs (GTID progress, counters, verdict window) is written to the store, so any
+worker can poll the cluster next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import IntEnum
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from lagscope.analysis.channel_metrics import (
+    ChannelMetrics,
+    ChannelState,
+    SourceView,
+    channel_metrics,
+    unreachable_metrics,
+)
+from lagscope.analysis.codes import Verdict
+from lagscope.analysis.heartbeat import writer_stopped_since
+from lagscope.analysis.progress import progress_of
+from lagscope.analysis.rates import counter_rates, rate
+from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
+from lagscope.ingest.reader import Reading
+from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
+from lagscope.ingest.workers import record_workers
+from lagscope.metrics_catalog import CHANNEL_COLUMNS
+from lagscope.models import (
+    Channel,
+    Cluster,
+    Instance,
+    InstanceSample,
+    ParamChange,
+    ParamValue,
+    Sample,
+)
+
+
+@dataclass(slots=True)
+class TickSummary:
+    samples: int = 0
+    unreachable: list[str] = field(default_factory=list)
+    param_changes: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+
+
+def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading]) -> TickSummary:
+    by_id = {r.instance_id: r for r in readings}
+    source = next((i for i in cluster.instances if i.role == "source"), None)
+    source_reading = by_id.get(source.id) if source else None
+    _judge_heartbeat_writer(cluster, source_reading.snapshot if source_reading else None)
+    source_view = _source_view(source, source_reading, cluster.heartbeat_stopped_at)
+    changed = [
+        i.id
+        for i in cluster.instances
+        if (r := by_id.get(i.id)) and r.snapshot and _params_changed(i, r.snapshot)
+    ]
+    params = _current_params(session, changed)
+    progress = record_sources(session, cluster, by_id)
+    summary = TickSummary()
+    samples: list[dict[str, Any]] = []
+    instance_samples: list[dict[str, Any]] = []
+    polled: list[tuple[Instance, InstanceSnapshot, datetime]] = []
+    for instance in cluster.instances:
+        reading = by_id.get(instance.id)
+        if reading is None:
+            continue
+        at = datetime.fromtimestamp(reading.read_at, UTC)
+        if reading.snapshot is None:
+            summary.unreachable.append(instance.name)
+            instance.last_polled_at, instance.last_error = at, reading.error
+            instance_samples.append({"instance_id": instance.id, "ts": at, "reachable": False})
+            samples.extend(_unreachable_samples(instance, reading.read_at, at))
+            continue
+        snap = reading.snapshot
+        instance_samples.append(_instance_sample(instance, snap, at))
+        polled.append((instance, snap, at))
+        if instance.id in changed:
+            _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
+        samples.extend(
+            _channel_samples(session, cluster, instance, snap, source_view, at, progress)
+        )
+        _update_instance(instance, snap, at)
+    if instance_samples:
+        session.execute(insert(InstanceSample), instance_samples)
+    if samples:
+        session.execute(insert(Sample), samples)
+    record_workers(session, polled)
+    summary.samples = len(samples)
+    session.flush()
+    return summary
+
+
+def _judge_heartbeat_writer(cluster: Cluster, source: InstanceSnapshot | None) -> None:
+    """Is the writer's row on the source still advancing? A source that did not answer, or whose
+    heartbeat table could not be read, leaves the last judgement as it was."""
+    if cluster.heartbeat_mode == "off":
+        cluster.heartbeat_stopped_at = None
+        return
+    if source is None or source.heartbeat is None:
+        return
+    own = source.heartbeat.newest(source.server_id)
+    stopped = writer_stopped_since(
+        own.ts if own else None, source.heartbeat.server_now, cluster.heartbeat_interval_s
+    )
+    cluster.heartbeat_stopped_at = None if stopped is None else datetime.fromtimestamp(stopped, UTC)
+
+
+def _source_view(
+    source: Instance | None, reading: Reading | None, heartbeat_stopped_at: datetime | None
+) -> SourceView | None:
+    """The source in this tick; when it did not answer, what we last knew of it (no rate)."""
+    if source is None:
+        return None
+    stopped_at = heartbeat_stopped_at.timestamp() if heartbeat_stopped_at else None
+    snap = reading.snapshot if reading else None
+    if snap is None:
+        if source.gtid_executed is None:
+            return None
+        return SourceView(
+            source.gtid_executed,
+            source.server_id,
+            None,
+            source.clock_offset_s,
+            heartbeat_stopped_at=stopped_at,
+        )
+    progress = _progress(snap)
+    prev_at = source.last_ok_at.timestamp() if source.last_ok_at else None
+    return SourceView(
+        executed=snap.gtid.executed,
+        server_id=snap.server_id,
+        source_rate=rate(source.gtid_progress, prev_at, progress, snap.taken_at.timestamp()),
+        clock_offset_s=snap.clock.offset_s,
+        clock=snap.clock,
+        strict_mode=snap.gtid.strict_mode is not False,
+        heartbeat_stopped_at=stopped_at,
+        parsed=snap.parsed,
+    )
+
+
+def _progress(snap: InstanceSnapshot) -> int | None:
+    try:
+        return progress_of(snap.gtids(snap.gtid.executed))
+    except ValueError:
+        return None
+
+
+def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -> None:
+    instance.flavor = snap.flavor.product
+    instance.version = snap.flavor.version_string or str(snap.flavor)
+    instance.server_id, instance.server_uuid = snap.server_id, snap.server_uuid
+    instance.last_polled_at = instance.last_ok_at = at
+    instance.last_error = "; ".join(f"{k}: {v}" for k, v in snap.problems.items()) or None
+    instance.clock_offset_s = snap.clock.offset_s
+    instance.clock_resolution_s = snap.clock.resolution_s
+    instance.gtid_executed = snap.gtid.executed
+    instance.gtid_progress = _progress(snap)
+    instance.last_counters = {**snap.counters, "_at": snap.taken_at.timestamp()}
+    if snap.params_read:
+        instance.params_read_at = at
+
+
+def _instance_sample(instance: Instance, snap: InstanceSnapshot, at: datetime) -> dict[str, Any]:
+    prev = dict(instance.last_counters or {})
+    prev_at = prev.pop("_at", None)
+    rates = counter_rates(prev or None, prev_at, snap.counters, snap.taken_at.timestamp())
+    return {
+        "instance_id": instance.id,
+        "ts": at,
+        "reachable": True,
+        "round_trip_s": snap.round_trip_s,
+        "clock_offset_s": snap.clock.offset_s,
+        "commits_per_s": rates.commits_per_s,
+        "binlog_commits_per_s": rates.binlog_commits_per_s,
+        "binlog_group_commits_per_s": rates.binlog_group_commits_per_s,
+        "log_fsyncs_per_s": rates.log_fsyncs_per_s,
+        "data_fsyncs_per_s": rates.data_fsyncs_per_s,
+        "data_written_per_s": rates.data_written_per_s,
+        "log_written_per_s": rates.log_written_per_s,
+        "dblwr_pages_per_s": rates.dblwr_pages_per_s,
+        "semi_sync_on": rates.semi_sync_on,
+        "semi_sync_avg_wait_s": rates.semi_sync_avg_wait_s,
+        "redo_log_enabled": rates.redo_log_enabled,
+    }
+
+
+def params_digest(values: Mapping[str, str | None]) -> str:
+    text = "\x1f".join(
+        f"{k}\x1e{'' if v is None else v}\x1e{v is None:d}" for k, v in sorted(values.items())
+    )
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _params_changed(instance: Instance, snap: InstanceSnapshot) -> bool:
+    return snap.params_read and params_digest(snap.params) != instance.params_digest
+
+
+def _current_params(session: Session, instance_ids: list[int]) -> dict[int, dict[str, ParamValue]]:
+    current: dict[int, dict[str, ParamValue]] = {}
+    if instance_ids:
+        rows = session.scalars(select(ParamValue).where(ParamValue.instance_id.in_(instance_ids)))
+        for row in rows:
+            current.setdefault(row.instance_id, {})[row.name] = row
+    return current
+
+
+def _record_params(
+    session: Session,
+    instance: Instance,
+    snap: InstanceSnapshot,
+    known: Mapping[str, ParamValue],
+    at: datetime,
+    summary: TickSummary,
+) -> None:
+    """A value that differs from the stored one changed in (the last poll that read parameters,
+    this poll]: failed polls in between only widen that window."""
+    for name, value in snap.params.items():
+        stored = known.get(name)
+        if stored is None:
+            session.add(ParamValue(instance_id=instance.id, name=name, value=value, since=at))
+        elif stored.value != value:
+            session.add(
+                ParamChange(
+                    instance_id=instance.id,
+                    name=name,
+                    old_value=stored.value,
+                    new_value=value,
+                    last_old_at=instance.params_read_at or stored.since,
+                    first_new_at=at,
+                )
+            )
+            summary.param_changes.append((instance.name, name, stored.value, value))
+            stored.value, stored.since = value, at
+    instance.params_digest = params_digest(snap.params)
+
+
+def _channel_samples(
+    session: Session,
+    cluster: Cluster,
+    instance: Instance,
+    snap: InstanceSnapshot,
+    source: SourceView | None,
+    at: datetime,
+    progress: SourceProgressNow,
+) -> list[dict[str, Any]]:
+    existing = {c.name: c for c in instance.channels}
+    seen = {status.channel for status in snap.channels}
+    for channel in existing.values():
+        if channel.name not in seen and channel.gone_at is None:
+            channel.gone_at = at  # RESET SLAVE ALL, or a channel removed
+    new = [
+        Channel(name=s.channel, first_seen_at=at)
+        for s in snap.channels
+        if s.channel not in existing
+    ]
+    if new:
+        instance.channels.extend(new)
+        session.flush()  # ids for the sample rows
+        existing.update((c.name, c) for c in new)
+    rows = []
+    interval = cluster.heartbeat_interval_s if cluster.heartbeat_mode != "off" else None
+    for status in snap.channels:
+        channel = existing[status.channel]
+        channel.gone_at = None
+        timeline = channel_timeline(
+            session, progress, status, snap.taken_at.timestamp(), parsed=snap.parsed
+        )
+        metrics = channel_metrics(status, snap, source, _state(channel), interval, timeline)
+        _remember_status(channel, status)
+        _remember(channel, metrics, at)
+        rows.append(_sample_row(channel.id, at, metrics, status))
+    return rows
+
+
+def _remember_status(channel: Channel, status: ChannelStatus) -> None:
+    channel.retrieved_gtids, channel.executed_gtids = status.retrieved_gtids, status.executed_gtids
+    channel.last_io_errno, channel.last_io_error = (
+        status.last_io_errno,
+        status.last_io_error or None,
+    )
+    channel.last_sql_errno, channel.last_sql_error = (
+        status.last_sql_errno,
+        status.last_sql_error or None,
+    )
+    channel.source_server_id = status.source_server_id
+    channel.source_host, channel.source_port = status.source_host, status.source_port
+    channel.sql_delay_s = status.sql_delay
+
+
+def _unreachable_samples(instance: Instance, read_at: float, at: datetime) -> list[dict[str, Any]]:
+    rows = []
+    for channel in instance.channels:
+        if channel.gone_at is None:
+            metrics = unreachable_metrics(_state(channel), read_at)
+            _remember(channel, metrics, at, keep_progress_time=True)
+            rows.append(_sample_row(channel.id, at, metrics))
+    return rows
+
+
+def _state(channel: Channel) -> ChannelState:
+    classes = tuple(Verdict(int(c)) for c in channel.recent_classes.split(",") if c)
+    return ChannelState(
+        applied_progress=channel.applied_progress,
+        last_sample_at=channel.last_sample_at.timestamp() if channel.last_sample_at else None,
+        recent_classes=classes,
+        verdict=Verdict(channel.verdict) if channel.verdict is not None else None,
+    )
+
+
+def _remember(
+    channel: Channel, metrics: ChannelMetrics, at: datetime, keep_progress_time: bool = False
+) -> None:
+    state = metrics.state
+    channel.recent_classes = ",".join(str(int(v)) for v in state.recent_classes)
+    channel.verdict = int(metrics.verdict)
+    if not keep_progress_time:
+        channel.applied_progress = state.applied_progress
+        channel.last_sample_at = at
+
+
+# (column, copied from the channel status as read?) for every stored per-channel value.
+_SAMPLE_COLUMNS = tuple((m.name, m.from_status) for m in CHANNEL_COLUMNS)
+
+
+def _sample_row(
+    channel_id: int, at: datetime, m: ChannelMetrics, status: ChannelStatus | None = None
+) -> dict[str, Any]:
+    """The ``samples`` row, one column per catalog row; codes (verdict, lag source) as ints.
+    ``status`` is None for a channel on a server that did not answer."""
+    row: dict[str, Any] = {"channel_id": channel_id, "ts": at}
+    for name, from_status in _SAMPLE_COLUMNS:
+        value = getattr(status, name, None) if from_status else getattr(m, name)
+        row[name] = int(value) if isinstance(value, IntEnum) else value
+    return row

@@ -1,0 +1,185 @@
+"""Comparisons: one channel in two windows (did it change?) or two channels over one window
+(why does one of them lag?).
+
+Two windows of one channel are judged with :func:`lagscope.analysis.impact.impact`, ``a`` as the
+baseline: the samples of each window are re-timed so that ``a`` ends and ``b`` starts at 0, so the
+windows may lie in any order, and even overlap, without a second implementation of the verdict.
+
+Two channels over one window answer DESIGN.md §4's question by decomposition: the backlog of the
+channel that lags more is split into ``not_received`` (the IO side: the network, or the replica's
+own relay-log writes) and ``received_not_applied`` (the SQL side: apply). The other channel, under
+the same source load, is the control: a far replica that has far more not received than the near
+one is network-bound; two that receive alike are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy.orm import Session
+
+from lagscope.analysis.backlog import Backlog, Cause, backlog_of, cause, lagging, own_link
+from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact, window_stats
+from lagscope.errors import InvalidInput, NotFound
+from lagscope.history.window import require_window
+from lagscope.journal.steps import SampleRow, load_samples, sample_backlog
+from lagscope.models import Channel, Instance
+from lagscope.models.types import to_micros
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    channel: Channel
+    instance: Instance
+    start: datetime
+    end: datetime
+    stats: WindowStats
+    backlog: Backlog
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    mode: Literal["windows", "channels"]
+    a: Side
+    b: Side
+    conclusion: str
+    impact: Impact | None = None  # windows: how b compares with a
+    lagging: Literal["a", "b"] | None = None  # channels: the one further behind, if any
+    cause: Cause | None = None  # channels: why the lagging one lags
+
+
+def get_channel(session: Session, channel_id: int) -> Channel:
+    channel = session.get(Channel, channel_id)
+    if channel is None:
+        raise NotFound(f"channel {channel_id} does not exist")
+    return channel
+
+
+def backlog(rows: Sequence[SampleRow]) -> Backlog:
+    return backlog_of(
+        [float(r.not_received) for r in rows if r.not_received is not None],
+        [float(r.received_not_applied) for r in rows if r.received_not_applied is not None],
+    )
+
+
+def _inside(rows: Sequence[SampleRow], start: datetime, end: datetime) -> list[SampleRow]:
+    lo, hi = to_micros(start), to_micros(end)
+    return [r for r in rows if lo <= r.us < hi]
+
+
+def _points(rows: Sequence[SampleRow], origin: datetime) -> list[Point]:
+    zero = to_micros(origin)
+    return [
+        Point(
+            (r.us - zero) / 1e6,
+            r.lag_s,
+            r.verdict,
+            r.apply_rate,
+            r.source_rate,
+            sample_backlog(r),
+            r.not_received,
+        )
+        for r in rows
+    ]
+
+
+def compare_windows(
+    session: Session,
+    channel_id: int,
+    a: tuple[datetime, datetime],
+    b: tuple[datetime, datetime],
+    min_samples: int = 10,
+) -> Comparison:
+    """Window ``b`` of a channel against window ``a``, its baseline."""
+    require_window(*a, "a_start", "a_end")
+    require_window(*b, "b_start", "b_end")
+    if min_samples < 1:
+        raise InvalidInput("min_samples: must be at least 1")
+    channel = get_channel(session, channel_id)
+    rows = load_samples(session, channel.id, [a, b])
+    in_a, in_b = _inside(rows, *a), _inside(rows, *b)
+    a_s, b_s = (a[1] - a[0]).total_seconds(), (b[1] - b[0]).total_seconds()
+    # a re-timed to [−a_s, 0), b to [0, b_s): "before" and "after" a step at 0 with no settling.
+    points = _points(in_a, a[1]) + _points(in_b, b[0])
+    result = impact(points, 0.0, -a_s, b_s, max(a_s, b_s), 0.0, min_samples)
+    verdict = result.verdict.value.replace("_", " ")
+    return Comparison(
+        "windows",
+        Side(channel, channel.instance, *a, result.before, backlog(in_a)),
+        Side(channel, channel.instance, *b, result.after, backlog(in_b)),
+        f"b against a: {verdict} — {result.reason}",
+        impact=result,
+    )
+
+
+def compare_channels(
+    session: Session, channel_id: int, other_channel_id: int, start: datetime, end: datetime
+) -> Comparison:
+    """Two channels of one cluster over the same window, and why the one behind is behind."""
+    require_window(start, end)
+    first, second = get_channel(session, channel_id), get_channel(session, other_channel_id)
+    if first.instance.cluster_id != second.instance.cluster_id:
+        # Another cluster has another source and load: there is no control to compare with.
+        raise InvalidInput("other_channel_id: the two channels must be in the same cluster")
+    sides = []
+    for channel in (first, second):
+        rows = load_samples(session, channel.id, [(start, end)])
+        stats = window_stats(_points(rows, start), Window(0.0, (end - start).total_seconds()))
+        sides.append(Side(channel, channel.instance, start, end, stats, backlog(rows)))
+    a, b = sides
+    which = lagging(
+        (a.stats.lag_p50, a.stats.lag_p95, a.backlog), (b.stats.lag_p50, b.stats.lag_p95, b.backlog)
+    )
+    if which is None:
+        return Comparison("channels", a, b, _neither(a, b))
+    behind, control = (a, b) if which == "a" else (b, a)
+    why = cause(behind.backlog)
+    return Comparison("channels", a, b, _why(behind, control, why), None, which, why)
+
+
+def _name(side: Side) -> str:
+    name = side.instance.name + (f"/{side.channel.name}" if side.channel.name else "")
+    return f"{name} ({side.instance.region})" if side.instance.region else name
+
+
+def _lag(side: Side) -> str:
+    p50, p95 = side.stats.lag_p50, side.stats.lag_p95
+    if p50 is None or p95 is None:
+        return "unknown"
+    return f"{p50:.1f}/{p95:.1f} s"
+
+
+def _neither(a: Side, b: Side) -> str:
+    return (
+        f"Neither {_name(a)} nor {_name(b)} was behind in this window (lag p50 {_lag(a)} and "
+        f"{_lag(b)}), so there is no backlog to explain."
+    )
+
+
+def _why(behind: Side, control: Side, side_cause: Cause) -> str:
+    """One sentence: who lags, on which side of the replica, and what the control says."""
+    missing = behind.backlog.not_received_mean or 0.0
+    queued = behind.backlog.received_not_applied_mean or 0.0
+    other_missing = control.backlog.not_received_mean or 0.0
+    head = (
+        f"{_name(behind)} lags more than {_name(control)} (lag p50/p95 {_lag(behind)} vs "
+        f"{_lag(control)}) because of {side_cause}"
+    )
+    if side_cause == "not_received":
+        split = f"mean not_received {missing:.0f} vs received_not_applied {queued:.0f}"
+        if own_link(behind.backlog, control.backlog):
+            tail = (
+                f"while {_name(control)} has only {other_missing:.0f} not received under the "
+                "same load, so the network to it or its relay-log writes are the bottleneck"
+            )
+        else:
+            tail = (
+                f"and {_name(control)} receives as late ({other_missing:.0f} not received), "
+                "so the limit is shared upstream, not this replica's own link"
+            )
+        return f"{head} (network / relay-log writes): {split}, {tail}."
+    split = f"mean received_not_applied {queued:.0f} vs not_received {missing:.0f}"
+    return f"{head} (apply): {split}, so its applier, not the network, is the bottleneck."
