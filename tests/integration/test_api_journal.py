@@ -23,7 +23,7 @@ from lagscope.demo.load import WriteLoad
 from lagscope.models import Channel, Instance, ParamChange, Sample
 from lagscope.services import inventory, users
 from lagscope.services import journal as journal_service
-from lagscope.services.secrets import SecretBox
+from tests.factories import secret_box
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .pipeline_stack import Pipeline, now, start_pipeline
@@ -62,7 +62,7 @@ def api(tmp_path_factory) -> Iterator[ApiServer]:
 def make_topology(api: ApiServer, name: str, regions: dict[str, str] | None = None) -> Topology:
     """A cluster with a source and replicas near/far, each replica with its default channel."""
     regions = regions or {"near": "near", "far": "far"}
-    box = SecretBox("unused", b"unpolled-salt")
+    box = secret_box("unused")
     with api.sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, name)
         ids, channels = {}, {}

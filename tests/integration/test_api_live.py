@@ -23,9 +23,9 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.models import Channel, Sample
 from lagscope.models.types import from_micros, to_micros
 from lagscope.services import inventory
-from lagscope.services.secrets import SecretBox
 from lagscope.services.status import FEED_BATCH, FEED_LOOKBACK, open_feed
 from lagscope.store_setup import upgrade
+from tests.factories import secret_box
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .pipeline_stack import Pipeline, start_pipeline
@@ -364,9 +364,7 @@ def test_feed_pages_a_backlog_and_delivers_a_late_commit_once(tmp_path):
     try:
         with sessions() as s, s.begin():
             cluster = inventory.create_cluster(s, "feed")
-            replica = inventory.add_instance(
-                s, SecretBox("k", b"unpolled-salt"), cluster, "r", "h", 1, "u", "p"
-            )
+            replica = inventory.add_instance(s, secret_box(), cluster, "r", "h", 1, "u", "p")
             replica.channels.extend(Channel(name=n, first_seen_at=start) for n in ("a", "b"))
             s.flush()
             a, b = (c.id for c in replica.channels)

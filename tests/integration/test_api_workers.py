@@ -23,8 +23,9 @@ from lagscope.demo.load import WriteLoad
 from lagscope.errors import AccessDenied
 from lagscope.models import ApplierWorkerSample, Channel, Instance, Sample
 from lagscope.services import inventory, maintenance
-from lagscope.services.secrets import SecretBox, store_box
+from lagscope.services.secrets import store_box
 from lagscope.services.workers import record_workers
+from tests.factories import secret_box
 
 from ..unit.test_recorded_flavors import load, replay
 from .api_stack import ApiServer, api_server, sqlite_url
@@ -263,7 +264,7 @@ def test_mysql80_workers_from_recorded_result_sets_reach_the_api(store_api: ApiS
     t0 = datetime(2031, 1, 1, tzinfo=UTC)
     with store_api.sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, "mysql80")
-        box = SecretBox("unused", b"unpolled-salt")
+        box = secret_box("unused")
         inventory.add_instance(session, box, cluster, "src", "127.0.0.1", 1, "u", "p", "source")
         replica = inventory.add_instance(
             session, box, cluster, "r80", "127.0.0.1", 2, "mon", "p", "replica"
@@ -301,7 +302,7 @@ def test_mysql_denied_table_is_stored_as_a_problem_with_the_users_grant(store_ap
         cluster = inventory.create_cluster(session, "mysql80-denied")
         replica = inventory.add_instance(
             session,
-            SecretBox("unused", b"unpolled-salt"),
+            secret_box("unused"),
             cluster,
             "r",
             "127.0.0.1",
@@ -326,7 +327,7 @@ def test_worker_samples_follow_raw_retention(store_api: ApiServer):
         cluster = inventory.create_cluster(session, "retention")
         replica = inventory.add_instance(
             session,
-            SecretBox("unused", b"unpolled-salt"),
+            secret_box("unused"),
             cluster,
             "r",
             "127.0.0.1",
