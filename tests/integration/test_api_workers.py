@@ -29,7 +29,7 @@ from tests.factories import secret_box
 
 from ..unit.test_recorded_flavors import load, replay
 from .api_stack import ApiServer, api_server, sqlite_url
-from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
+from .pipeline_stack import SECRET, Pipeline, now
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -40,16 +40,14 @@ def iso(moment: datetime) -> str:
 
 
 @pytest.fixture(scope="module")
-def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+def pipeline_options() -> dict[str, object]:
     # Parameters and MariaDB's worker threads are read every poll here.
-    with start_pipeline(lab, tmp_path_factory.mktemp("workers-pipeline"), 1.0) as started:
-        yield started
+    return {"params_every_s": 1.0}
 
 
 @pytest.fixture(scope="module")
-def api(pipeline: Pipeline) -> Iterator[ApiServer]:
-    with api_server(pipeline.url) as server:
-        yield server
+def api_store(pipeline: Pipeline) -> str:
+    return pipeline.url
 
 
 def set_parallel_threads(conn, threads: int) -> None:
