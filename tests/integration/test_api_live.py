@@ -27,8 +27,8 @@ from lagscope.services.status import FEED_BATCH, FEED_LOOKBACK, open_feed
 from lagscope.store_setup import upgrade
 from tests.factories import secret_box
 
-from .api_stack import ApiServer, api_server, sqlite_url
-from .pipeline_stack import Pipeline, start_pipeline
+from .api_stack import ApiServer, sqlite_url
+from .pipeline_stack import Pipeline
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -37,15 +37,8 @@ REPLICAS = {"replica1": "near", "replica2": "far"}
 
 
 @pytest.fixture(scope="module")
-def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
-    with start_pipeline(lab, tmp_path_factory.mktemp("live")) as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def api(pipeline: Pipeline) -> Iterator[ApiServer]:
-    with api_server(pipeline.url) as server:
-        yield server
+def api_store(pipeline: Pipeline) -> str:
+    return pipeline.url
 
 
 @pytest.fixture
