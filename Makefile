@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 # Playwright drives Debian's Chromium (tests/e2e); its own browser download never works here.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: test demo lint typecheck unit integration deps system-deps bench clean ui ui-check client
+.PHONY: test check demo lint typecheck unit integration deps system-deps bench clean ui ui-check \
+	vitest client
 
 # The product on one URL: a live MariaDB lab under load, polling, the API (demo mode) serving
 # the dashboard, and the tuning story (docs/demo.md). E.g. DEMO_ARGS="--scenario steady"
@@ -14,12 +15,19 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 demo: deps ui
 	$(VENV)/bin/lagscope demo --port $${PORT:-8000} $(DEMO_ARGS)
 
-# Everything a fresh Debian machine lacks, then every check and test.
+# Everything a fresh Debian machine lacks, then every check and test (slow-marked ones too):
+# the full truth.
 test: deps lint typecheck ui ui-check
 	$(PY) -m pytest --durations=15 tests
 
+# The inner loop: lint, types, the unit tests without the slow ones, the UI's Vitest. No lab,
+# no browser, no UI build; `make test` before you push.
+check: lint typecheck unit vitest
+
+# Unit tests without those marked `slow` (property tests, Alembic, real sockets and clocks:
+# pyproject's markers); `$(PY) -m pytest -m slow tests/unit` runs just those.
 unit: deps
-	$(PY) -m pytest tests/unit
+	$(PY) -m pytest -m "not slow" tests/unit
 
 integration: deps
 	$(PY) -m pytest tests/integration
@@ -61,6 +69,9 @@ ui: system-deps $(UI_BUILD)
 
 ui-check: $(UI_DEPS)
 	cd $(UI) && npm run typecheck && npm run lint && npx vitest run
+
+vitest: $(UI_DEPS)
+	cd $(UI) && npx vitest run
 
 # Regenerate the UI's API client from the API's OpenAPI document (after changing the API).
 client: deps $(UI_DEPS)

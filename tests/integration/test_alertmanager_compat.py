@@ -38,6 +38,7 @@ from lagscope.alerts.payloads import (
 from lagscope.config import Settings
 from lagscope.models import Delivery, WebhookTarget
 from lagscope.security.secret_box import SecretBox
+from tests.factories import secret_box
 
 from .receiver import Receiver, receiver
 from .stack import ManagedProcess, free_port
@@ -212,7 +213,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def _deliver_all(store: Store, ids: list[int]) -> list[alert_delivery.Outcome]:
     """What the worker does with the evaluation's deliveries: claim, send, log."""
-    box = SecretBox("k", b"unpolled-salt")
+    box = secret_box()
     outcomes = []
     for delivery_id in ids:
         now_s = max(time.time(), store.t)

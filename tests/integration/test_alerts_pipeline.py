@@ -33,7 +33,7 @@ from lagscope.security.secret_box import store_box
 from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
 from .receiver import Receiver, receiver
 from .stack import ManagedProcess, lagscope_command
-from .test_api_alerts import readme_verify
+from .test_api_alerts import documented_verify
 from .waiting import assert_never, wait_until
 
 pytestmark = pytest.mark.integration
@@ -164,7 +164,7 @@ def test_sql_stopped_fires_once_after_for_and_resolves_once(
     assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=5, message="a third notification")
     assert statuses(hook, rule) == ["firing", "resolved"]
     requests = [r for r in hook.accepted() if r.json()["rule"]["id"] == rule]
-    verify = readme_verify()
+    verify = documented_verify()
     assert all(verify(HOOK_SECRET, r.headers, r.body) for r in requests)
 
 

@@ -25,7 +25,6 @@ from lagscope.alerts.payloads import context_from_json
 from lagscope.analysis.channel_metrics import unreachable_metrics
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.config import Settings
-from lagscope.db import make_engine, make_session_factory
 from lagscope.errors import Conflict
 from lagscope.ingest import recording
 from lagscope.inventory import instances as inventory
@@ -43,8 +42,7 @@ from lagscope.models import (
     Silence,
     WebhookTarget,
 )
-from lagscope.security.secret_box import SecretBox
-from lagscope.store_setup import upgrade
+from tests.factories import make_cluster, secret_box, sqlite_store
 
 pytestmark = pytest.mark.integration
 
@@ -138,27 +136,18 @@ def store(tmp_path: Path) -> Iterator[Store]:
 def make_store(tmp_path: Path) -> Iterator[Store]:
     """A migrated SQLite store with a cluster (source, replica r1 and its channel) and a
     generic webhook target (also used by test_alertmanager_compat)."""
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    sessions = make_session_factory(engine)
-    with sessions() as s, s.begin():
-        cluster = inventory.create_cluster(s, "alerts")
-        box = SecretBox("k", b"unpolled-salt")
-        inventory.add_instance(s, box, cluster, "src", "127.0.0.1", 3306, "m", "p", "source")
-        replica = inventory.add_instance(s, box, cluster, "r1", "127.0.0.1", 3307, "m", "p")
-        channel = Channel(name="", first_seen_at=T0)
-        replica.channels.append(channel)
-        target = WebhookTarget(
-            name="hook", kind="generic", url="http://127.0.0.1:9/hook", created_at=T0
-        )
-        s.add(target)
-        s.flush()
-        ids = (cluster.id, replica.id, channel.id, target.id)
-    try:
+    with sqlite_store(tmp_path) as sessions:
+        with sessions() as s, s.begin():
+            cluster, named = make_cluster(s, "alerts", [("src", 3306, "source"), ("r1", 3307)])
+            channel = Channel(name="", first_seen_at=T0)
+            named["r1"].channels.append(channel)
+            target = WebhookTarget(
+                name="hook", kind="generic", url="http://127.0.0.1:9/hook", created_at=T0
+            )
+            s.add(target)
+            s.flush()
+            ids = (cluster.id, named["r1"].id, channel.id, target.id)
         yield Store(sessions, *ids)
-    finally:
-        engine.dispose()
 
 
 OSCILLATING = [8.0, 12.0, 9.0, 13.0, 11.0, 12.0, 9.5, 12.0, 8.0, 11.0, 9.0, 12.5, 9.0, 11.0]
@@ -404,12 +393,10 @@ def test_claim_is_taken_by_one_worker_only(store: Store):
 
 def test_a_secret_that_no_longer_decrypts_fails_the_delivery_with_a_logged_attempt(store: Store):
     with store.sessions() as s, s.begin():
-        s.get_one(WebhookTarget, store.target_id).secret_enc = SecretBox(
-            "old-key", b"unpolled-salt"
-        ).encrypt("x")
+        s.get_one(WebhookTarget, store.target_id).secret_enc = secret_box("old-key").encrypt("x")
     store.rule(for_s=0.0)
     (delivery_id,) = store.tick(30.0)
-    box = SecretBox("the-key-now", b"unpolled-salt")
+    box = secret_box("the-key-now")
     with store.sessions() as s, s.begin():
         request = alert_delivery.prepare(s, box, SETTINGS, delivery_id, store.t)
     assert request is not None

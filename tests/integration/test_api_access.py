@@ -4,7 +4,6 @@ and on an open live stream."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -14,20 +13,15 @@ from sqlalchemy import select
 from lagscope.models import ApiToken, LoginThrottle
 from lagscope.security import users
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(
-        sqlite_url(tmp_path_factory.mktemp("api-access")),
-        stream_recheck_s=0.5,
-        api_token_max_days=30.0,
-    ) as server:
-        yield server
+def api_settings() -> dict[str, object]:
+    return {"stream_recheck_s": 0.5, "api_token_max_days": 30.0}
 
 
 def make_user(api: ApiServer, username: str, role: str) -> tuple[int, str]:

@@ -16,7 +16,7 @@ from lagscope.alerts.delivery_policy import HIDDEN_NETWORK
 from lagscope.models import AlertState, Channel, Sample
 from lagscope.security import users
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 from .receiver import Receiver, receiver
 from .stack import free_port
 
@@ -41,13 +41,8 @@ def hook() -> Iterator[Receiver]:
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(
-        sqlite_url(tmp_path_factory.mktemp("api-alerts")),
-        webhook_allowed_hosts="127.0.0.1",
-        external_url="https://lagscope.example",
-    ) as server:
-        yield server
+def api_settings() -> dict[str, object]:
+    return {"webhook_allowed_hosts": "127.0.0.1", "external_url": "https://lagscope.example"}
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import insert
 
-from lagscope.inventory import instances as inventory
 from lagscope.models import InstanceSample, ParamValue
-from lagscope.security.secret_box import SecretBox
+from tests.factories import make_cluster
 
 from .api_stack import api_server, sqlite_url
 
@@ -21,11 +20,9 @@ def test_status_says_redo_log_and_doublewrite(tmp_path):
     now = datetime.now(UTC)
     with api_server(sqlite_url(tmp_path)) as api:
         with api.sessions() as session, session.begin():
-            cluster = inventory.create_cluster(session, "durability")
-            box = SecretBox("k", b"unpolled-salt")
-            add = inventory.add_instance
-            risky = add(session, box, cluster, "risky", "127.0.0.1", 3307, "m", "", "replica")
-            plain = add(session, box, cluster, "plain", "127.0.0.1", 3308, "m", "", "replica")
+            servers = [("risky", 3307), ("plain", 3308)]
+            cluster, named = make_cluster(session, "durability", servers, password="")
+            risky, plain = named["risky"], named["plain"]
             session.flush()
             session.execute(
                 insert(InstanceSample),

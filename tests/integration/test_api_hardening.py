@@ -9,17 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    store = tmp_path_factory.mktemp("api-hardening")
+def api_settings(tmp_path_factory) -> dict[str, object]:
     # No UI build here, whatever frontend/dist holds: GET / then redirects to the docs.
-    with api_server(sqlite_url(store), ui_dist=str(store / "no-ui-build")) as server:
-        yield server
+    return {"ui_dist": str(tmp_path_factory.mktemp("api-hardening") / "no-ui-build")}
 
 
 @pytest.fixture(scope="module")

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from sqlalchemy import select
 
 from lagscope.models import Instance
 from lagscope.security import users
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(sqlite_url(tmp_path_factory.mktemp("api-inventory"))) as server:
-        yield server
 
 
 def token_for(api: ApiServer, username: str, role: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,10 +24,10 @@ from lagscope.inventory import instances as inventory
 from lagscope.journal import steps as journal_service
 from lagscope.models import Channel, Instance, ParamChange, Sample
 from lagscope.security import users
-from lagscope.security.secret_box import SecretBox
+from tests.factories import secret_box
 
-from .api_stack import ApiServer, api_server, sqlite_url
-from .pipeline_stack import Pipeline, now, start_pipeline
+from .api_stack import ApiServer, api_server
+from .pipeline_stack import Pipeline, now
 from .stack import sleep_s
 from .waiting import wait_until
 
@@ -54,16 +54,10 @@ class Topology:
     channels: dict[str, int]
 
 
-@pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(sqlite_url(tmp_path_factory.mktemp("api-journal"))) as server:
-        yield server
-
-
 def make_topology(api: ApiServer, name: str, regions: dict[str, str] | None = None) -> Topology:
     """A cluster with a source and replicas near/far, each replica with its default channel."""
     regions = regions or {"near": "near", "far": "far"}
-    box = SecretBox("unused", b"unpolled-salt")
+    box = secret_box("unused")
     with api.sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, name)
         ids, channels = {}, {}
@@ -763,10 +757,8 @@ DEFAULTS = {
 
 
 @pytest.fixture(scope="module")
-def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
-    workdir = tmp_path_factory.mktemp("journal-pipeline")
-    with start_pipeline(lab, workdir, PARAMS_EVERY_S) as started:
-        yield started
+def pipeline_options() -> dict[str, object]:
+    return {"params_every_s": PARAMS_EVERY_S}
 
 
 def set_globals(conn, values: dict[str, int]) -> None:

@@ -24,11 +24,11 @@ from lagscope.history.status import FEED_BATCH, FEED_LOOKBACK, open_feed
 from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Sample
 from lagscope.models.types import from_micros, to_micros
-from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
+from tests.factories import secret_box
 
-from .api_stack import ApiServer, api_server, sqlite_url
-from .pipeline_stack import Pipeline, start_pipeline
+from .api_stack import ApiServer, sqlite_url
+from .pipeline_stack import Pipeline
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -37,15 +37,8 @@ REPLICAS = {"replica1": "near", "replica2": "far"}
 
 
 @pytest.fixture(scope="module")
-def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
-    with start_pipeline(lab, tmp_path_factory.mktemp("live")) as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def api(pipeline: Pipeline) -> Iterator[ApiServer]:
-    with api_server(pipeline.url) as server:
-        yield server
+def api_store(pipeline: Pipeline) -> str:
+    return pipeline.url
 
 
 @pytest.fixture
@@ -365,9 +358,7 @@ def test_feed_pages_a_backlog_and_delivers_a_late_commit_once(tmp_path):
     try:
         with sessions() as s, s.begin():
             cluster = inventory.create_cluster(s, "feed")
-            replica = inventory.add_instance(
-                s, SecretBox("k", b"unpolled-salt"), cluster, "r", "h", 1, "u", "p"
-            )
+            replica = inventory.add_instance(s, secret_box(), cluster, "r", "h", 1, "u", "p")
             replica.channels.extend(Channel(name=n, first_seen_at=start) for n in ("a", "b"))
             s.flush()
             a, b = (c.id for c in replica.channels)

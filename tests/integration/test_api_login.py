@@ -27,12 +27,6 @@ PASSWORD = "a-long-password"
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(sqlite_url(tmp_path_factory.mktemp("api-login"))) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def lenient(tmp_path_factory) -> Iterator[ApiServer]:
     """No back-off in reach: for timing and load, where throttling would answer first."""
     with api_server(

@@ -28,10 +28,9 @@ from sqlalchemy import URL, insert
 
 from lagscope.analysis.codes import Verdict
 from lagscope.api.schemas.series import SeriesResponse
-from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab
 from lagscope.models import Channel, InstanceSample, Sample, SampleRollup1h, SampleRollup1m
-from lagscope.security.secret_box import SecretBox
+from tests.factories import make_cluster
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .postgres import start_postgres
@@ -56,11 +55,9 @@ class Store:
 
 def write_fixture(api: ApiServer, end: datetime) -> Store:
     with api.sessions() as session, session.begin():
-        cluster = inventory.create_cluster(session, "series")
-        box = SecretBox("k", b"unpolled-salt")
-        inventory.add_instance(session, box, cluster, "src", "127.0.0.1", 3306, "m", "", "source")
-        r1 = inventory.add_instance(session, box, cluster, "r1", "127.0.0.1", 3307, "m", "")
-        r2 = inventory.add_instance(session, box, cluster, "r2", "127.0.0.1", 3308, "m", "")
+        servers = [("src", 3306, "source"), ("r1", 3307), ("r2", 3308)]
+        _, named = make_cluster(session, "series", servers, password="")
+        r1, r2 = named["r1"], named["r2"]
         seen = end - 800 * DAY
         a, c = Channel(name="", first_seen_at=seen), Channel(name="east", first_seen_at=seen)
         b = Channel(name="", first_seen_at=seen)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -20,15 +20,12 @@ PER_USER, PER_PROCESS = 2, 3
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    store = tmp_path_factory.mktemp("stream-limits")
-    with api_server(
-        sqlite_url(store),
-        streams_per_user=PER_USER,
-        streams_per_process=PER_PROCESS,
-        stream_recheck_s=0.2,
-    ) as server:
-        yield server
+def api_settings() -> dict[str, object]:
+    return {
+        "streams_per_user": PER_USER,
+        "streams_per_process": PER_PROCESS,
+        "stream_recheck_s": 0.2,
+    }
 
 
 @pytest.fixture(scope="module")

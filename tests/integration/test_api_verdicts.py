@@ -14,9 +14,8 @@ import pytest
 from sqlalchemy import insert
 
 from lagscope.analysis.codes import Verdict
-from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Sample, SampleRollup1m
-from lagscope.security.secret_box import SecretBox
+from tests.factories import make_cluster
 
 from .api_stack import ApiServer, api_server, sqlite_url
 
@@ -29,9 +28,8 @@ END = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 def store(tmp_path_factory) -> Iterator[tuple[ApiServer, int, int, int]]:
     with api_server(sqlite_url(tmp_path_factory.mktemp("verdicts"))) as api:
         with api.sessions() as session, session.begin():
-            cluster = inventory.create_cluster(session, "runs")
-            box = SecretBox("k", b"unpolled-salt")
-            r1 = inventory.add_instance(session, box, cluster, "r1", "127.0.0.1", 3307, "m", "")
+            cluster, named = make_cluster(session, "runs", [("r1", 3307)], password="")
+            r1 = named["r1"]
             seen = END - timedelta(days=3)
             a, b = Channel(name="", first_seen_at=seen), Channel(name="b", first_seen_at=seen)
             r1.channels.extend([a, b])

@@ -25,11 +25,12 @@ from lagscope.ingest import rollups as maintenance
 from lagscope.ingest.workers import record_workers
 from lagscope.inventory import instances as inventory
 from lagscope.models import ApplierWorkerSample, Channel, Instance, Sample
-from lagscope.security.secret_box import SecretBox, store_box
+from lagscope.security.secret_box import store_box
+from tests.factories import secret_box
 
 from ..unit.test_recorded_flavors import load, replay
 from .api_stack import ApiServer, api_server, sqlite_url
-from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
+from .pipeline_stack import SECRET, Pipeline, now
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -40,16 +41,14 @@ def iso(moment: datetime) -> str:
 
 
 @pytest.fixture(scope="module")
-def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
+def pipeline_options() -> dict[str, object]:
     # Parameters and MariaDB's worker threads are read every poll here.
-    with start_pipeline(lab, tmp_path_factory.mktemp("workers-pipeline"), 1.0) as started:
-        yield started
+    return {"params_every_s": 1.0}
 
 
 @pytest.fixture(scope="module")
-def api(pipeline: Pipeline) -> Iterator[ApiServer]:
-    with api_server(pipeline.url) as server:
-        yield server
+def api_store(pipeline: Pipeline) -> str:
+    return pipeline.url
 
 
 def set_parallel_threads(conn, threads: int) -> None:
@@ -264,7 +263,7 @@ def test_mysql80_workers_from_recorded_result_sets_reach_the_api(store_api: ApiS
     t0 = datetime(2031, 1, 1, tzinfo=UTC)
     with store_api.sessions() as session, session.begin():
         cluster = inventory.create_cluster(session, "mysql80")
-        box = SecretBox("unused", b"unpolled-salt")
+        box = secret_box("unused")
         inventory.add_instance(session, box, cluster, "src", "127.0.0.1", 1, "u", "p", "source")
         replica = inventory.add_instance(
             session, box, cluster, "r80", "127.0.0.1", 2, "mon", "p", "replica"
@@ -302,7 +301,7 @@ def test_mysql_denied_table_is_stored_as_a_problem_with_the_users_grant(store_ap
         cluster = inventory.create_cluster(session, "mysql80-denied")
         replica = inventory.add_instance(
             session,
-            SecretBox("unused", b"unpolled-salt"),
+            secret_box("unused"),
             cluster,
             "r",
             "127.0.0.1",
@@ -327,7 +326,7 @@ def test_worker_samples_follow_raw_retention(store_api: ApiServer):
         cluster = inventory.create_cluster(session, "retention")
         replica = inventory.add_instance(
             session,
-            SecretBox("unused", b"unpolled-salt"),
+            secret_box("unused"),
             cluster,
             "r",
             "127.0.0.1",

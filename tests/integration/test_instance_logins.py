@@ -3,21 +3,13 @@ acts: retry-login, a new password, or disabling and enabling it. Nothing else cl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from lagscope.models import Instance
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[ApiServer]:
-    with api_server(sqlite_url(tmp_path_factory.mktemp("instance-logins"))) as server:
-        yield server
 
 
 def given_up(api: ApiServer, iid: int) -> None:

@@ -22,9 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.codes import Verdict
 from lagscope.config import Retention
-from lagscope.db import make_engine, make_session_factory
 from lagscope.ingest.rollups import enforce_retention, roll_up
-from lagscope.inventory import instances as inventory
 from lagscope.models import (
     Channel,
     InstanceSample,
@@ -32,8 +30,7 @@ from lagscope.models import (
     SampleRollup1h,
     SampleRollup1m,
 )
-from lagscope.security.secret_box import SecretBox
-from lagscope.store_setup import upgrade
+from tests.factories import make_cluster, sqlite_store
 
 pytestmark = pytest.mark.integration
 
@@ -67,25 +64,18 @@ class Store:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    sessions = make_session_factory(engine)
-    with sessions() as session, session.begin():
-        cluster = inventory.create_cluster(session, "rollup")
-        box = SecretBox("k", b"unpolled-salt")
-        inventory.add_instance(session, box, cluster, "src", "127.0.0.1", 3306, "m", "pw", "source")
-        replica = inventory.add_instance(session, box, cluster, "r1", "127.0.0.1", 3307, "m", "pw")
-        # A MariaDB multi-source replica: two connections, so buckets must stay per channel.
-        a = Channel(name="", first_seen_at=HOUR_12 - timedelta(days=800))
-        b = Channel(name="b", first_seen_at=HOUR_12 - timedelta(days=800))
-        replica.channels.extend([a, b])
-        session.flush()
-        ids = Store(sessions, a.id, b.id, replica.id)
-    try:
+    with sqlite_store(tmp_path) as sessions:
+        with sessions() as session, session.begin():
+            servers = [("src", 3306, "source"), ("r1", 3307)]
+            _, named = make_cluster(session, "rollup", servers, password="pw")
+            replica = named["r1"]
+            # A MariaDB multi-source replica: two connections, so buckets must stay per channel.
+            a = Channel(name="", first_seen_at=HOUR_12 - timedelta(days=800))
+            b = Channel(name="b", first_seen_at=HOUR_12 - timedelta(days=800))
+            replica.channels.extend([a, b])
+            session.flush()
+            ids = Store(sessions, a.id, b.id, replica.id)
         yield ids
-    finally:
-        engine.dispose()
 
 
 # ---------------------------------------------------------------------------------------------

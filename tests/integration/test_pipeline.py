@@ -19,7 +19,7 @@ from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.demo.load import WriteLoad
 from lagscope.models import Instance, InstanceSample, ParamChange
 
-from .pipeline_stack import Pipeline, now, start_pipeline
+from .pipeline_stack import Pipeline, now
 from .truth import TruthRecorder
 from .waiting import wait_until
 
@@ -29,9 +29,8 @@ PARAMS_EVERY_S = 2.0  # the worker reads parameters this often; a change window 
 
 
 @pytest.fixture(scope="module")
-def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
-    with start_pipeline(lab, tmp_path_factory.mktemp("pipeline"), PARAMS_EVERY_S) as started:
-        yield started
+def pipeline_options() -> dict[str, object]:
+    return {"params_every_s": PARAMS_EVERY_S}
 
 
 @pytest.fixture

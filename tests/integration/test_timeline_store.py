@@ -24,13 +24,10 @@ from lagscope.collectors.snapshot import (
     InstanceSnapshot,
     IoState,
 )
-from lagscope.db import make_engine, make_session_factory
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.source_progress import channel_timeline, record_progress, record_sources
-from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster, Instance, SourceProgress
-from lagscope.security.secret_box import SecretBox
-from lagscope.store_setup import upgrade
+from tests.factories import make_cluster, sqlite_store
 
 pytestmark = pytest.mark.integration
 
@@ -46,21 +43,12 @@ class Store:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    sessions = make_session_factory(engine)
-    with sessions() as session, session.begin():
-        cluster = inventory.create_cluster(session, "timeline")
-        box = SecretBox("k", b"unpolled-salt")
-        for name, port, role in (("src", 3306, "source"), ("src2", 3308, "replica")):
-            inventory.add_instance(session, box, cluster, name, "127.0.0.1", port, "m", "p", role)
-        inventory.add_instance(session, box, cluster, "r1", "127.0.0.1", 3307, "m", "p")
-        cluster_id = cluster.id
-    try:
+    with sqlite_store(tmp_path) as sessions:
+        with sessions() as session, session.begin():
+            servers = [("src", 3306, "source"), ("src2", 3308, "replica"), ("r1", 3307)]
+            cluster, _ = make_cluster(session, "timeline", servers)
+            cluster_id = cluster.id
         yield Store(sessions, cluster_id)
-    finally:
-        engine.dispose()
 
 
 def snap(second: float, server_id: int, gtid: str, channels=()) -> InstanceSnapshot:

@@ -3,12 +3,11 @@ shadows the API, ``/metrics`` or ``/healthz``, cached assets, and a strict CSP o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .api_stack import ApiServer, api_server, sqlite_url
+from .api_stack import ApiServer
 
 pytestmark = pytest.mark.integration
 
@@ -27,10 +26,8 @@ def dist(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory, dist: Path) -> Iterator[ApiServer]:
-    store = tmp_path_factory.mktemp("webui-store")
-    with api_server(sqlite_url(store), ui_dist=str(dist)) as server:
-        yield server
+def api_settings(dist: Path) -> dict[str, object]:
+    return {"ui_dist": str(dist)}
 
 
 PAGES = ["/", "/clusters/3?range=6h&source=heartbeat", "/settings/servers"]

@@ -220,6 +220,7 @@ def test_invalid_gtid_set_names_the_bad_part(text: str, bad_part: str) -> None:
 # --- MySQL set algebra: properties against the model -------------------------------------------
 
 
+@pytest.mark.slow
 @FAST
 @given(raw_sets)
 def test_count_and_membership_match_model(raw: RawSet) -> None:
@@ -229,6 +230,7 @@ def test_count_and_membership_match_model(raw: RawSet) -> None:
     assert bool(s) == bool(model_of(raw))
 
 
+@pytest.mark.slow
 @FAST
 @given(st.data())
 def test_parse_of_messy_server_text_matches_model(data: st.DataObject) -> None:
@@ -238,12 +240,14 @@ def test_parse_of_messy_server_text_matches_model(data: st.DataObject) -> None:
     assert s == build(raw)
 
 
+@pytest.mark.slow
 @FAST
 @given(gtid_sets)
 def test_str_round_trips(s: GtidSet) -> None:
     assert GtidSet.parse(str(s)) == s
 
 
+@pytest.mark.slow
 @FAST
 @given(gtid_sets)
 def test_str_is_canonical_for_equal_sets(s: GtidSet) -> None:
@@ -255,6 +259,7 @@ def test_str_is_canonical_for_equal_sets(s: GtidSet) -> None:
     assert str(other) == str(s)
 
 
+@pytest.mark.slow
 @FAST
 @given(gtid_sets)
 def test_canonical_intervals_are_sorted_disjoint_non_adjacent(s: GtidSet) -> None:
@@ -265,6 +270,7 @@ def test_canonical_intervals_are_sorted_disjoint_non_adjacent(s: GtidSet) -> Non
         assert all(b1 + 1 < a2 for (_, b1), (a2, _) in pairwise(ivs))
 
 
+@pytest.mark.slow
 @FAST
 @given(raw_sets, raw_sets)
 def test_operations_match_model(raw_a: RawSet, raw_b: RawSet) -> None:
@@ -276,6 +282,7 @@ def test_operations_match_model(raw_a: RawSet, raw_b: RawSet) -> None:
     assert a.is_subset(b) == (ma <= mb)
 
 
+@pytest.mark.slow
 @FAST
 @given(gtid_sets, gtid_sets)
 def test_difference_plus_intersection_is_whole(a: GtidSet, b: GtidSet) -> None:
@@ -286,6 +293,7 @@ def test_difference_plus_intersection_is_whole(a: GtidSet, b: GtidSet) -> None:
     assert (a - b).is_subset(a)
 
 
+@pytest.mark.slow
 @FAST
 @given(gtid_sets, gtid_sets, gtid_sets)
 def test_union_commutative_associative(a: GtidSet, b: GtidSet, c: GtidSet) -> None:
@@ -294,6 +302,7 @@ def test_union_commutative_associative(a: GtidSet, b: GtidSet, c: GtidSet) -> No
     assert a & b == b & a
 
 
+@pytest.mark.slow
 @FAST
 @given(gtid_sets, gtid_sets, gtid_sets)
 def test_difference_is_anti_monotone(a: GtidSet, b: GtidSet, c: GtidSet) -> None:
@@ -413,6 +422,7 @@ def test_mysql_tagged_and_gapped_sets() -> None:
     assert (c.trx_behind, c.not_received, c.received_not_applied, c.errant) == (4, 2, 2, 1)
 
 
+@pytest.mark.slow
 @FAST
 @given(raw_sets, raw_sets, raw_sets)
 def test_mysql_counts_match_model(raw_s: RawSet, raw_r: RawSet, raw_e: RawSet) -> None:
@@ -512,6 +522,7 @@ positions = st.lists(gtids, max_size=3, unique_by=lambda g: g.domain_id).map(
 )
 
 
+@pytest.mark.slow
 @FAST
 @given(positions)
 def test_mariadb_str_round_trips(pos: GtidPos) -> None:
@@ -519,6 +530,7 @@ def test_mariadb_str_round_trips(pos: GtidPos) -> None:
     assert list(pos.domains()) == sorted(pos.domains())
 
 
+@pytest.mark.slow
 @FAST
 @given(positions, positions, positions, st.booleans())
 def test_mariadb_counts_never_negative_and_sum_domains(
@@ -549,6 +561,7 @@ def ordered_positions(draw: st.DrawFn) -> tuple[GtidPos, GtidPos, GtidPos]:
     return GtidPos(tuple(src)), GtidPos(tuple(io)), GtidPos(tuple(slave))
 
 
+@pytest.mark.slow
 @FAST
 @given(ordered_positions())
 def test_mariadb_behind_splits_into_network_and_apply(
@@ -562,6 +575,7 @@ def test_mariadb_behind_splits_into_network_and_apply(
     assert c.exact
 
 
+@pytest.mark.slow
 @FAST
 @given(positions, positions)
 def test_mariadb_replica_ahead_is_errant_and_inexact(src: GtidPos, slave: GtidPos) -> None:

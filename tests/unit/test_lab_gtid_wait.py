@@ -62,6 +62,7 @@ def creeping(until: int) -> list[str]:
     return [f"0-1-{n}" for n in range(1, until + 1)]
 
 
+@pytest.mark.slow
 def test_a_replica_still_applying_is_waited_for_beyond_the_timeout():
     # 100 reads of ~10 ms: about 1 s of steady progress against a 0.2 s timeout.
     started = time.monotonic()
@@ -69,6 +70,7 @@ def test_a_replica_still_applying_is_waited_for_beyond_the_timeout():
     assert time.monotonic() - started > 0.2
 
 
+@pytest.mark.slow
 def test_a_replica_that_stopped_applying_fails_after_the_timeout():
     started = time.monotonic()
     with pytest.raises(LabError, match="without progress"):
@@ -76,6 +78,7 @@ def test_a_replica_that_stopped_applying_fails_after_the_timeout():
     assert time.monotonic() - started < 5  # not the cap
 
 
+@pytest.mark.slow
 def test_progress_is_waited_for_only_up_to_the_cap():
     with pytest.raises(LabError, match="the cap"):
         ScriptedLab(creeping(100_000)).wait_caught_up(timeout_s=0.2, max_wait_s=0.5)

@@ -4,7 +4,8 @@ own floor and those below (issue 18 item 1).
 Read from the source with ``ast`` (every ``import``, at module level or inside a function), so a
 lazy import cannot slip a back edge past the check. The floors, bottom up:
 
-- ``errors`` and ``metrics_catalog`` (data only, importing nothing); ``collectors`` (SQL to monitored servers); ``config``; ``models``; ``analysis`` and
+- ``errors`` and ``metrics_catalog`` (data only, importing nothing);
+  ``collectors`` (SQL to monitored servers); ``config``; ``models``; ``analysis`` and
   the pure alert core (``alerts.state``, ``payloads``, ``delivery_policy``, ``signing``): no I/O
   beyond the collectors, no context;
 - the contexts: ``security`` < ``inventory`` < ``ingest`` | ``history`` (siblings: writing the

@@ -213,6 +213,7 @@ def test_refusals_give_up_after_the_cap_until_someone_acts():
     assert not logins.waiting(row, at) and row.login_failures == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "change",
     [{"tls": "verify_identity"}, {"tls": "required"}],

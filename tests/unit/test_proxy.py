@@ -18,6 +18,9 @@ import pytest
 from lagscope.errors import LagscopeError
 from lagscope.lab.proxy import LatencyProxy, ProxyClient
 
+# Real sockets with real delays (0.1–0.5 s a test): the full run's, not the inner loop's.
+pytestmark = pytest.mark.slow
+
 
 class EchoServer:
     """An asyncio echo server in its own thread, on a free loopback port."""

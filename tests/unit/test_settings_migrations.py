@@ -54,6 +54,7 @@ def test_weak_secret_keys_are_refused_outside_demo(key, why):
     assert "lagscope secrets generate-key" in str(refused.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "generate",
     [
@@ -115,6 +116,7 @@ def alembic(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_alembic_upgrade_and_check_on_sqlite(tmp_path):
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade = alembic("upgrade", "head", url=url)

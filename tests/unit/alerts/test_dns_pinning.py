@@ -55,6 +55,7 @@ def _request(hook: Receiver, allow: tuple[str, ...], path: str = "/h") -> alert_
     return alert_delivery.Request(1, url, b'{"x":1}', {"Content-Type": "application/json"}, allow)
 
 
+@pytest.mark.slow
 def test_connects_to_the_checked_address_resolved_once(hook: Receiver) -> None:
     # The first answer is the allowed loopback receiver; any later lookup would say the
     # metadata endpoint. Only one lookup happens, and the request reaches the receiver.
@@ -67,6 +68,7 @@ def test_connects_to_the_checked_address_resolved_once(hook: Receiver) -> None:
     assert got.body == b'{"x":1}'
 
 
+@pytest.mark.slow
 def test_a_name_that_resolves_inside_is_refused_without_connecting(hook: Receiver) -> None:
     # The name is allowed, but it now points at loopback, which the allow-list does not name.
     resolver = FakeResolver(["127.0.0.1"])
@@ -102,6 +104,7 @@ def test_address_allowed(address: str, allow: list[str], ok: bool) -> None:
     assert address_allowed(HOST, address, allow) is ok
 
 
+@pytest.mark.slow
 def test_a_name_rebound_between_check_and_connect_does_not_get_the_request(hook: Receiver) -> None:
     # Issue 17 item 16d. Two receivers on the same port: the checked one on 127.0.0.1, the
     # rebinding target on 127.0.0.2. The resolver answers 127.0.0.1 for the check and
@@ -140,6 +143,7 @@ def _post_pinned(url: str, ca: Path) -> httpx.Response:
         return client.post(url, content=b"{}")
 
 
+@pytest.mark.slow
 def test_tls_to_the_pinned_address_verifies_and_names_the_host(pki: dict[str, object]) -> None:
     """Only the TCP connect goes to the address: SNI, the certificate check and the Host header
     use the URL's name."""

@@ -175,6 +175,7 @@ def wandering(phi: float, mu: float, sd: float) -> Lag:
     return lag
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("make_lag", "width_s"),
     [
@@ -385,6 +386,7 @@ def test_the_same_lags_on_both_sides_are_no_clear_change(lags: list[float]) -> N
     assert impact(sides(lags, lags), T).verdict is IV.NO_CLEAR_CHANGE
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(lag_lists, lag_lists)
 def test_swapping_before_and_after_swaps_improved_and_worse(

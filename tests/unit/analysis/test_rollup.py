@@ -165,6 +165,7 @@ def _close(left: object, right: object) -> bool:
     return left == right
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(points_over_hours())
 def test_direct_hourly_rollup_equals_merged_minutes(points: list[RawPoint]) -> None:
