@@ -161,6 +161,89 @@ class ApplierWorker:
     idle_s: float | None = None
 
 
+
+# Cause readings (CAUSES.md): taken only while a channel is behind or its applier is busy on one
+# transaction across polls; None on a snapshot whose poll did not take them. Server text in
+# here (statements, user names, hosts) is bounded to EVIDENCE_TEXT_MAX characters by the parser.
+EVIDENCE_TEXT_MAX = 500
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTransaction:
+    """The InnoDB transaction an applier thread holds (``INNODB_TRX`` / MySQL's ``data_locks``
+    side): started (server clock, epoch s), rows modified so far, and whether it waits on a lock."""
+
+    thread_id: int  # processlist id of the applier thread holding it
+    trx_id: str
+    state: str  # RUNNING / LOCK WAIT / ROLLING BACK / COMMITTING, as the server says
+    started_at: float | None = None
+    rows_modified: int | None = None
+    rows_locked: int | None = None
+    lock_wait_started_at: float | None = None
+    operation: str = ""  # trx_operation_state, e.g. "starting index read"
+    gtid: str = ""  # MySQL APPLYING_TRANSACTION when known
+
+
+@dataclass(frozen=True, slots=True)
+class BlockingSession:
+    """A session on the replica that holds what an applier thread waits for.
+
+    ``certain`` is False for a metadata-lock *candidate* (MariaDB without the
+    METADATA_LOCK_INFO plugin: a session idle in a transaction that began before the wait)."""
+
+    thread_id: int
+    blocked_thread_id: int
+    lock: str  # "row" | "metadata"
+    certain: bool = True
+    user: str = ""
+    host: str = ""
+    command: str = ""  # Sleep, Query, …
+    time_s: float | None = None  # in its current command/state
+    state: str = ""
+    statement: str = ""  # its current (or last known) statement, bounded
+    trx_started_at: float | None = None
+    object_name: str = ""  # schema.table of the lock, when the server says
+
+
+@dataclass(frozen=True, slots=True)
+class RowEventTable:
+    """The table the applier's current row event works on (the relay log's Table_map at the
+    applier's position) and whether it has a key row lookups can use (cached per table)."""
+
+    channel: str
+    schema: str
+    table: str
+    has_primary_key: bool | None = None  # None: not checked (privilege, not found)
+    has_usable_key: bool | None = None  # primary key or a unique key over NOT NULL columns
+    event: str = ""  # the row event type at the position (Update_rows, Delete_rows, …)
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiveProgress:
+    """MySQL 8.0+ ``replication_connection_status`` receive-side timestamps (epoch s; None
+    unset): what the receiver thread is queueing and last queued."""
+
+    channel: str
+    queueing_trx: str = ""
+    queueing_original_commit_ts: float | None = None
+    queueing_start_ts: float | None = None
+    last_queued_trx: str = ""
+    last_queued_original_commit_ts: float | None = None
+    last_queued_end_ts: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CauseEvidence:
+    """What the cause readings saw on one replica in one poll. ``problems``: a reading that
+    could not be taken and what it needs (``{"blockers": "needs PROCESS"}``)."""
+
+    transactions: tuple[OpenTransaction, ...] = ()
+    blockers: tuple[BlockingSession, ...] = ()
+    tables: tuple[RowEventTable, ...] = ()
+    receive: tuple[ReceiveProgress, ...] = ()
+    problems: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
 def _empty_params() -> Mapping[str, str | None]:
     return MappingProxyType({})
 
@@ -193,6 +276,8 @@ class InstanceSnapshot:
     workers: tuple[ApplierWorker, ...] = ()
     # MySQL 8.0+ per-channel applier lag from P_S commit timestamps (REPLICATION.md §3.3).
     applier_lag_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    # Cause readings, when this poll took them (collectors/cause_readings.py); None otherwise.
+    evidence: CauseEvidence | None = None
     # Readings that could not be taken this time (a missing privilege, a missing heartbeat table),
     # by reading name; the rest of the snapshot is still good.
     problems: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))

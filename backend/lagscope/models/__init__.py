@@ -12,6 +12,7 @@ from lagscope.models.alerts import (
 from lagscope.models.annotations import Annotation
 from lagscope.models.base import Base
 from lagscope.models.demo import DemoStore
+from lagscope.models.episodes import Episode, EpisodeCause
 from lagscope.models.inventory import Channel, Cluster, Instance
 from lagscope.models.params import ParamChange, ParamValue
 from lagscope.models.secrets import SecretKeySalt
@@ -39,6 +40,8 @@ __all__ = [
     "Delivery",
     "DeliveryAttempt",
     "DemoStore",
+    "Episode",
+    "EpisodeCause",
     "Instance",
     "InstanceSample",
     "LoginThrottle",

@@ -156,6 +156,13 @@ class Channel(Base):
     recent_classes: Mapped[str] = mapped_column(String(32), default="")
     verdict: Mapped[int | None] = mapped_column(Integer, default=None)
     last_sample_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    # Why it is behind (analysis/causes): the findings of the newest poll (JSON list, strongest
+    # first, [] when none), what diagnosis and the episode tracker remember between polls, and
+    # the episode in progress (null when none). Any worker may poll next.
+    current_causes: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=list)
+    diagnosis_memory: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=dict)
+    episode_state: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=dict)
+    episode_id: Mapped[int | None] = mapped_column(Integer, default=None)
     first_seen_at: Mapped[datetime] = mapped_column(EpochMicros)
     gone_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
 
