@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.integration.api_stack import ApiServer, api_server
+from tests.integration.pipeline_stack import SECRET as PIPELINE_SECRET
 from tests.integration.pipeline_stack import Pipeline, start_pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,8 +67,11 @@ def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
 
 @pytest.fixture(scope="module")
 def api(pipeline: Pipeline) -> Iterator[ApiServer]:
-    # Few free failures, so the throttled-login test needs only three attempts.
-    with api_server(pipeline.url, ui_dist=str(DIST), login_free_failures_user=2) as server:
+    # Few free failures, so the throttled-login test needs only three attempts. The worker's
+    # secret key: an instance added through the UI is then polled, not "credentials unreadable".
+    with api_server(
+        pipeline.url, ui_dist=str(DIST), secret_key=PIPELINE_SECRET, login_free_failures_user=2
+    ) as server:
         yield server
 
 
