@@ -149,6 +149,14 @@ def store(api: ApiServer) -> dict[str, Any]:
             )
             for s, lag in ((10, 12.0), (38, 40.25), (200, 99.0))
         )
+        session.add(
+            Sample(
+                channel_id=channels["replica2"].id,
+                ts=T0 + timedelta(hours=1, seconds=40),
+                verdict=2,
+                lag_s=11.5,
+            )
+        )
         channels["replica2"].episode_id = ongoing.id
         channels["replica2"].current_causes = [
             {
@@ -357,3 +365,13 @@ def test_status_shows_current_causes_and_episode(api: ApiServer, store: dict[str
     assert near["causes"] == [] and near["episode_id"] is None
     # replica1 has samples (the newest at T0 + 200 s), so an ETA with the band's fields.
     assert set(near["eta"]) >= {"seconds", "low_s", "high_s", "never", "basis"}
+
+
+def test_metrics_expose_the_current_cause(api: ApiServer, store: dict[str, Any]) -> None:
+    with api.client() as c:
+        text = c.get("/metrics").text
+    lines = [line for line in text.splitlines() if line.startswith("lagscope_channel_cause{")]
+    assert lines == [
+        'lagscope_channel_cause{cause="blocked_by_session",channel="",cluster="episodes",'
+        'region="us",server="replica2"} 1.0'
+    ]

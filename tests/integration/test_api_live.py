@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.analysis.eta import eta
 from lagscope.db import make_engine, make_session_factory
-from lagscope.history.status import FEED_BATCH, FEED_LOOKBACK, open_feed
+from lagscope.history.status import FEED_BATCH, FEED_LOOKBACK, eta_band, open_feed
 from lagscope.inventory import instances as inventory
 from lagscope.models import Channel, Sample
 from lagscope.models.types import from_micros, to_micros
@@ -117,11 +117,15 @@ def test_status_matches_the_store(client: httpx.Client, pipeline: Pipeline):
             assert shown["lag_s"] == shown["heartbeat_lag_s"] and shown["lag_s"] < 5
             assert shown["io_state"] == "yes" and shown["io_running"] is True
             assert shown["trx_behind"] == shown["not_received"] + shown["received_not_applied"]
-            expected = eta(stored.trx_behind, stored.apply_rate, stored.source_rate)
+            expected = eta_band(eta(stored.trx_behind, stored.apply_rate, stored.source_rate))
             assert shown["eta"] == {
                 "seconds": expected.seconds,
                 "catching_up": expected.catching_up,
                 "falling_behind_per_s": expected.falling_behind_per_s,
+                "low_s": expected.low_s,
+                "high_s": expected.high_s,
+                "never": expected.never,
+                "basis": expected.basis,
             }
 
 

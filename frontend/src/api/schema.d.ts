@@ -1368,6 +1368,11 @@ export interface components {
              * @enum {string}
              */
             mode: "windows" | "channels";
+            /**
+             * Network
+             * @description channels: is the one further behind behind because of the network? yes; no (apply, or a limit both share upstream); not_measurably_different (the two lag alike: the gap is within noise, lagging is null). null: neither is behind, or windows
+             */
+            network?: ("yes" | "no" | "not_measurably_different") | null;
         };
         /** CompareSideOut */
         CompareSideOut: {
