@@ -17,6 +17,7 @@ lags, and it is what makes a heartbeat figure suspect).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
@@ -60,6 +61,7 @@ def diagnose(
     fixed = state_findings(seen)
     if fixed is not None:
         findings.extend(fixed)
+        seen.burst_since = None
     else:
         if seen.behind or (inputs.metrics.lag_s or 0.0) >= APPLIER_LAG_S:
             applier = applier_findings(seen)
@@ -75,18 +77,22 @@ def diagnose(
         ):
             if found is not None:
                 findings.append(found)
+        burst = None
         if not any(f.cause in _REPLICA_SIDE for f in findings):
             burst = source_burst(seen)
             if burst is not None:
                 findings.append(burst)
+        if burst is None:
+            seen.burst_since = None
         if seen.behind and not findings:
             findings.append(_unexplained(seen))
     skew = clock_skew(seen)
     if skew is not None:
         findings.append(skew)
     # Strongest first; a clock skew (true whether or not it holds the replica back) last.
-    findings.sort(key=lambda f: (f.cause is Cause.CLOCK_SKEW, -f.confidence))
-    return tuple(findings), remember(seen, wait)
+    rounded = [replace(f, confidence=round(f.confidence, 2)) for f in findings]
+    rounded.sort(key=lambda f: (f.cause is Cause.CLOCK_SKEW, -f.confidence))
+    return tuple(rounded), remember(seen, wait)
 
 
 def _unexplained(seen: Seen) -> Finding:

@@ -94,6 +94,7 @@ class Seen:
     workers: list[tuple[int, int, int]] = field(default_factory=list)
     trx: dict[str, Any] | None = None
     wait: dict[str, Any] | None = None
+    burst_since: float | None = None  # the source burst seen since (poller clock)
 
     # --- this poll ---------------------------------------------------------------------------
     @property
@@ -225,6 +226,7 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         workers=[(int(a), int(w), int(t)) for a, w, t in raw.get("workers") or []],
         trx=raw.get("trx"),
         wait=raw.get("wait"),
+        burst_since=raw.get("burst_since"),
     )
     status, metrics = inputs.status, inputs.metrics
     if status is not None:
@@ -297,6 +299,7 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
         "workers": [list(w) for w in seen.workers],
         "trx": seen.trx,
         "wait": wait,
+        "burst_since": seen.burst_since,
     }
     return DiagnosisMemory(MappingProxyType(data))
 

@@ -264,19 +264,18 @@ def source_burst(seen: Seen) -> Finding | None:
         return None
     if not seen.growing(seen.trx_behind):
         return None
-    eta = metrics.eta
-    if eta is not None and eta.catching_up and eta.seconds is not None:
-        then = f"it catches up in about {words.seconds(eta.seconds)}"
-    else:
-        then = (
-            f"it falls {words.per_s(source_rate - apply_rate)} further behind while this lasts "
-            "and catches up once the source slows down"
-        )
+    if seen.burst_since is None:
+        seen.burst_since = seen.at
+    lasted = seen.at - seen.burst_since
+    for_how_long = f" for {words.seconds(lasted)}" if lasted >= 1 else ""
+    # Above capacity, apply cannot gain on the source: the backlog drains once the source slows.
+    behind_by = words.per_s(source_rate - apply_rate)
     return Finding(
         Cause.SOURCE_BURST,
         0.6,
-        f"The source writes {words.per_s(source_rate)}, above {seen.name}'s capacity of "
-        f"{words.per_s(capacity)} (its best apply rate of late); {then}.",
+        f"The source has written {words.per_s(source_rate)}{for_how_long}, above {seen.name}'s "
+        f"capacity of {words.per_s(capacity)} (its best apply rate of late); it falls "
+        f"{behind_by} further behind while this lasts and catches up once the source slows down.",
         "Nothing to tune for a rare burst; if they recur, raise the replica's apply capacity "
         "(parallel apply, lighter durability) and let the journal show which step helps.",
         MappingProxyType(
@@ -285,7 +284,7 @@ def source_burst(seen: Seen) -> Finding | None:
                 "apply_rate": round(apply_rate, 1),
                 "capacity": round(capacity, 1),
                 "trx_behind": metrics.trx_behind,
-                "eta_s": None if eta is None or eta.seconds is None else round(eta.seconds),
+                "burst_s": round(lasted, 1),
             }
         ),
     )
