@@ -179,7 +179,7 @@ def test_source_burst_when_the_replica_applies_at_capacity_and_nothing_else_hold
     assert causes(seen[-1]) == ["source_burst"]
     finding = seen[-1][0]
     assert (
-        "The source writes 1,800 trx/s, above replica2's capacity of 1,200 trx/s"
+        "The source has written 1,800 trx/s for 3.0 s, above replica2's capacity of 1,200 trx/s"
         in finding.sentence
     )
     assert "falls 650 trx/s further behind" in finding.sentence
