@@ -37,7 +37,7 @@ _PARAMS = {n for p in TRACKED_PARAMS for n in (*p.mysql, *p.mariadb)} | {
     "relay_log_recovery",
 }
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
-_QUOTED = re.compile(r"'[^']*'")
+_QUOTED = re.compile(r"“[^”]*”|'[^']*'")
 _TABLE = re.compile(r"\b\w+\.\w+\b")  # schema.table: server data, not an identifier of ours
 
 

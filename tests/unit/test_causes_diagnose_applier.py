@@ -238,7 +238,7 @@ def test_ddl_is_named_with_its_state_and_duration() -> None:
     assert causes(seen[0]) == ["ddl"]
     finding = seen[-1][0]
     assert "schema change for 12 min" in finding.sentence
-    assert "'Enabling keys'" in finding.sentence
+    assert "“Enabling keys”" in finding.sentence
     assert_operator_words(finding)
 
 
@@ -249,3 +249,18 @@ def test_applier_rules_stay_quiet_when_caught_up() -> None:
     evidence = CauseEvidence(transactions=(_trx("RUNNING", rows=9, started=NOW - 60),))
     poll = inputs(metrics(Verdict.CAUGHT_UP, lag_s=0.1), evidence=evidence)
     assert last([poll]) == ()
+
+
+def test_ddl_from_the_applier_statement_names_it() -> None:
+    from dataclasses import replace
+
+    alter = "ALTER TABLE shop.orders ADD COLUMN note TEXT"
+    polls = [
+        replace(_poll(NOW + i, "System lock", None), applier_statement=alter) for i in range(3)
+    ]
+    finding = last(polls)[0]
+    assert finding.cause is Cause.DDL
+    assert f"applying “{alter}” for 2.0 s" in finding.sentence
+    assert finding.evidence["statement"] == alter
+    dml = replace(_poll(NOW, "System lock", None), applier_statement="UPDATE shop.orders SET a=1")
+    assert Cause.DDL not in [f.cause for f in last([dml])]

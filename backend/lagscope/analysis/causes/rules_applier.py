@@ -64,7 +64,8 @@ def _blocked(
     seen: Seen, lock: str, wait_s: float | None, blockers: tuple[BlockingSession, ...]
 ) -> Finding:
     kind = "a row lock" if lock == "row" else "a metadata lock"
-    waited = f" for {words.seconds(wait_s)}" if wait_s is not None else ""
+    # The first poll of a wait has no duration yet: say nothing rather than "for 0.0 s".
+    waited = f" for {words.seconds(wait_s)}" if wait_s is not None and wait_s >= 1 else ""
     certain = [b for b in blockers if b.certain and b.lock == lock]
     candidates = [b for b in blockers if not b.certain and b.lock == lock]
     evidence: dict[str, EvidenceValue] = {"lock": lock, "wait_s": _round(wait_s)}
@@ -150,6 +151,9 @@ def applier_findings(seen: Seen) -> ApplierFindings:
         b.lock == "metadata" for b in blockers
     )
     ddl_state = next((s for s in states_now if states.matches(s, states.DDL_STATES)), None)
+    statement = seen.inputs.applier_statement
+    if ddl_state is None and states.is_ddl_statement(statement) and not mdl_wait:
+        ddl_state = next(iter(states_now), "") or "applying"
     found: list[Finding] = []
     kind = "metadata" if mdl_wait else "ddl" if ddl_state else None
     wait, waited = wait_since(seen, kind)
@@ -175,17 +179,28 @@ def applier_findings(seen: Seen) -> ApplierFindings:
 def _ddl(seen: Seen, state: str, waited: float | None) -> Finding:
     times = [w.state_time_s for w in seen.channel_workers() if w.state_time_s is not None]
     for_s = max([waited or 0.0, *times])
-    table = seen.table()
-    on = f" on {table.schema}.{table.table}" if table is not None and table.table else ""
+    statement = seen.inputs.applier_statement
+    what = "a schema change"
+    if states.is_ddl_statement(statement):
+        what = words.quote(statement)
+    else:
+        table = seen.table()
+        if table is not None and table.table:
+            what += f" on {table.schema}.{table.table}"
+    lasted = f" for {words.seconds(for_s)}" if for_s >= 1 else ""
     return Finding(
         Cause.DDL,
-        0.85,
-        f"{seen.name} has been applying a schema change{on} for {words.seconds(for_s)} "
-        f"(state {words.quote(state)}); DDL applies alone and holds the applier until it ends.",
+        0.9 if states.is_ddl_statement(statement) else 0.85,
+        f"{seen.name} has been applying {what}{lasted} (state {words.quote(state)}); DDL applies "
+        "alone and holds the applier until it ends.",
         "Let it finish; next time run such changes online (ALGORITHM=INSTANT/INPLACE, or an "
         "online schema change tool) so replicas do not stall.",
         MappingProxyType(
-            {"state": words.bounded(state), "for_s": round(for_s, 1), "table": on[4:] or None}
+            {
+                "state": words.bounded(state),
+                "for_s": round(for_s, 1),
+                "statement": words.bounded(statement) or None,
+            }
         ),
     )
 

@@ -31,7 +31,7 @@ def _how_far(seen: Seen) -> str:
     trx = seen.inputs.metrics.trx_behind
     if trx is not None:
         return f"it is {words.count(trx)} transactions behind the source"
-    return "how far behind it is is not known yet (no source timeline recorded for it)"
+    return "its lag behind the source is not known yet (no source timeline is recorded for it)"
 
 
 def unreachable(seen: Seen) -> Finding:
@@ -80,10 +80,11 @@ def broken(seen: Seen, status: ChannelStatus) -> Finding:
 
 def stopped(seen: Seen, status: ChannelStatus | None) -> Finding:
     what = _thread_words(status) if status is not None else "replication"
+    verb = "are" if " and " in what else "is"
     return Finding(
         Cause.STOPPED,
         1.0,
-        f"{seen.name}'s {what} is stopped (no error); {_how_far(seen)}.",
+        f"{seen.name}'s {what} {verb} stopped (no error); {_how_far(seen)}.",
         f"If the stop was not planned, START REPLICA on {seen.name}.",
         _evidence(
             io_running=status.io_running if status is not None else None,

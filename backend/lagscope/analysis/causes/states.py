@@ -10,6 +10,8 @@ spelling ("source" / "replica") next to the old one ("master" / "slave"), chosen
 
 from __future__ import annotations
 
+import re
+
 # Receiver (IO) thread, copying an event it has read into the relay log. MariaDB and MySQL
 # before 8.0.26: "Queueing master event to the relay log"; MySQL 8.0.26+: "Queueing source event
 # to the relay log".
@@ -89,3 +91,16 @@ def is_commit(state: str | None) -> bool:
     # Exactly "Commit" / "waiting for handler commit": "Waiting for prior transaction to commit"
     # is a parallel worker waiting its turn, not a commit.
     return (state or "").strip().lower() in SQL_COMMIT
+
+
+# A statement that changes the schema (the applier's INFO): what "DDL" means to an operator.
+DDL_STATEMENT = re.compile(
+    r"^\s*(ALTER\s+(ONLINE\s+)?(IGNORE\s+)?TABLE|CREATE\s+(UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?"
+    r"INDEX|DROP\s+INDEX|OPTIMIZE\s+TABLE|TRUNCATE\s+(TABLE\s+)?|RENAME\s+TABLE|"
+    r"(CREATE|DROP)\s+TABLE)",
+    re.IGNORECASE,
+)
+
+
+def is_ddl_statement(statement: str | None) -> bool:
+    return bool(statement) and DDL_STATEMENT.match(statement or "") is not None

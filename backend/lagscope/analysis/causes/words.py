@@ -39,8 +39,9 @@ def bounded(text: str | None, limit: int = EVIDENCE_TEXT_MAX) -> str:
 
 
 def quote(text: str | None) -> str:
-    """Server text quoted in a sentence: short, in quotes."""
-    return f"'{bounded(text, SENTENCE_QUOTE_MAX)}'"
+    """Server text quoted in a sentence: short, in typographic quotes (server text often holds
+    straight ones)."""
+    return f"“{bounded(text, SENTENCE_QUOTE_MAX)}”"
 
 
 def named(replica: str, region: str) -> str:
