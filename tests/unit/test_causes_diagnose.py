@@ -113,6 +113,16 @@ def test_a_stopped_replica_without_a_lag_figure_says_why_not_zero() -> None:
     assert " 0 " not in finding.sentence
 
 
+def test_a_stopped_replica_with_a_backlog_is_never_zero_behind() -> None:
+    chan = status(io_state=IoState.NO, sql_running=False)
+    m = metrics(Verdict.STOPPED, lag_s=0.0, trx_behind=420)
+    (finding,) = last([inputs(m, channel=chan)])
+    assert "420 transactions behind the source" in finding.sentence
+    timeline = metrics(Verdict.STOPPED, lag_s=0.0, timeline_lag_s=75.0, trx_behind=420)
+    (finding,) = last([inputs(timeline, channel=chan)])
+    assert "75 s behind the source" in finding.sentence
+
+
 def test_unreachable() -> None:
     (finding,) = last([inputs(metrics(Verdict.UNREACHABLE), unreachable=True)])
     assert finding.cause is Cause.UNREACHABLE

@@ -165,7 +165,9 @@ def test_metadata_lock_without_readings_says_what_it_needs() -> None:
     assert finding.cause is Cause.BLOCKED_BY_SESSION
     assert finding.needs == "unknown: needs PROCESS"
     (bare,) = last([_poll(NOW, SQL_MDL, None)])
-    assert bare.needs == "unknown: needs PROCESS"
+    assert bare.needs is not None and bare.needs.startswith("unknown: the blocking session")
+    (empty,) = last([_poll(NOW, SQL_MDL, CauseEvidence())])
+    assert empty.needs is not None and "METADATA_LOCK_INFO" in empty.needs
 
 
 def test_a_metadata_lock_wait_is_not_a_large_transaction() -> None:

@@ -107,11 +107,24 @@ def _blocked(
             f"{seen.name}'s applier has been waiting{waited} for {kind} another session holds."
         )
         action = "Find the session holding it (SHOW PROCESSLIST) and ask its owner to finish."
-        needs = seen.problems().get("blockers") or _NEEDS_PROCESS
+        needs = _why_no_holder(seen, lock)
         confidence = 0.8
     return Finding(
         Cause.BLOCKED_BY_SESSION, confidence, sentence, action, MappingProxyType(evidence), needs
     )
+
+
+def _why_no_holder(seen: Seen, lock: str) -> str:
+    """What naming the holder needs, when the readings did not name it."""
+    problem = seen.problems().get("blockers")
+    if problem:
+        return problem if problem.startswith("unknown") else f"unknown: {problem}"
+    replica = seen.inputs.replica
+    if replica is None or replica.evidence is None:
+        return "unknown: the blocking session is read from the next poll on (needs PROCESS)"
+    if lock == "metadata":
+        return "unknown: no holder found; naming it needs the METADATA_LOCK_INFO plugin (MariaDB)"
+    return "unknown: the blocking transaction was not found (it may have just finished)"
 
 
 def _round(value: float | None) -> float | None:

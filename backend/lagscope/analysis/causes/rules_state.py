@@ -21,14 +21,15 @@ def _evidence(**values: EvidenceValue) -> MappingProxyType[str, EvidenceValue]:
 
 
 def _how_far(seen: Seen) -> str:
-    """How far behind the source's timeline, or why that is not known: never a blank, never 0
-    for a channel that is not applying."""
-    lag = seen.inputs.metrics.lag_s
-    if lag is None:
-        lag = seen.inputs.metrics.timeline_lag_s
-    if lag is not None:
+    """How far behind the source's timeline, or why that is not known: never a blank, and never
+    "0 s" for a channel that still has transactions to apply."""
+    metrics = seen.inputs.metrics
+    lag = metrics.timeline_lag_s if metrics.timeline_lag_s is not None else metrics.lag_s
+    trx = metrics.trx_behind
+    if lag is not None and (lag >= 0.05 or not trx):
+        if lag < 0.05:
+            return "it is not behind yet: the source has written nothing it lacks"
         return f"it is {words.seconds(lag)} behind the source"
-    trx = seen.inputs.metrics.trx_behind
     if trx is not None:
         return f"it is {words.count(trx)} transactions behind the source"
     return "its lag behind the source is not known yet (no source timeline is recorded for it)"
