@@ -84,7 +84,7 @@ def diagnose(
                 findings.append(burst)
         if burst is None:
             seen.burst_since = None
-        if seen.behind and not findings:
+        if seen.held_behind and not findings:
             findings.append(_unexplained(seen))
     skew = clock_skew(seen)
     if skew is not None:

@@ -84,6 +84,7 @@ class Seen:
     (current poll included)."""
 
     inputs: CauseInputs
+    behind_polls: list[str] = field(default_factory=list)  # "b" behind, "-" not
     io: list[str] = field(default_factory=list)
     sql: list[str] = field(default_factory=list)
     not_received: list[tuple[float, int]] = field(default_factory=list)
@@ -108,6 +109,12 @@ class Seen:
     @property
     def behind(self) -> bool:
         return self.inputs.metrics.verdict in BEHIND
+
+    @property
+    def held_behind(self) -> bool:
+        """Behind now and in most of the recent polls: a one-poll backlog under load (the
+        verdict shows any backlog at once) is a blip, not something to explain."""
+        return self.behind and self.behind_polls[-RECENT:].count("b") >= MOST
 
     @property
     def offset_s(self) -> float:
@@ -217,6 +224,7 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         raw = {}
     seen = Seen(
         inputs,
+        behind_polls=list(raw.get("behind") or []),
         io=list(raw.get("io") or []),
         sql=list(raw.get("sql") or []),
         not_received=[(float(a), int(v)) for a, v in raw.get("nr") or []],
@@ -229,6 +237,7 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         burst_since=raw.get("burst_since"),
     )
     status, metrics = inputs.status, inputs.metrics
+    seen.behind_polls = _tail([*seen.behind_polls, "b" if seen.behind else "-"], RECENT)
     if status is not None:
         seen.io = _tail([*seen.io, io_class(status.io_thread_state)], RECENT)
         seen.sql = _tail([*seen.sql, _applier_class(seen, status.sql_thread_state)], RECENT)
@@ -290,6 +299,7 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
     data: dict[str, Any] = {
         "v": MEMORY_VERSION,
         "at": seen.at,
+        "behind": seen.behind_polls,
         "io": seen.io,
         "sql": seen.sql,
         "nr": [list(p) for p in seen.not_received],

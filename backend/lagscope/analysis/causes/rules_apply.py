@@ -75,7 +75,7 @@ def _on(value: str | None) -> bool:
 
 
 def _apply_bound(seen: Seen) -> bool:
-    return seen.inputs.metrics.verdict is Verdict.APPLY_BOUND
+    return seen.inputs.metrics.verdict is Verdict.APPLY_BOUND and seen.held_behind
 
 
 def durable_apply(seen: Seen, parallel: Parallel) -> Finding | None:

@@ -67,7 +67,7 @@ def _fsync_params(seen: Seen) -> list[str]:
 
 def relay_log_durability(seen: Seen) -> Finding | None:
     status = seen.inputs.status
-    if status is None or not seen.behind:
+    if status is None or not seen.held_behind:
         return None
     queueing, polls = seen.count(seen.io, "queueing")
     fsyncs = _fsync_params(seen)
@@ -124,7 +124,7 @@ def _info_name(seen: Seen) -> str:
 
 def network(seen: Seen) -> Finding | None:
     status, metrics = seen.inputs.status, seen.inputs.metrics
-    if status is None or metrics.verdict is not Verdict.RECEIVE_BOUND:
+    if status is None or metrics.verdict is not Verdict.RECEIVE_BOUND or not seen.held_behind:
         return None
     waiting, polls = seen.count(seen.io, "waiting")
     if waiting < 2 or seen.most(seen.io, "queueing"):

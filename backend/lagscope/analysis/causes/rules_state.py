@@ -119,19 +119,23 @@ def delayed(seen: Seen, status: ChannelStatus) -> Finding:
 
 def state_findings(seen: Seen) -> tuple[Finding, ...] | None:
     """The finding when the channel is not replicating (or is delayed on purpose); None when it
-    is running and the other rules decide."""
+    is running and the other rules decide. The verdict (a vote over a few polls) decides; this
+    poll's status supplies the details, and a verdict one poll behind the status (an error
+    already cleared) never produces "error 0"."""
     verdict, status = seen.inputs.metrics.verdict, seen.inputs.status
-    if verdict is Verdict.UNREACHABLE or seen.inputs.replica is None or status is None:
-        if verdict is Verdict.UNREACHABLE or seen.inputs.replica is None:
-            return (unreachable(seen),)
-        return (stopped(seen, None),) if verdict is Verdict.STOPPED else None
-    if verdict is Verdict.BROKEN or status.broken:
-        return (broken(seen, status),)
-    if verdict is Verdict.STOPPED:
-        return (stopped(seen, status),)
+    if verdict is Verdict.UNREACHABLE or seen.inputs.replica is None:
+        return (unreachable(seen),)
+    if verdict not in (Verdict.BROKEN, Verdict.STOPPED, Verdict.DELAYED_BY_DESIGN):
+        return None
+    if status is None:
+        return (stopped(seen, None),) if verdict is not Verdict.DELAYED_BY_DESIGN else None
     if verdict is Verdict.DELAYED_BY_DESIGN:
         return (delayed(seen, status),)
-    return None
+    if status.broken:
+        return (broken(seen, status),)
+    if not (status.io_running and status.sql_running):
+        return (stopped(seen, status),)
+    return None  # running again: the other rules read this poll
 
 
 def clock_skew(seen: Seen) -> Finding | None:
