@@ -266,3 +266,12 @@ def test_ddl_from_the_applier_statement_names_it() -> None:
     assert finding.evidence["statement"] == alter
     dml = replace(_poll(NOW, "System lock", None), applier_statement="UPDATE shop.orders SET a=1")
     assert Cause.DDL not in [f.cause for f in last([dml])]
+
+
+def test_one_finding_per_cause_when_row_and_metadata_locks_show_together() -> None:
+    evidence = CauseEvidence(
+        transactions=(_trx("LOCK WAIT", wait_from=NOW - 10),), blockers=(REPORT_SESSION,)
+    )
+    found = last([_poll(NOW, SQL_MDL, evidence)])
+    assert causes(found) == ["blocked_by_session"]
+    assert found[0].evidence["blocker_thread_id"] == 4711

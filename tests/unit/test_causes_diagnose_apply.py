@@ -211,3 +211,20 @@ def test_no_source_burst_when_a_replica_side_cause_is_named() -> None:
     assert causes(seen[-1]) == ["durable_apply"]
     for found in seen:
         assert Cause.SOURCE_BURST not in [f.cause for f in found]
+
+
+def test_parallel_settings_by_flavor() -> None:
+    from lagscope.analysis.causes.history import observe
+    from lagscope.analysis.causes.model import DiagnosisMemory
+    from lagscope.analysis.causes.rules_apply import parallel_of
+
+    def serial(product: str, params: dict[str, str]) -> bool | None:
+        poll = inputs(behind_on_apply(), product=product, params=params)
+        return parallel_of(observe(poll, DiagnosisMemory())).serial
+
+    assert serial("mariadb", {"slave_parallel_threads": "0"}) is True
+    assert serial("mariadb", {"slave_parallel_threads": "8", "slave_parallel_mode": "none"})
+    assert serial("mariadb", {"slave_parallel_threads": "8"}) is False
+    assert serial("mysql", {"replica_parallel_workers": "1"}) is True
+    assert serial("mysql", {"slave_parallel_workers": "4"}) is False
+    assert serial("mysql", {}) is None

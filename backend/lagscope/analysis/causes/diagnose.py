@@ -89,10 +89,19 @@ def diagnose(
     skew = clock_skew(seen)
     if skew is not None:
         findings.append(skew)
-    # Strongest first; a clock skew (true whether or not it holds the replica back) last.
-    rounded = [replace(f, confidence=round(f.confidence, 2)) for f in findings]
-    rounded.sort(key=lambda f: (f.cause is Cause.CLOCK_SKEW, -f.confidence))
-    return tuple(rounded), remember(seen, wait)
+    return _strongest_first(findings), remember(seen, wait)
+
+
+def _strongest_first(findings: list[Finding]) -> tuple[Finding, ...]:
+    """One finding per cause (the most confident: a row lock and a metadata lock at once are one
+    "blocked by a session"), strongest first, a clock skew (true whether or not it holds the
+    replica back) last."""
+    best: dict[Cause, Finding] = {}
+    for found in findings:
+        found = replace(found, confidence=round(found.confidence, 2))
+        if found.cause not in best or found.confidence > best[found.cause].confidence:
+            best[found.cause] = found
+    return tuple(sorted(best.values(), key=lambda f: (f.cause is Cause.CLOCK_SKEW, -f.confidence)))
 
 
 def _unexplained(seen: Seen) -> Finding:
