@@ -228,3 +228,27 @@ def test_parallel_settings_by_flavor() -> None:
     assert serial("mysql", {"replica_parallel_workers": "1"}) is True
     assert serial("mysql", {"slave_parallel_workers": "4"}) is False
     assert serial("mysql", {}) is None
+
+
+def test_mysql_one_worker_committing_is_durable_serial_apply() -> None:
+    params = {
+        "replica_parallel_workers": "1",
+        "innodb_flush_log_at_trx_commit": "1",
+        "sync_binlog": "1",
+        "log_replica_updates": "ON",
+    }
+    worker = ApplierWorker("", 1, 40, "waiting for handler commit", busy=True)
+    polls = [
+        inputs(
+            behind_on_apply(),
+            at=NOW + i,
+            product="mysql",
+            params=params,
+            workers=(worker,),
+            channel=status(sql_thread_state="Waiting for Replica Workers to free pending events"),
+        )
+        for i in range(2)
+    ]
+    found = last(polls)
+    assert causes(found)[0] == "durable_apply"
+    assert "replica_parallel_workers" in found[0].evidence

@@ -152,3 +152,21 @@ def test_a_caught_up_replica_waiting_on_the_source_is_fine() -> None:
 
     poll = inputs(metrics(Verdict.CAUGHT_UP, lag_s=0.3), channel=status(io_thread_state=IO_WAITING))
     assert run([at(poll, NOW + i) for i in range(5)])[-1] == ()
+
+
+def test_mysql_spelling_of_the_receiver_states_and_sync_source_info() -> None:
+    params = {"replica_parallel_workers": "4", "sync_relay_log": "1", "sync_source_info": "1"}
+    polls = [
+        inputs(
+            behind_on_receive(lag_s=40.0),
+            at=NOW + i,
+            product="mysql",
+            channel=status(io_thread_state="Queueing source event to the relay log"),
+            params=params,
+        )
+        for i in range(2)
+    ]
+    (finding,) = last(polls)
+    assert finding.cause is Cause.RELAY_LOG_DURABILITY
+    assert "sync_relay_log=1, sync_source_info=1" in finding.sentence
+    assert "sync_source_info=0" in finding.action

@@ -69,8 +69,12 @@ def _applier_class(seen: Seen, sql_state: str) -> str:
     found = sql_class(sql_state)
     if found in ("commit", "row"):
         return found
-    if any(states.matches(w.state, states.ROW_LOOKUP) for w in seen.channel_workers()):
+    workers = seen.channel_workers()
+    if any(states.matches(w.state, states.ROW_LOOKUP) for w in workers):
         return "row"
+    # MySQL 8.0.27+ "serial" is one worker behind the coordinator: the commit shows on it.
+    if len(workers) == 1 and states.is_commit(workers[0].state):
+        return "commit"
     return found
 
 
@@ -181,6 +185,13 @@ class Seen:
         if replica is None or replica.evidence is None:
             return MappingProxyType({})
         return replica.evidence.problems
+
+    def needs(self, reading: str) -> str | None:
+        """What a cause reading that could not be taken needs, as "unknown: …"."""
+        problem = self.problems().get(reading)
+        if not problem:
+            return None
+        return problem if problem.startswith("unknown") else f"unknown: {problem}"
 
     def server_time(self, server_ts: float | None) -> float | None:
         """A replica-clock epoch timestamp on the poller's clock."""

@@ -116,9 +116,9 @@ def _blocked(
 
 def _why_no_holder(seen: Seen, lock: str) -> str:
     """What naming the holder needs, when the readings did not name it."""
-    problem = seen.problems().get("blockers")
+    problem = seen.needs("blockers")
     if problem:
-        return problem if problem.startswith("unknown") else f"unknown: {problem}"
+        return problem
     replica = seen.inputs.replica
     if replica is None or replica.evidence is None:
         return "unknown: the blocking session is read from the next poll on (needs PROCESS)"
@@ -238,7 +238,7 @@ def _no_usable_key(
     confidence = 0.9 if running is not None and held >= 2 else 0.75 if running else 0.6
     needs = None
     if running is None:
-        needs = seen.problems().get("transactions") or _NEEDS_PROCESS
+        needs = seen.needs("transactions") or _NEEDS_PROCESS
     return Finding(
         Cause.NO_USABLE_KEY,
         confidence,
@@ -298,5 +298,5 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
                 "trx_state": trx.state if trx is not None else None,
             }
         ),
-        None if trxs else seen.problems().get("transactions"),
+        None if trxs else seen.needs("transactions"),
     )
