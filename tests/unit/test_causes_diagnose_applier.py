@@ -275,3 +275,16 @@ def test_one_finding_per_cause_when_row_and_metadata_locks_show_together() -> No
     found = last([_poll(NOW, SQL_MDL, evidence)])
     assert causes(found) == ["blocked_by_session"]
     assert found[0].evidence["blocker_thread_id"] == 4711
+
+
+def test_large_transaction_rate_survives_a_poll_without_readings() -> None:
+    def poll(t: int, evidence: CauseEvidence | None):  # type: ignore[no-untyped-def]
+        return _poll(NOW + t, "Update_rows_log_event::ha_update_row()", evidence)
+
+    def trx(rows: int) -> CauseEvidence:
+        return CauseEvidence(transactions=(_trx("RUNNING", rows=rows, started=NOW - 20),))
+
+    seen = run([poll(0, trx(100_000)), poll(1, None), poll(2, trx(140_000))])
+    assert Cause.LARGE_TRANSACTION not in [f.cause for f in seen[1]]  # nothing read: not named
+    finding = next(f for f in seen[2] if f.cause is Cause.LARGE_TRANSACTION)
+    assert finding.evidence["rows_per_s"] == 20_000.0

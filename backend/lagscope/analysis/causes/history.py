@@ -100,6 +100,7 @@ class Seen:
     trx: dict[str, Any] | None = None
     wait: dict[str, Any] | None = None
     burst_since: float | None = None  # the source burst seen since (poller clock)
+    trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
 
     # --- this poll ---------------------------------------------------------------------------
     @property
@@ -274,13 +275,13 @@ def _trx_key(seen: Seen) -> tuple[str, float | None, int | None] | None:
     and rows modified. From INNODB_TRX when read, else MySQL's APPLYING_TRANSACTION."""
     trxs = seen.transactions()
     if trxs:
-        oldest = min(trxs, key=lambda t: t.started_at if t.started_at is not None else seen.at)
+        oldest = min(trxs, key=lambda t: t.started_at if t.started_at is not None else float("inf"))
         return (f"trx:{oldest.trx_id}", seen.server_time(oldest.started_at), oldest.rows_modified)
     applying = [w for w in seen.channel_workers() if w.applying_trx]
     if applying:
         oldest_w = min(
             applying,
-            key=lambda w: w.applying_start_apply_ts if w.applying_start_apply_ts else seen.at,
+            key=lambda w: w.applying_start_apply_ts or float("inf"),
         )
         start = seen.server_time(oldest_w.applying_start_apply_ts)
         return (f"gtid:{oldest_w.applying_trx}", start, None)
@@ -290,7 +291,13 @@ def _trx_key(seen: Seen) -> tuple[str, float | None, int | None] | None:
 def _track_trx(seen: Seen) -> dict[str, Any] | None:
     key = _trx_key(seen)
     if key is None:
+        replica = seen.inputs.replica
+        if replica is not None and replica.evidence is None:
+            # The cause readings were not taken this poll: keep what was seen, name nothing
+            # from it (``trx_current`` stays False).
+            return seen.trx
         return None
+    seen.trx_current = True
     ident, started, rows = key
     before = seen.trx
     if before is not None and before.get("key") == ident:

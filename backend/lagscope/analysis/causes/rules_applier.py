@@ -264,7 +264,7 @@ def _no_usable_key(
 
 def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding | None:
     age = _trx_age(seen)
-    if age is None or age < LARGE_TRX_S or seen.trx is None:
+    if age is None or age < LARGE_TRX_S or seen.trx is None or not seen.trx_current:
         return None
     trx = _oldest(trxs)
     rows = trx.rows_modified if trx is not None else seen.trx.get("rows")
