@@ -134,6 +134,9 @@ class CauseInputs:
     source: SourceFacts | None
     siblings: tuple[SiblingView, ...] = ()
     interval_s: float = 1.0
+    # The applier thread's current statement (processlist INFO) when the cause readings took it,
+    # bounded to EVIDENCE_TEXT_MAX; "" when unknown. Names the table of a DDL being applied.
+    applier_statement: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,344 @@
+"""What diagnosis remembers between polls, and one poll's view of a channel for the rules.
+
+The memory is a JSON-able dict (:class:`~.model.DiagnosisMemory`) that any worker can pick up:
+the classes of the last few thread states (so "most of the recent polls" is decided within
+``RECENT`` polls), the last backlog figures (growing or not), the apply rates seen (the replica's
+measured capacity), the transaction being applied and when it was first seen, and the wait the
+applier is in and since when.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from lagscope.analysis.causes import states
+from lagscope.analysis.causes.model import CauseInputs, DiagnosisMemory
+from lagscope.analysis.codes import Verdict
+from lagscope.collectors.snapshot import (
+    ApplierWorker,
+    BlockingSession,
+    OpenTransaction,
+    RowEventTable,
+)
+
+# "Most of the recent polls" = 2 of the last 3: a cause that holds is named at its second poll.
+RECENT = 3
+MOST = 2
+# Apply rates kept to estimate the replica's capacity (its best recent apply rate).
+CAPACITY_POLLS = 60
+# A memory older than this many poll intervals (or 30 s) describes another situation: dropped.
+STALE_INTERVALS = 10
+_STALE_MIN_S = 30.0
+MEMORY_VERSION = 1
+
+BEHIND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
+
+
+def io_class(state: str | None) -> str:
+    if states.matches(state, states.IO_QUEUEING):
+        return "queueing"
+    if states.matches(state, states.IO_WAITING):
+        return "waiting"
+    return "other"
+
+
+def sql_class(state: str | None) -> str:
+    if states.is_commit(state):
+        return "commit"
+    if states.matches(state, states.SQL_IDLE):
+        return "idle"
+    if states.matches(state, states.ROW_LOOKUP):
+        return "row"
+    return "other"
+
+
+def worker_class(worker: ApplierWorker) -> str:
+    if states.matches(worker.state, states.WORKER_WAITING_FOR_PRIOR):
+        return "waiting"
+    if states.matches(worker.state, states.WORKER_IDLE) or worker.busy is False:
+        return "idle"
+    return "applying"
+
+
+def _applier_class(seen: Seen, sql_state: str) -> str:
+    """The SQL thread's class, or "row" when a parallel worker is on a row lookup (MySQL shows
+    the row-apply stages on the workers, not on the coordinator)."""
+    found = sql_class(sql_state)
+    if found in ("commit", "row"):
+        return found
+    workers = seen.channel_workers()
+    if any(states.matches(w.state, states.ROW_LOOKUP) for w in workers):
+        return "row"
+    # MySQL 8.0.27+ "serial" is one worker behind the coordinator: the commit shows on it.
+    if len(workers) == 1 and states.is_commit(workers[0].state):
+        return "commit"
+    return found
+
+
+def _tail(values: list[Any], n: int) -> list[Any]:
+    return values[-n:]
+
+
+@dataclass(slots=True)
+class Seen:
+    """One poll of one channel as the rules read it: the inputs plus the recent history
+    (current poll included)."""
+
+    inputs: CauseInputs
+    behind_polls: list[str] = field(default_factory=list)  # "b" behind, "-" not
+    io: list[str] = field(default_factory=list)
+    sql: list[str] = field(default_factory=list)
+    not_received: list[tuple[float, int]] = field(default_factory=list)
+    trx_behind: list[tuple[float, int]] = field(default_factory=list)
+    apply_rates: list[float] = field(default_factory=list)
+    retried: list[tuple[float, int]] = field(default_factory=list)
+    # (applying, waiting for an earlier transaction, total) per poll, this channel's workers.
+    workers: list[tuple[int, int, int]] = field(default_factory=list)
+    trx: dict[str, Any] | None = None
+    wait: dict[str, Any] | None = None
+    burst_since: float | None = None  # the source burst seen since (poller clock)
+    trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
+
+    # --- this poll ---------------------------------------------------------------------------
+    @property
+    def at(self) -> float:
+        return self.inputs.at
+
+    @property
+    def name(self) -> str:
+        return self.inputs.replica_name
+
+    @property
+    def behind(self) -> bool:
+        return self.inputs.metrics.verdict in BEHIND
+
+    @property
+    def held_behind(self) -> bool:
+        """Behind now and in most of the recent polls: a one-poll backlog under load (the
+        verdict shows any backlog at once) is a blip, not something to explain."""
+        return self.behind and self.behind_polls[-RECENT:].count("b") >= MOST
+
+    @property
+    def offset_s(self) -> float:
+        """Replica clock minus poller clock (to put server timestamps on the poller's time)."""
+        replica = self.inputs.replica
+        return replica.clock.offset_s if replica is not None else 0.0
+
+    @property
+    def product(self) -> str | None:
+        replica = self.inputs.replica
+        if replica is not None:
+            return replica.flavor.product
+        params = self.inputs.params
+        if "slave_parallel_threads" in params:
+            return "mariadb"
+        if "replica_parallel_workers" in params or "slave_parallel_workers" in params:
+            return "mysql"
+        return None
+
+    def channel_workers(self) -> tuple[ApplierWorker, ...]:
+        replica = self.inputs.replica
+        if replica is None:
+            return ()
+        return tuple(w for w in replica.workers if w.channel == self.inputs.channel)
+
+    def applier_states(self) -> tuple[str, ...]:
+        """The SQL thread's state and this channel's workers' states, non-empty ones."""
+        status = self.inputs.status
+        found = [status.sql_thread_state] if status is not None else []
+        found.extend(w.state for w in self.channel_workers())
+        return tuple(s for s in found if s)
+
+    def transactions(self) -> tuple[OpenTransaction, ...]:
+        """The applier transactions of this channel (all of them when the threads cannot be
+        told apart: MariaDB's serial SQL thread is not among the workers)."""
+        replica = self.inputs.replica
+        if replica is None or replica.evidence is None:
+            return ()
+        all_trx = replica.evidence.transactions
+        ids = {w.thread_id for w in self.channel_workers() if w.thread_id is not None}
+        mine = tuple(t for t in all_trx if t.thread_id in ids)
+        return mine or all_trx
+
+    def blockers(self) -> tuple[BlockingSession, ...]:
+        replica = self.inputs.replica
+        if replica is None or replica.evidence is None:
+            return ()
+        ids = {t.thread_id for t in self.transactions()}
+        ids |= {w.thread_id for w in self.channel_workers() if w.thread_id is not None}
+        mine = tuple(b for b in replica.evidence.blockers if b.blocked_thread_id in ids)
+        return mine or replica.evidence.blockers
+
+    def table(self) -> RowEventTable | None:
+        replica = self.inputs.replica
+        if replica is None or replica.evidence is None:
+            return None
+        tables = replica.evidence.tables
+        return next((t for t in tables if t.channel == self.inputs.channel), None) or next(
+            iter(tables), None
+        )
+
+    def problems(self) -> Mapping[str, str]:
+        replica = self.inputs.replica
+        if replica is None or replica.evidence is None:
+            return MappingProxyType({})
+        return replica.evidence.problems
+
+    def needs(self, reading: str) -> str | None:
+        """What a cause reading that could not be taken needs, as "unknown: …"."""
+        problem = self.problems().get(reading)
+        if not problem:
+            return None
+        return problem if problem.startswith("unknown") else f"unknown: {problem}"
+
+    def server_time(self, server_ts: float | None) -> float | None:
+        """A replica-clock epoch timestamp on the poller's clock."""
+        return None if server_ts is None else server_ts - self.offset_s
+
+    # --- recent polls ------------------------------------------------------------------------
+    def most(self, seq: list[str], value: str) -> bool:
+        recent = seq[-RECENT:]
+        return recent.count(value) >= MOST
+
+    def count(self, seq: list[str], value: str) -> tuple[int, int]:
+        recent = seq[-RECENT:]
+        return recent.count(value), len(recent)
+
+    def growing(self, seq: list[tuple[float, int]]) -> bool:
+        """The figure rose over the recent polls (newest above the oldest kept, not falling now)."""
+        recent = seq[-RECENT:]
+        return len(recent) >= 2 and recent[-1][1] > recent[0][1] and recent[-1][1] >= recent[-2][1]
+
+    def growth_per_s(self, seq: list[tuple[float, int]]) -> float | None:
+        recent = seq[-RECENT:]
+        if len(recent) < 2 or recent[-1][0] <= recent[0][0]:
+            return None
+        return (recent[-1][1] - recent[0][1]) / (recent[-1][0] - recent[0][0])
+
+    def capacity(self) -> float | None:
+        return max(self.apply_rates, default=None)
+
+
+def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
+    """The memory brought up to this poll (a stale or foreign memory starts afresh)."""
+    raw = dict(memory.data)
+    last_at = raw.get("at")
+    fresh = (
+        raw.get("v") != MEMORY_VERSION
+        or not isinstance(last_at, int | float)
+        or inputs.at <= last_at
+        or inputs.at - last_at > max(_STALE_MIN_S, STALE_INTERVALS * inputs.interval_s)
+    )
+    if fresh:
+        raw = {}
+    seen = Seen(
+        inputs,
+        behind_polls=list(raw.get("behind") or []),
+        io=list(raw.get("io") or []),
+        sql=list(raw.get("sql") or []),
+        not_received=[(float(a), int(v)) for a, v in raw.get("nr") or []],
+        trx_behind=[(float(a), int(v)) for a, v in raw.get("tb") or []],
+        apply_rates=[float(r) for r in raw.get("apply") or []],
+        retried=[(float(a), int(v)) for a, v in raw.get("retried") or []],
+        workers=[(int(a), int(w), int(t)) for a, w, t in raw.get("workers") or []],
+        trx=raw.get("trx"),
+        wait=raw.get("wait"),
+        burst_since=raw.get("burst_since"),
+    )
+    status, metrics = inputs.status, inputs.metrics
+    seen.behind_polls = _tail([*seen.behind_polls, "b" if seen.behind else "-"], RECENT)
+    if status is not None:
+        seen.io = _tail([*seen.io, io_class(status.io_thread_state)], RECENT)
+        seen.sql = _tail([*seen.sql, _applier_class(seen, status.sql_thread_state)], RECENT)
+        if status.retried_transactions is not None:
+            seen.retried = _tail([*seen.retried, (inputs.at, status.retried_transactions)], RECENT)
+    if metrics.not_received is not None:
+        seen.not_received = _tail([*seen.not_received, (inputs.at, metrics.not_received)], RECENT)
+    if metrics.trx_behind is not None:
+        seen.trx_behind = _tail([*seen.trx_behind, (inputs.at, metrics.trx_behind)], RECENT)
+    if metrics.apply_rate is not None:
+        seen.apply_rates = _tail([*seen.apply_rates, metrics.apply_rate], CAPACITY_POLLS)
+    workers = seen.channel_workers()
+    if workers:
+        classes = [worker_class(w) for w in workers]
+        row = (classes.count("applying"), classes.count("waiting"), len(classes))
+        seen.workers = _tail([*seen.workers, row], RECENT)
+    seen.trx = _track_trx(seen)
+    return seen
+
+
+def _trx_key(seen: Seen) -> tuple[str, float | None, int | None] | None:
+    """The applier transaction that has been open longest: its identity, start (poller clock)
+    and rows modified. From INNODB_TRX when read, else MySQL's APPLYING_TRANSACTION."""
+    trxs = seen.transactions()
+    if trxs:
+        oldest = min(trxs, key=lambda t: t.started_at if t.started_at is not None else float("inf"))
+        return (f"trx:{oldest.trx_id}", seen.server_time(oldest.started_at), oldest.rows_modified)
+    applying = [w for w in seen.channel_workers() if w.applying_trx]
+    if applying:
+        oldest_w = min(
+            applying,
+            key=lambda w: w.applying_start_apply_ts or float("inf"),
+        )
+        start = seen.server_time(oldest_w.applying_start_apply_ts)
+        return (f"gtid:{oldest_w.applying_trx}", start, None)
+    return None
+
+
+def _track_trx(seen: Seen) -> dict[str, Any] | None:
+    key = _trx_key(seen)
+    if key is None:
+        replica = seen.inputs.replica
+        if replica is not None and replica.evidence is None:
+            # The cause readings were not taken this poll: keep what was seen, name nothing
+            # from it (``trx_current`` stays False).
+            return seen.trx
+        return None
+    seen.trx_current = True
+    ident, started, rows = key
+    before = seen.trx
+    if before is not None and before.get("key") == ident:
+        return {**before, "at": seen.at, "rows": rows, "started": started or before.get("started")}
+    return {
+        "key": ident,
+        "first_at": seen.at,
+        "started": started,
+        "rows0": rows,
+        "at": seen.at,
+        "rows": rows,
+    }
+
+
+def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
+    """The memory to store after this poll."""
+    data: dict[str, Any] = {
+        "v": MEMORY_VERSION,
+        "at": seen.at,
+        "behind": seen.behind_polls,
+        "io": seen.io,
+        "sql": seen.sql,
+        "nr": [list(p) for p in seen.not_received],
+        "tb": [list(p) for p in seen.trx_behind],
+        "apply": [round(r, 3) for r in seen.apply_rates],
+        "retried": [list(p) for p in seen.retried],
+        "workers": [list(w) for w in seen.workers],
+        "trx": seen.trx,
+        "wait": wait,
+        "burst_since": seen.burst_since,
+    }
+    return DiagnosisMemory(MappingProxyType(data))
+
+
+def wait_since(seen: Seen, kind: str | None) -> tuple[dict[str, Any] | None, float | None]:
+    """Track how long the applier has been in one kind of wait (metadata lock, a DDL state…):
+    the memory entry to keep and the seconds so far (None when not waiting)."""
+    if kind is None:
+        return None, None
+    before = seen.wait
+    if before is not None and before.get("kind") == kind:
+        since = float(before.get("since", seen.at))
+        return {"kind": kind, "since": since}, seen.at - since
+    return {"kind": kind, "since": seen.at}, 0.0
