@@ -5,7 +5,5 @@
   rule families :mod:`.rules_state`, :mod:`.rules_receive`, :mod:`.rules_applier` and
   :mod:`.rules_apply`, with the memory of recent polls in :mod:`.history` and the matched
   server state strings in :mod:`.states`.
-- :mod:`.compare_link`: "is the far replica behind because of the network?"
-  (:func:`~.compare_link.far_behind_because_of_network`).
 - :mod:`.episodes`: episode start/peak/end and the cause timeline (:func:`~.episodes.advance`).
 """
