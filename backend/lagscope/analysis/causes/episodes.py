@@ -140,9 +140,7 @@ def advance(
     held = _add_held(state.held, closed)
     caught_up = not behind and _at_design(point)
     since = (state.caught_up_since or point.at) if caught_up else None
-    state = replace(
-        state, segments=segments, pending=pending, held=held, caught_up_since=since
-    )
+    state = replace(state, segments=segments, pending=pending, held=held, caught_up_since=since)
     state = replace(state, main_cause=main_cause(state, point.at))
     if since is not None and point.at - since >= caught_up_hold_s:
         ending = tuple(_close_at_end(s, since, point.at) for s in segments)
@@ -228,7 +226,9 @@ def _segments(
         if seg.cause in named:
             found = named.pop(seg.cause)
             kept.append(
-                replace(seg, last_seen_at=point.at, missed_polls=0, missed_since=None, finding=found)
+                replace(
+                    seg, last_seen_at=point.at, missed_polls=0, missed_since=None, finding=found
+                )
             )
         elif seg.missed_polls + 1 >= SEGMENT_GRACE_POLLS:
             end = seg.missed_since if seg.missed_since is not None else point.at
