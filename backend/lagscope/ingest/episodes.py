@@ -116,7 +116,7 @@ def _open(session: Session, cluster: Cluster, channel: Channel, state: EpisodeSt
         **_figures(state),
     )
     session.add(episode)
-    session.flush([episode])  # its id, for the cause rows and the channel
+    session.flush()  # its id, for the cause rows and the channel
     channel.episode_id = episode.id
 
 
