@@ -84,6 +84,7 @@ def tick(
     sql_running: bool = True,
     replica_answers: bool = True,
     replica_params: dict[str, str | None] | None = None,
+    channel_gone: bool = False,
 ) -> None:
     src, replica = cluster.instances
     at = (T0 + timedelta(seconds=second)).timestamp()
@@ -93,7 +94,7 @@ def tick(
             "", IoState.YES, sql_running, None if not sql_running else 0, source_server_id=1,
             retrieved_gtids=f"0-1-{source_seq}", executed_gtids=f"0-1-{applied_seq}",
         )  # fmt: skip
-        snap = _snap(second, 2, "0-2-5", (status,), replica_params)
+        snap = _snap(second, 2, "0-2-5", () if channel_gone else (status,), replica_params)
         readings.append(Reading(replica.id, at, snap))
     else:
         readings.append(Reading(replica.id, at, None, "timed out"))
@@ -226,3 +227,15 @@ def test_a_failing_rule_does_not_stop_the_tick(
     monkeypatch.setattr(ingest_causes, "diagnose", broken)
     tick(session, cluster, 0, source_seq=10, applied_seq=10)
     assert channel(session).verdict is not None and channel(session).current_causes == []
+
+
+def test_a_channel_removed_mid_episode_ends_it(session: Session, cluster: Cluster) -> None:
+    tick(session, cluster, 0, source_seq=10, applied_seq=10)
+    for second in range(1, 4):
+        tick(session, cluster, second, source_seq=10 + second, applied_seq=10, sql_running=False)
+    tick(session, cluster, 4, source_seq=20, applied_seq=10, channel_gone=True)  # RESET SLAVE ALL
+    episode = session.scalar(select(Episode))
+    assert episode is not None and episode.end_reason == "replica_removed"
+    assert episode.ended_at == T0 + timedelta(seconds=4)
+    assert segments(session) == [("stopped", True)]
+    assert channel(session).episode_id is None
