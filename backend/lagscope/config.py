@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     read_timeout_s: float = 2.0
     # Parameters are read at most this often (they change rarely; a change shows within this).
     params_every_s: float = 5.0
+    # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
+    # that comes back sooner continues the same episode.
+    episode_caught_up_s: PositiveFloat = 30.0
     # Secret-key rotation: earlier keys, comma-separated, tried (after LAGSCOPE_SECRET_KEY) for
     # decrypting only; `lagscope secrets rotate` re-encrypts everything under the current key.
     old_secret_keys: str = ""

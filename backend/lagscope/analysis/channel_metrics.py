@@ -7,10 +7,10 @@ state to remember for the next poll, whichever worker runs it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
-from lagscope.analysis.eta import Eta, eta
+from lagscope.analysis.eta import Eta, EtaMemory, applier_transaction, eta_band
 from lagscope.analysis.lag import (
     GtidEvidence,
     best_lag,
@@ -38,6 +38,8 @@ class ChannelState:
     last_sample_at: float | None = None  # epoch seconds
     recent_classes: tuple[Verdict, ...] = ()
     verdict: Verdict | None = None
+    # The last few intervals' rates and the applier transaction seen: the ETA's band.
+    eta_memory: EtaMemory = field(default_factory=EtaMemory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,14 @@ def channel_metrics(
         source_rate=source_rate,
     )
     new_state, judged = _judge(state, classify(observation), read_at, progress)
+    estimate, eta_memory = eta_band(
+        observation.trx_behind,
+        apply_rate,
+        source_rate,
+        state.eta_memory,
+        read_at,
+        applier_transaction(status, replica),
+    )
     return ChannelMetrics(
         verdict=judged,
         lag_s=best.lag_s,
@@ -161,8 +171,8 @@ def channel_metrics(
             timeline_lag_s=tl_lag,
             timeline_resolution_s=tl_resolution or 0.0,
         ),
-        eta=eta(observation.trx_behind, apply_rate, source_rate),
-        state=new_state,
+        eta=estimate,
+        state=replace(new_state, eta_memory=eta_memory),
     )
 
 
@@ -171,7 +181,11 @@ def unreachable_metrics(state: ChannelState, read_at: float) -> ChannelMetrics:
     new_state, judged = _judge(state, Verdict.UNREACHABLE, read_at, state.applied_progress)
     # Keep the last progress and its time: the next good poll computes a rate across the gap.
     new_state = ChannelState(
-        state.applied_progress, state.last_sample_at, new_state.recent_classes, judged
+        state.applied_progress,
+        state.last_sample_at,
+        new_state.recent_classes,
+        judged,
+        state.eta_memory,
     )
     return ChannelMetrics(verdict=judged, state=new_state)
 

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
 from lagscope.analysis.channel_metrics import (
     ChannelMetrics,
     ChannelState,
@@ -26,10 +27,12 @@ from lagscope.analysis.channel_metrics import (
     unreachable_metrics,
 )
 from lagscope.analysis.codes import Verdict
+from lagscope.analysis.eta import EtaMemory, eta_to_json
 from lagscope.analysis.heartbeat import writer_stopped_since
 from lagscope.analysis.progress import progress_of
-from lagscope.analysis.rates import counter_rates, rate
+from lagscope.analysis.rates import CounterRates, counter_rates, rate
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
+from lagscope.ingest.causes import ChannelTick, record_causes
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
 from lagscope.ingest.workers import record_workers
@@ -52,7 +55,13 @@ class TickSummary:
     param_changes: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
 
 
-def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading]) -> TickSummary:
+def record_tick(
+    session: Session,
+    cluster: Cluster,
+    readings: Sequence[Reading],
+    caught_up_hold_s: float = CAUGHT_UP_HOLD_S,
+) -> TickSummary:
+    """``caught_up_hold_s``: how long a channel stays caught up before its episode ends."""
     by_id = {r.instance_id: r for r in readings}
     source = next((i for i in cluster.instances if i.role == "source"), None)
     source_reading = by_id.get(source.id) if source else None
@@ -69,6 +78,13 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
     samples: list[dict[str, Any]] = []
     instance_samples: list[dict[str, Any]] = []
     polled: list[tuple[Instance, InstanceSnapshot, datetime]] = []
+    ticks: list[ChannelTick] = []
+    # Before any instance row is updated: the rates are over (its last poll, this one].
+    rates: dict[int, CounterRates] = {}
+    for i in cluster.instances:
+        polled_snap = by_id[i.id].snapshot if i.id in by_id else None
+        if polled_snap is not None:
+            rates[i.id] = _counter_rates(i, polled_snap)
     for instance in cluster.instances:
         reading = by_id.get(instance.id)
         if reading is None:
@@ -78,17 +94,19 @@ def record_tick(session: Session, cluster: Cluster, readings: Sequence[Reading])
             summary.unreachable.append(instance.name)
             instance.last_polled_at, instance.last_error = at, reading.error
             instance_samples.append({"instance_id": instance.id, "ts": at, "reachable": False})
-            samples.extend(_unreachable_samples(instance, reading.read_at, at))
+            samples.extend(_unreachable_samples(instance, reading.read_at, at, ticks))
             continue
         snap = reading.snapshot
-        instance_samples.append(_instance_sample(instance, snap, at))
+        instance_samples.append(_instance_sample(instance, snap, at, rates[instance.id]))
         polled.append((instance, snap, at))
         if instance.id in changed:
             _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
         samples.extend(
-            _channel_samples(session, cluster, instance, snap, source_view, at, progress)
+            _channel_samples(session, cluster, instance, snap, source_view, at, progress, ticks)
         )
         _update_instance(instance, snap, at)
+    snapshots = {i.id: s for i, s, _ in polled}
+    record_causes(session, cluster, ticks, snapshots, rates, source_view, caught_up_hold_s)
     if instance_samples:
         session.execute(insert(InstanceSample), instance_samples)
     if samples:
@@ -168,10 +186,15 @@ def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -
         instance.params_read_at = at
 
 
-def _instance_sample(instance: Instance, snap: InstanceSnapshot, at: datetime) -> dict[str, Any]:
+def _counter_rates(instance: Instance, snap: InstanceSnapshot) -> CounterRates:
     prev = dict(instance.last_counters or {})
     prev_at = prev.pop("_at", None)
-    rates = counter_rates(prev or None, prev_at, snap.counters, snap.taken_at.timestamp())
+    return counter_rates(prev or None, prev_at, snap.counters, snap.taken_at.timestamp())
+
+
+def _instance_sample(
+    instance: Instance, snap: InstanceSnapshot, at: datetime, rates: CounterRates
+) -> dict[str, Any]:
     return {
         "instance_id": instance.id,
         "ts": at,
@@ -250,6 +273,7 @@ def _channel_samples(
     source: SourceView | None,
     at: datetime,
     progress: SourceProgressNow,
+    ticks: list[ChannelTick],
 ) -> list[dict[str, Any]]:
     existing = {c.name: c for c in instance.channels}
     seen = {status.channel for status in snap.channels}
@@ -277,6 +301,7 @@ def _channel_samples(
         _remember_status(channel, status)
         _remember(channel, metrics, at)
         rows.append(_sample_row(channel.id, at, metrics, status))
+        ticks.append(ChannelTick(instance, channel, at.timestamp(), metrics, status, snap))
     return rows
 
 
@@ -295,13 +320,16 @@ def _remember_status(channel: Channel, status: ChannelStatus) -> None:
     channel.sql_delay_s = status.sql_delay
 
 
-def _unreachable_samples(instance: Instance, read_at: float, at: datetime) -> list[dict[str, Any]]:
+def _unreachable_samples(
+    instance: Instance, read_at: float, at: datetime, ticks: list[ChannelTick]
+) -> list[dict[str, Any]]:
     rows = []
     for channel in instance.channels:
         if channel.gone_at is None:
             metrics = unreachable_metrics(_state(channel), read_at)
             _remember(channel, metrics, at, keep_progress_time=True)
             rows.append(_sample_row(channel.id, at, metrics))
+            ticks.append(ChannelTick(instance, channel, read_at, metrics))
     return rows
 
 
@@ -312,6 +340,7 @@ def _state(channel: Channel) -> ChannelState:
         last_sample_at=channel.last_sample_at.timestamp() if channel.last_sample_at else None,
         recent_classes=classes,
         verdict=Verdict(channel.verdict) if channel.verdict is not None else None,
+        eta_memory=EtaMemory.from_json(channel.eta_memory),
     )
 
 
@@ -321,6 +350,8 @@ def _remember(
     state = metrics.state
     channel.recent_classes = ",".join(str(int(v)) for v in state.recent_classes)
     channel.verdict = int(metrics.verdict)
+    channel.eta = eta_to_json(metrics.eta)
+    channel.eta_memory = state.eta_memory.to_json()
     if not keep_progress_time:
         channel.applied_progress = state.applied_progress
         channel.last_sample_at = at

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff
@@ -35,6 +36,7 @@ def poll_cluster(
     allowed: AllowList | None = None,
     backoff: logins.Backoff = logins.DEFAULT_BACKOFF,
     clock: Callable[[], float] = time.time,
+    episode_caught_up_s: float = CAUGHT_UP_HOLD_S,
 ) -> TickSummary | None:
     """One tick. Returns None when the cluster is gone or disabled (a stale queued task).
 
@@ -71,7 +73,7 @@ def poll_cluster(
         login_backoff.note(by_id[reading.instance_id], reading, backoff)
         for reading in [*reader.read(targets, deadline_s), *skipped]
     ]
-    return record_tick(session, cluster, readings)
+    return record_tick(session, cluster, readings, episode_caught_up_s)
 
 
 def due_clusters(session: Session, now_s: float) -> list[tuple[int, float]]:

@@ -163,6 +163,10 @@ class Channel(Base):
     diagnosis_memory: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=dict)
     episode_state: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=dict)
     episode_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    # The newest poll's time to catch up with its band (analysis.eta.eta_to_json; null when
+    # unknown, e.g. the replica did not answer) and the recent rates the band is made of.
+    eta: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    eta_memory: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     first_seen_at: Mapped[datetime] = mapped_column(EpochMicros)
     gone_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
 

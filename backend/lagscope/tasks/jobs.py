@@ -46,6 +46,7 @@ def poll_cluster_task(cluster_id: int) -> None:
                 ctx.settings.login_backoff_max_s,
                 ctx.settings.login_give_up_after,
             ),
+            episode_caught_up_s=ctx.settings.episode_caught_up_s,
         )
     if summary is not None:
         evaluate_alerts(cluster_id)

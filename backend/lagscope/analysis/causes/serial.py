@@ -1,4 +1,9 @@
-"""JSON forms of findings and episode state: what the store keeps on a channel and an episode."""
+"""JSON forms of findings and episode state: what the store keeps on a channel and an episode.
+
+Reading is forgiving: a stored state written by an older version (missing keys) or naming a
+cause this version does not know reads as what it can (the unknown segment is dropped), never
+as an error that would stop the channel's polling.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from types import MappingProxyType
 from typing import Any
 
 from lagscope.analysis.causes.episodes import EpisodeState, OpenSegment
-from lagscope.analysis.causes.model import Cause, Finding
+from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
+from lagscope.collectors.snapshot import EVIDENCE_TEXT_MAX
 
 
 def finding_to_json(finding: Finding) -> dict[str, Any]:
@@ -16,9 +22,16 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "confidence": round(finding.confidence, 3),
         "sentence": finding.sentence,
         "action": finding.action,
-        "evidence": dict(finding.evidence),
+        "evidence": {k: _bounded(v) for k, v in finding.evidence.items()},
         "needs": finding.needs,
     }
+
+
+def _bounded(value: EvidenceValue) -> EvidenceValue:
+    """Server text is data: stored at most ``EVIDENCE_TEXT_MAX`` characters, whoever built it."""
+    if isinstance(value, str) and len(value) > EVIDENCE_TEXT_MAX:
+        return value[:EVIDENCE_TEXT_MAX]
+    return value
 
 
 def finding_from_json(raw: Mapping[str, Any]) -> Finding:
@@ -32,6 +45,36 @@ def finding_from_json(raw: Mapping[str, Any]) -> Finding:
     )
 
 
+def _segment_to_json(s: OpenSegment) -> dict[str, Any]:
+    return {
+        "started_at": s.started_at,
+        "last_seen_at": s.last_seen_at,
+        "missed_polls": s.missed_polls,
+        "missed_since": s.missed_since,
+        "finding": finding_to_json(s.finding),
+    }
+
+
+def _segments_from_json(raw: Any) -> tuple[OpenSegment, ...]:
+    segments = []
+    for s in raw or ():
+        try:
+            finding = finding_from_json(s["finding"])
+        except (KeyError, TypeError, ValueError):
+            continue  # a cause this version does not know
+        segments.append(
+            OpenSegment(
+                finding.cause,
+                float(s["started_at"]),
+                float(s.get("last_seen_at", s["started_at"])),
+                int(s.get("missed_polls") or 0),
+                finding,
+                s.get("missed_since"),
+            )
+        )
+    return tuple(segments)
+
+
 def episode_state_to_json(state: EpisodeState) -> dict[str, Any]:
     return {
         "started_at": state.started_at,
@@ -40,29 +83,30 @@ def episode_state_to_json(state: EpisodeState) -> dict[str, Any]:
         "caught_up_since": state.caught_up_since,
         "growing_polls": state.growing_polls,
         "last_trx_behind": state.last_trx_behind,
-        "segments": [
-            {
-                "started_at": s.started_at,
-                "last_seen_at": s.last_seen_at,
-                "missed_polls": s.missed_polls,
-                "finding": finding_to_json(s.finding),
-            }
-            for s in state.segments
-        ],
+        "segments": [_segment_to_json(s) for s in state.segments],
+        "pending": [_segment_to_json(s) for s in state.pending],
+        "held": [[c.label, round(s, 3)] for c, s in state.held],
+        "main_cause": state.main_cause.label if state.main_cause is not None else None,
+        "saved_at": state.saved_at,
     }
+
+
+def _cause(label: Any) -> Cause | None:
+    try:
+        return Cause[str(label).upper()]
+    except KeyError:
+        return None
 
 
 def episode_state_from_json(raw: Mapping[str, Any] | None) -> EpisodeState:
     if not raw:
         return EpisodeState()
-    segments = []
-    for s in raw.get("segments") or ():
-        finding = finding_from_json(s["finding"])
-        segments.append(
-            OpenSegment(
-                finding.cause, s["started_at"], s["last_seen_at"], s["missed_polls"], finding
-            )
-        )
+    held = tuple(
+        (cause, float(seconds))
+        for label, seconds in raw.get("held") or ()
+        if (cause := _cause(label)) is not None
+    )
+    main = raw.get("main_cause")
     return EpisodeState(
         started_at=raw.get("started_at"),
         peak_lag_s=raw.get("peak_lag_s"),
@@ -70,5 +114,9 @@ def episode_state_from_json(raw: Mapping[str, Any] | None) -> EpisodeState:
         caught_up_since=raw.get("caught_up_since"),
         growing_polls=int(raw.get("growing_polls") or 0),
         last_trx_behind=raw.get("last_trx_behind"),
-        segments=tuple(segments),
+        segments=_segments_from_json(raw.get("segments")),
+        pending=_segments_from_json(raw.get("pending")),
+        held=held,
+        main_cause=_cause(main) if main is not None else None,
+        saved_at=raw.get("saved_at"),
     )
