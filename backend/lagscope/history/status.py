@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, aliased
 from sqlalchemy.sql.selectable import ScalarSelect
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
-from lagscope.analysis.eta import Eta, eta
+from lagscope.analysis.eta import Eta, eta, eta_from_json
 from lagscope.collectors.snapshot import IoState
 from lagscope.history.episodes import CurrentCause, current_causes
 from lagscope.inventory.instances import get_cluster
@@ -167,22 +167,25 @@ class EtaBand:
 
 
 def eta_band(found: Eta) -> EtaBand:
-    """The band fields come from the ETA analysis when it gives them (getattr: an ``Eta``
-    without them serves null, never a made-up band). ``never`` falls back to what the plain ETA
-    already says: a backlog and apply no faster than arrival."""
-    never = getattr(found, "never", None)
-    if never is None:
-        never = not found.catching_up and found.falling_behind_per_s is not None
-    basis = getattr(found, "basis", None)
+    """The ETA as served; ``basis`` only from the two names the API documents."""
     return EtaBand(
         seconds=found.seconds,
         catching_up=found.catching_up,
         falling_behind_per_s=found.falling_behind_per_s,
-        low_s=getattr(found, "low_s", None),
-        high_s=getattr(found, "high_s", None),
-        never=bool(never),
-        basis=basis if basis in ("rates", "transaction_progress") else None,
+        low_s=found.low_s,
+        high_s=found.high_s,
+        never=found.never,
+        basis=found.basis if found.basis in ("rates", "transaction_progress") else None,
     )
+
+
+def _channel_eta(channel: Channel, s: Sample | None) -> EtaBand | None:
+    """The ETA the newest poll worked out (with its band over recent intervals), or, for a
+    channel polled before ETAs were stored, the plain one from the newest sample."""
+    stored = eta_from_json(channel.eta)
+    if stored is not None:
+        return eta_band(stored)
+    return eta_band(eta(s.trx_behind, s.apply_rate, s.source_rate)) if s else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +300,7 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         io_running=io_state is IoState.YES if io_state else None,
         last_io_error=channel.last_io_error,
         last_sql_error=channel.last_sql_error,
-        eta=eta_band(eta(s.trx_behind, s.apply_rate, s.source_rate)) if s else None,
+        eta=_channel_eta(channel, s),
         causes=current_causes(channel.current_causes),
         episode_id=channel.episode_id,
         **_streamed(s),
