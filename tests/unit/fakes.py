@@ -40,7 +40,7 @@ class FakeExecutor:
             raise ServerUnreachable(self.server, "Connection refused", 2003)
         results: list[ResultSet] = []
         for index, sql in enumerate(statements):
-            answer = self.answers[sql] if sql in self.answers else None
+            answer = self.answers.get(sql)
             if answer is None and self.fallback is not None:
                 answer = self.fallback(sql)
             if answer is None:

@@ -422,9 +422,7 @@ def relay_positions(previous: InstanceSnapshot) -> list[ChannelStatus]:
     is the previous poll's (this poll's replica status arrives in the same batch): the event
     there is still the one applied when the applier is stuck, which is when it matters."""
     channels = [
-        c
-        for c in previous.channels
-        if c.relay_log_file and c.relay_log_pos and channel_behind(c)
+        c for c in previous.channels if c.relay_log_file and c.relay_log_pos and channel_behind(c)
     ]
     channels.sort(key=lambda c: -(c.seconds_behind_source or 0))
     return channels[:RELAY_CHANNELS_MAX]
