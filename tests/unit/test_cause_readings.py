@@ -375,3 +375,28 @@ def test_server_text_is_bounded() -> None:
     )
     (blocker,) = cause_readings.parse_row_blockers(result)
     assert len(blocker.user) == len(blocker.host) == len(blocker.statement) == 500
+
+
+def test_an_unexplained_metadata_lock_wait_says_what_would_show_the_holder() -> None:
+    waiting = [_channel(sql_thread_state="Waiting for table metadata lock")]
+    no_plugin, plugin = CauseMemory(mdl_plugin=False), CauseMemory(mdl_plugin=True)
+    assert cause_readings.mdl_problem(MARIADB, waiting, True, no_plugin) is None
+    assert cause_readings.mdl_problem(MARIADB, [_channel()], False, no_plugin) is None
+    assert "INSTALL SONAME" in (
+        cause_readings.mdl_problem(MARIADB, waiting, False, no_plugin) or ""
+    )
+    assert "METADATA_LOCK_INFO shows" in (
+        cause_readings.mdl_problem(MARIADB, waiting, False, plugin) or ""
+    )
+    assert "instrument" in (cause_readings.mdl_problem(MYSQL_57, waiting, False, plugin) or "")
+
+
+def test_a_refused_relay_log_reading_gives_nothing_and_names_the_privilege() -> None:
+    fake, poller = _mysql_replay()
+    sql = MYSQL_FIXTURE["results"]["relay_events"]["statement"]
+    fake.answers[sql] = AccessDenied("db:3306", "Access denied; you need REPLICATION SLAVE", 1227)
+    poller.poll()
+    snapshot = poller.poll()
+    assert "REPLICATION SLAVE (MySQL)" in snapshot.problems["relay_events"]
+    assert snapshot.evidence is not None and snapshot.evidence.tables == ()
+    assert snapshot.evidence.blockers  # the other cause readings still arrive

@@ -356,17 +356,25 @@ def parse_mdl_blockers(result: ResultSet) -> tuple[BlockingSession, ...]:
     )
 
 
-def mdl_problem(dialect: Dialect, channels: Iterable[ChannelStatus], found: bool) -> str | None:
+def mdl_problem(
+    dialect: Dialect, channels: Iterable[ChannelStatus], found: bool, memory: CauseMemory
+) -> str | None:
     """An applier waits for a metadata lock and nobody is seen holding it: say what would
     show the holder rather than leave the blank unexplained."""
     waiting = any(c.sql_thread_state == _MDL_WAIT_STATE for c in channels)
     if not waiting or found:
         return None
+    if dialect.product == "mariadb" and not memory.mdl_plugin:
+        return (
+            "the applier waits for a metadata lock and no session is in a transaction older "
+            "than the wait; the METADATA_LOCK_INFO plugin (INSTALL SONAME 'metadata_lock_info') "
+            "would name the holder (LOCK TABLES, FLUSH TABLES … also hold them)"
+        )
     if dialect.product == "mariadb":
         return (
-            "the applier waits for a metadata lock and no session in a transaction holds "
-            "one visibly: the METADATA_LOCK_INFO plugin (INSTALL SONAME 'metadata_lock_info') "
-            "names LOCK TABLES holders too"
+            "the applier waits for a metadata lock and METADATA_LOCK_INFO shows no other "
+            "session holding one on a table the applier holds (a lock on a table it has not "
+            "opened yet is not shown)"
         )
     return (
         "the applier waits for a metadata lock and performance_schema.metadata_locks shows "

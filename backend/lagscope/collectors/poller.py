@@ -5,6 +5,10 @@ variable catalog (which tracked parameters exist). Per poll, one multi-statement
 readings in ``collectors/readings.py`` (one row each, in batch order): server state (clock
 first), replica status, source status, parameters, counters, applier workers, heartbeat.
 
+While the previous poll showed a channel behind or an applier busy on one transaction, the batch
+also carries the cause readings (applier transactions, lock blockers, the relay log's table;
+``collectors/cause_readings.py``); a healthy poll's batch is the same without them.
+
 Parameters change rarely (DESIGN.md §11): with ``slow_every_s`` they are read at most that
 often (and on MariaDB the worker threads too, which only describe; MySQL's workers carry the
 applier lag and are read every poll). ``snapshot.params_read`` says whether this poll read them.

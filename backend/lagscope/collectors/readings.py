@@ -235,7 +235,7 @@ def _mdl_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     found = cause_readings.parse_mdl_blockers(result)
     parts.blockers.extend(found)
     channels = readout.values.get("channels", ())
-    if problem := cause_readings.mdl_problem(setup.dialect, channels, bool(found)):
+    if problem := cause_readings.mdl_problem(setup.dialect, channels, bool(found), setup.cause):
         parts.problems["metadata_blockers"] = problem
     return _evidence(readout)
 
