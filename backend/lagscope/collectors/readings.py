@@ -108,12 +108,17 @@ class Reading:
     hurry: Trigger | None = None
 
     def wanted(
-        self, setup: Setup, previous: InstanceSnapshot | None, slow: bool
+        self,
+        setup: Setup,
+        previous: InstanceSnapshot | None,
+        slow: bool,
+        held: Held | None = None,
     ) -> tuple[str, ...]:
         """The statements this reading sends in this poll (none: skipped)."""
-        if self.when is not None and not _holds(self.when, previous):
+        held = held or Held(previous)
+        if self.when is not None and not held(self.when):
             return ()
-        if not slow and self.slow(setup.dialect) and not _holds(self.hurry, previous):
+        if not slow and self.slow(setup.dialect) and not held(self.hurry):
             return ()
         if self.statements is not None:
             assert previous is not None  # only with ``when``, which needs a previous poll
@@ -122,8 +127,20 @@ class Reading:
         return (sql,) if sql else ()
 
 
-def _holds(trigger: Trigger | None, previous: InstanceSnapshot | None) -> bool:
-    return trigger is not None and previous is not None and trigger(previous)
+class Held:
+    """Whether a trigger holds for the previous poll, each trigger asked once per poll (a
+    healthy poll then costs one look at its channels and workers, not one per reading)."""
+
+    def __init__(self, previous: InstanceSnapshot | None) -> None:
+        self.previous = previous
+        self.answers: dict[Trigger, bool] = {}
+
+    def __call__(self, trigger: Trigger | None) -> bool:
+        if trigger is None or self.previous is None:
+            return False
+        if trigger not in self.answers:
+            self.answers[trigger] = trigger(self.previous)
+        return self.answers[trigger]
 
 
 def plan(
@@ -134,11 +151,12 @@ def plan(
     disabled: Mapping[str, str],
 ) -> list[tuple[str, str]]:
     """This poll's batch: (reading name, statement) in registry order."""
+    held = Held(previous)
     return [
         (reading.name, sql)
         for reading in readings
         if reading.name not in disabled
-        for sql in reading.wanted(setup, previous, slow)
+        for sql in reading.wanted(setup, previous, slow, held)
     ]
 
 
