@@ -23,7 +23,7 @@ from lagscope.collectors.gtid import GtidSet, gtid_counts
 from lagscope.collectors.params import discovery_statement
 from lagscope.collectors.poller import InstancePoller
 
-from .fakes import FakeExecutor, rs
+from .fakes import FakeExecutor, no_cause_evidence, rs
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 FILES = sorted(p.name for p in FIXTURES.glob("*.json"))
@@ -67,7 +67,7 @@ def replay(fixture: dict[str, Any]) -> tuple[FakeExecutor, InstancePoller]:
         counters.statement(dialect): rs(("VARIABLE_NAME", "VARIABLE_VALUE")),
         applier_workers.statement(dialect): result(results["workers"]),
     }
-    fake = FakeExecutor(answers)
+    fake = FakeExecutor(answers, fallback=no_cause_evidence)  # these replicas are behind
     return fake, InstancePoller(fake)
 
 

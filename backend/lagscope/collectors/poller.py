@@ -5,6 +5,10 @@ variable catalog (which tracked parameters exist). Per poll, one multi-statement
 readings in ``collectors/readings.py`` (one row each, in batch order): server state (clock
 first), replica status, source status, parameters, counters, applier workers, heartbeat.
 
+While the previous poll showed a channel behind or an applier busy on one transaction, the batch
+also carries the cause readings (applier transactions, lock blockers, the relay log's table;
+``collectors/cause_readings.py``); a healthy poll's batch is the same without them.
+
 Parameters change rarely (DESIGN.md §11): with ``slow_every_s`` they are read at most that
 often (and on MariaDB the worker threads too, which only describe; MySQL's workers carry the
 applier lag and are read every poll). ``snapshot.params_read`` says whether this poll read them.
@@ -30,7 +34,14 @@ from lagscope.collectors.dialect import Dialect, dialect_for
 from lagscope.collectors.executor import BatchFailed, Executor, ResultSet
 from lagscope.collectors.flavor import FLAVOR_SQL, ServerFlavor, parse_flavor
 from lagscope.collectors.heartbeat import HeartbeatTable
-from lagscope.collectors.readings import BY_NAME, READINGS, Readout, Setup, standing_problems
+from lagscope.collectors.readings import (
+    BY_NAME,
+    READINGS,
+    Readout,
+    Setup,
+    plan,
+    standing_problems,
+)
 from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import AccessDenied, CollectorError, ServerUnreachable, UnsupportedServer
 
@@ -49,6 +60,8 @@ class _Session:
     disabled: dict[str, str] = field(default_factory=dict)
     disabled_at: dict[str, float] = field(default_factory=dict)
     slow_read_at: float | None = None
+    # The cause readings' trigger looks at the previous poll (readings.plan).
+    previous: InstanceSnapshot | None = None
 
 
 class InstancePoller:
@@ -103,12 +116,13 @@ class InstancePoller:
         sent_at = self._clock()
         self._retry_refused(session, sent_at)
         slow = session.slow_read_at is None or sent_at - session.slow_read_at >= self.slow_every_s
-        readings = self._readings(session, slow)
+        readings = plan(READINGS, session.setup, session.previous, slow, session.disabled)
         results = self._run_batch(session, readings)
         received_at = self._clock()
         if slow:
             session.slow_read_at = sent_at
-        return self._snapshot(session, results, sent_at, received_at)
+        session.previous = self._snapshot(session, results, sent_at, received_at)
+        return session.previous
 
     @staticmethod
     def _retry_refused(session: _Session, now: float) -> None:
@@ -118,16 +132,6 @@ class InstancePoller:
             if now - at >= RETRY_REFUSED_S:
                 session.disabled.pop(name, None)
                 del session.disabled_at[name]
-
-    @staticmethod
-    def _readings(session: _Session, slow: bool) -> list[tuple[str, str]]:
-        wanted = []
-        for reading in READINGS:
-            if reading.name in session.disabled or (not slow and reading.slow(session.dialect)):
-                continue
-            if sql := reading.statement(session.setup):
-                wanted.append((reading.name, sql))
-        return wanted
 
     def _run_batch(
         self, session: _Session, readings: list[tuple[str, str]]
@@ -144,10 +148,12 @@ class InstancePoller:
                     raise self._explain(name, failed.error) from failed
                 session.disabled[name] = self._problem(session, name, failed.error)
                 session.disabled_at[name] = self._clock()
-                results.update(zip((n for n, _ in pending), answers, strict=False))
-                pending = pending[failed.index + 1 :]
+                _collect(results, pending[: failed.index], answers)
+                results.pop(name, None)  # a refused reading gives nothing this poll
+                # The refused reading's other statements (one per channel) go with it.
+                pending = [(n, sql) for n, sql in pending[failed.index + 1 :] if n != name]
                 continue
-            results.update(zip((n for n, _ in pending), answers, strict=True))
+            _collect(results, pending, answers)
             pending = []
         return results
 
@@ -172,7 +178,7 @@ class InstancePoller:
     def _snapshot(
         self, session: _Session, results: dict[str, ResultSet], sent_at: float, received_at: float
     ) -> InstanceSnapshot:
-        readout = Readout(sent_at, received_at)
+        readout = Readout(sent_at, received_at, previous=session.previous)
         fields: dict[str, Any] = {}
         for reading in READINGS:  # in batch order: a parser may use what an earlier one left
             if reading.name in results:
@@ -187,3 +193,15 @@ class InstancePoller:
             problems=MappingProxyType(problems),
             **fields,
         )
+
+
+def _collect(
+    results: dict[str, ResultSet], sent: list[tuple[str, str]], answers: list[ResultSet]
+) -> None:
+    """File each answer under its reading; a reading that sent several statements (one per
+    channel or table, same columns) gets their rows as one result."""
+    for (name, _), answer in zip(sent, answers, strict=True):
+        if name in results and results[name].columns == answer.columns:
+            results[name] = ResultSet(answer.columns, results[name].rows + answer.rows)
+        else:
+            results[name] = answer

@@ -12,17 +12,24 @@ batch's send time), and a parser may look at what an earlier reading left in the
 
 Adding a reading: a collector module (statement + parse), a row here, and the snapshot field
 it fills.
+
+Cause readings (``cause_readings.py``, CAUSES.md "cheap when healthy") carry ``when``: they are
+sent only while it holds for the instance's previous poll, so a healthy poll's batch is what it
+was without them. Some need that previous poll for their statements too (the relay log position
+of each channel behind, the tables its row events named): ``statements``, one statement per
+channel or table, whose answers (same columns) reach the parser as one result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from lagscope.collectors import (
     applier_workers,
+    cause_readings,
     counters,
     replica_status,
     server_state,
@@ -32,6 +39,7 @@ from lagscope.collectors.dialect import Dialect
 from lagscope.collectors.executor import ResultSet
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.params import ParamPlan
+from lagscope.collectors.snapshot import InstanceSnapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +49,10 @@ class Setup:
     dialect: Dialect
     params: ParamPlan
     heartbeat: HeartbeatTable | None = None
+    # Learned by the cause readings on this connection (plugin probe, table keys): mutable.
+    cause: cause_readings.CauseMemory = field(
+        default_factory=cause_readings.CauseMemory, compare=False
+    )
 
 
 @dataclass(slots=True)
@@ -54,6 +66,7 @@ class Readout:
     received_at: float
     values: dict[str, Any] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
+    previous: InstanceSnapshot | None = None  # the instance's previous poll, if any
 
 
 Fields = Mapping[str, Any]  # InstanceSnapshot fields a reading fills
@@ -65,6 +78,9 @@ def _never(dialect: Dialect) -> bool:
 
 def _always(dialect: Dialect) -> bool:
     return True
+
+
+Trigger = Callable[[InstanceSnapshot], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +100,64 @@ class Reading:
     slow: Callable[[Dialect], bool] = _never
     privilege_hint: str | None = None
     refused: Callable[[Dialect], str] | None = None
+    # Sent only while this holds for the previous poll (None: every poll).
+    when: Trigger | None = None
+    # Instead of ``statement``: several, from the previous poll (only with ``when``).
+    statements: Callable[[Setup, InstanceSnapshot], tuple[str, ...]] | None = None
+    # A slow reading that is also sent every poll while this holds for the previous poll.
+    hurry: Trigger | None = None
+
+    def wanted(
+        self,
+        setup: Setup,
+        previous: InstanceSnapshot | None,
+        slow: bool,
+        held: Held | None = None,
+    ) -> tuple[str, ...]:
+        """The statements this reading sends in this poll (none: skipped)."""
+        held = held or Held(previous)
+        if self.when is not None and not held(self.when):
+            return ()
+        if not slow and self.slow(setup.dialect) and not held(self.hurry):
+            return ()
+        if self.statements is not None:
+            assert previous is not None  # only with ``when``, which needs a previous poll
+            return self.statements(setup, previous)
+        sql = self.statement(setup)
+        return (sql,) if sql else ()
+
+
+class Held:
+    """Whether a trigger holds for the previous poll, each trigger asked once per poll (a
+    healthy poll then costs one look at its channels and workers, not one per reading)."""
+
+    def __init__(self, previous: InstanceSnapshot | None) -> None:
+        self.previous = previous
+        self.answers: dict[Trigger, bool] = {}
+
+    def __call__(self, trigger: Trigger | None) -> bool:
+        if trigger is None or self.previous is None:
+            return False
+        if trigger not in self.answers:
+            self.answers[trigger] = trigger(self.previous)
+        return self.answers[trigger]
+
+
+def plan(
+    readings: Iterable[Reading],
+    setup: Setup,
+    previous: InstanceSnapshot | None,
+    slow: bool,
+    disabled: Mapping[str, str],
+) -> list[tuple[str, str]]:
+    """This poll's batch: (reading name, statement) in registry order."""
+    held = Held(previous)
+    return [
+        (reading.name, sql)
+        for reading in readings
+        if reading.name not in disabled
+        for sql in reading.wanted(setup, previous, slow, held)
+    ]
 
 
 def _server_state(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
@@ -143,6 +217,89 @@ def _workers_slow(dialect: Dialect) -> bool:
     return not dialect.has_worker_timestamps
 
 
+def _none(setup: Setup) -> str | None:
+    return None
+
+
+def _parts(readout: Readout) -> cause_readings.EvidenceParts:
+    parts = readout.values.get("evidence")
+    if not isinstance(parts, cause_readings.EvidenceParts):
+        parts = readout.values["evidence"] = cause_readings.EvidenceParts()
+    return parts
+
+
+def _evidence(readout: Readout) -> Fields:
+    # Each cause reading returns the evidence so far: the last one parsed leaves all of it.
+    return {"evidence": _parts(readout).freeze()}
+
+
+def _transactions(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    _parts(readout).transactions.extend(cause_readings.parse_transactions(result))
+    return _evidence(readout)
+
+
+def _row_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    _parts(readout).blockers.extend(cause_readings.parse_row_blockers(result))
+    return _evidence(readout)
+
+
+def _mdl_probe(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    cause_readings.parse_mdl_probe(result, setup.cause)
+    return {}
+
+
+def _mdl_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    parts = _parts(readout)
+    found = cause_readings.parse_mdl_blockers(result)
+    parts.blockers.extend(found)
+    channels = readout.values.get("channels", ())
+    if problem := cause_readings.mdl_problem(setup.dialect, channels, bool(found), setup.cause):
+        parts.problems["metadata_blockers"] = problem
+    return _evidence(readout)
+
+
+def _receive(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    _parts(readout).receive.extend(cause_readings.parse_receive(result))
+    return _evidence(readout)
+
+
+def _table_keys_statements(setup: Setup, previous: InstanceSnapshot) -> tuple[str, ...]:
+    asked = cause_readings.unchecked_tables(previous, setup.cause)
+    return tuple(
+        sql for s, t in asked if (sql := cause_readings.table_keys_statement(s, t)) is not None
+    )
+
+
+def _table_keys(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    assert readout.previous is not None  # sent only with a previous poll
+    asked = cause_readings.unchecked_tables(readout.previous, setup.cause)
+    cause_readings.parse_table_keys(result, asked, setup.cause)
+    return {}
+
+
+def _relay_events_statements(setup: Setup, previous: InstanceSnapshot) -> tuple[str, ...]:
+    return tuple(
+        sql
+        for channel in cause_readings.relay_positions(previous)
+        if (sql := cause_readings.relay_events_statement(setup.dialect, channel)) is not None
+    )
+
+
+def _relay_events(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    assert readout.previous is not None  # sent only with a previous poll
+    channels = cause_readings.relay_positions(readout.previous)
+    tables = cause_readings.parse_relay_events(result, channels, setup.cause)
+    parts = _parts(readout)
+    parts.tables.extend(tables)
+    if hidden := cause_readings.hidden_tables(tables, setup.cause):
+        parts.problems["table_keys"] = (
+            "not visible to the monitoring user: "
+            + ", ".join(hidden)[:400]
+            + " (needs a privilege on the table, e.g. SELECT)"
+        )
+    return _evidence(readout)
+
+
 def standing_problems(setup: Setup) -> dict[str, str]:
     """Problems of the connection rather than of one poll: tracked parameters the server lacks."""
     if setup.params.missing:
@@ -164,10 +321,32 @@ READINGS: tuple[Reading, ...] = (
     Reading("counters", lambda s: counters.statement(s.dialect), _counters,
             privilege_hint="needs SELECT on performance_schema (MySQL)"),
     Reading("workers", lambda s: applier_workers.statement(s.dialect), _workers,
-            slow=_workers_slow,
+            slow=_workers_slow, hurry=cause_readings.behind,
             privilege_hint="needs SELECT on performance_schema (MySQL) or PROCESS (MariaDB)",
             refused=lambda d: applier_workers.privilege_problem(d.product)),
     Reading("heartbeat", _heartbeat_statement, _heartbeat,
             privilege_hint="needs SELECT on the heartbeat table"),
+    # Cause readings: only while the previous poll showed a channel behind or an applier busy.
+    Reading("transactions", lambda s: cause_readings.transactions_statement(s.dialect),
+            _transactions, when=cause_readings.behind,
+            privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
+    Reading("row_blockers", lambda s: cause_readings.row_blockers_statement(s.dialect),
+            _row_blockers, when=cause_readings.behind,
+            privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
+    Reading("mdl_probe", lambda s: cause_readings.mdl_probe_statement(s.dialect, s.cause),
+            _mdl_probe, when=cause_readings.behind),
+    Reading("metadata_blockers",
+            lambda s: cause_readings.mdl_blockers_statement(s.dialect, s.cause),
+            _mdl_blockers, when=cause_readings.behind,
+            privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
+    Reading("receive", lambda s: cause_readings.receive_statement(s.dialect), _receive,
+            when=cause_readings.behind,
+            privilege_hint="needs SELECT on performance_schema"),
+    # Keys first: the relay log's parse reads the keys this poll cached.
+    Reading("table_keys", _none, _table_keys, when=cause_readings.behind,
+            statements=_table_keys_statements),
+    Reading("relay_events", _none, _relay_events, when=cause_readings.behind,
+            statements=_relay_events_statements,
+            privilege_hint="needs REPLICA MONITOR (MariaDB) or REPLICATION SLAVE (MySQL)"),
 )  # fmt: skip
 BY_NAME: Mapping[str, Reading] = MappingProxyType({r.name: r for r in READINGS})
