@@ -28,7 +28,7 @@ from typing import Any
 
 from lagscope.collectors.dialect import Dialect
 from lagscope.collectors.executor import ResultSet
-from lagscope.collectors.snapshot import ApplierWorker, ChannelStatus
+from lagscope.collectors.snapshot import EVIDENCE_TEXT_MAX, ApplierWorker, ChannelStatus
 from lagscope.collectors.values import as_float, as_int, as_text
 
 _MYSQL_80_SQL = (
@@ -162,6 +162,7 @@ def _mariadb_worker(worker_id: int, r: dict[str, Any]) -> ApplierWorker:
         state_time_s=in_state_s,
         busy=busy,
         idle_s=0.0 if busy else in_state_s,
+        statement=as_text(r.get("info"))[:EVIDENCE_TEXT_MAX],
     )
 
 

@@ -159,6 +159,8 @@ class ApplierWorker:
     busy: bool | None = None
     # How long an idle worker has been idle (replica clock), when the server says; 0 when busy.
     idle_s: float | None = None
+    # The statement the thread runs (MariaDB PROCESSLIST INFO: an ALTER shows here), bounded.
+    statement: str = ""
 
 
 # Cause readings (CAUSES.md): taken only while a channel is behind or its applier is busy on one

@@ -90,6 +90,7 @@ def record_causes(
             source=source,
             siblings=tuple(_sibling(t) for t in ticks if t.channel is not tick.channel),
             interval_s=cluster.poll_interval_s,
+            applier_statement=_applier_statement(tick.snapshot, tick.channel.name),
         )
         findings = _diagnose(tick.channel, inputs)
         tick.channel.current_causes = current_causes(findings, tick.channel.current_causes, tick.at)
@@ -210,3 +211,14 @@ def _remember_params(instance_id: int, digest: str, values: Params) -> Params:
     frozen = MappingProxyType(dict(values))
     _PARAMS_CACHE[(instance_id, digest)] = frozen
     return frozen
+
+
+def _applier_statement(snapshot: InstanceSnapshot | None, channel: str) -> str:
+    """What a busy applier thread of the channel runs (MariaDB's pool serves every connection
+    and shows channel ''), so DDL is named from its statement."""
+    if snapshot is None:
+        return ""
+    for worker in snapshot.workers:
+        if worker.busy and worker.statement and worker.channel in (channel, ""):
+            return worker.statement
+    return ""
