@@ -74,6 +74,8 @@ class LabConfig:
     replicas: int = 2
     proxied: tuple[str, ...] = ()
     proxy_delay_s: float = 0.0
+    # bytes/s per direction on each proxied link; None: unlimited (lab/proxy.py's bandwidth).
+    proxy_bandwidth_bps: float | None = None
     base_dir: Path | str | None = None
     # MariaDB's defaults (serial applier); §7's recipe is parallel_threads=4, optimistic.
     parallel_threads: int = 0
@@ -506,6 +508,7 @@ class Lab:
             f"--listen-port={proxy.listen_port}",
             f"--target-port={self.source.port}",
             f"--delay-ms={self.config.proxy_delay_s * 1000:.3f}",
+            f"--bandwidth={self.config.proxy_bandwidth_bps or 0:.0f}",
             f"--control={proxy.control}",
         ]
         proxy.pid = servers.spawn(argv, self.dir / f"proxy-{proxy.replica}.log")
