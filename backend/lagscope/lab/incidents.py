@@ -428,11 +428,11 @@ def row_lock(
 
 @contextlib.contextmanager
 def no_primary_key(
-    lab: Lab, *, rows: int = 10_000, replica: str = "replica1", table: str = "no_key"
+    lab: Lab, *, rows: int = 8_000, replica: str = "replica1", table: str = "no_key"
 ) -> Iterator[Incident]:
     """A table without any key, ``rows`` rows, all updated in one statement on the source (the
     lab's binlog_format is ROW): the replica looks up each row by scanning the table, about
-    rows²/2 row reads (10,000 rows: ~10 s on the lab). Returns once the applier shows
+    rows²/2 row reads (8,000 rows: several seconds on the lab). Returns once the applier shows
     ``find_row()`` on a RUNNING transaction."""
     _check_replica(lab, replica)
     table = _table_name(table)
