@@ -170,6 +170,45 @@ def test_serial_apply_while_the_source_groups_commits(lab: Lab) -> None:
     assert_undone(lab, made.table)
 
 
+def test_relay_log_durability_slows_receiving_on_near_and_far_alike(lab: Lab) -> None:
+    sync = "SELECT @@global.sync_relay_log AS r, @@global.sync_master_info AS m"
+    before = {name: one(lab, name, sync) for name in ("replica1", "replica2")}
+    with inc.relay_log_durability(lab) as made:
+        for name in ("replica1", "replica2"):
+            assert one(lab, name, sync) == {"r": 1, "m": 1}
+            wait_until(
+                lambda name=name: inc.not_received(lab, name) > 100,
+                timeout_s=30,
+                message=f"{name} behind on receiving",
+            )
+        wait_until(
+            lambda: any(
+                t["STATE"] == "Queueing master event to the relay log"
+                for t in inc.applier_threads(lab, made.replica)
+            ),
+            timeout_s=10,
+            message="the IO thread queueing (writing, not waiting for the source)",
+        )
+    assert {name: one(lab, name, sync) for name in ("replica1", "replica2")} == before
+    assert_undone(lab, made.table)
+
+
+def test_durable_serial_apply_falls_behind_committing(lab: Lab) -> None:
+    with inc.durable_apply(lab) as made:
+        flags = one(
+            lab,
+            made.replica,
+            "SELECT @@global.innodb_flush_log_at_trx_commit AS f, @@global.sync_binlog AS s,"
+            " @@global.slave_parallel_threads AS p",
+        )
+        assert (flags["f"], flags["s"], flags["p"]) == (1, 1, 0)
+        assert made.details["not_applied_at_start"] >= 50
+        assert one(lab, "source", "SELECT @@global.innodb_flush_log_at_trx_commit AS f")["f"] == 2
+    assert one(lab, "source", "SELECT @@global.innodb_flush_log_at_trx_commit AS f")["f"] == 1
+    assert one(lab, made.replica, "SELECT @@global.sync_binlog AS s")["s"] == 0
+    assert_undone(lab, made.table)
+
+
 def test_delayed_replica_shows_its_delay_and_is_undone(lab: Lab) -> None:
     with inc.delayed(lab, delay_s=40) as made:
         status = inc.query(lab, made.replica, "SHOW ALL SLAVES STATUS")[0]

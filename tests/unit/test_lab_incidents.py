@@ -52,6 +52,8 @@ def test_every_incident_is_in_the_catalogue_and_unknown_names_are_refused() -> N
         "row_lock",
         "no_primary_key",
         "serial_apply",
+        "relay_log_durability",
+        "durable_apply",
         "delayed",
         "network_bound",
         "clock_offset",

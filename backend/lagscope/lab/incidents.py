@@ -24,6 +24,10 @@ What is real here, per cause (CAUSES.md):
   scans the table on the replica (``find_row()``).
 * ``serial_apply`` — many concurrent committers on the source with ``sync_binlog=1`` (so commits
   group), a serial applier on the replica (``slave_parallel_threads=0``).
+* ``relay_log_durability`` — ``sync_relay_log=1``/``sync_master_info=1`` on the replicas under a
+  write load: the IO threads fsync every event; near and far fall behind on receiving alike.
+* ``durable_apply`` — a cheap-committing source, a serial replica fsyncing each applied
+  transaction (``innodb_flush_log_at_trx_commit=1``, ``sync_binlog=1``).
 * ``delayed`` — ``CHANGE MASTER TO MASTER_DELAY=N``.
 * ``network_bound`` — the far replica's proxy limited to a bandwidth below the source's binlog
   rate; the near replica keeps up.
@@ -506,6 +510,109 @@ def serial_apply(
         )
 
 
+@contextlib.contextmanager
+def relay_log_durability(
+    lab: Lab, *, replica: str = "replica1", threads: int = 4, table: str = "relay_sync"
+) -> Iterator[Incident]:
+    """``sync_relay_log=1`` and ``sync_master_info=1`` on every replica (the IO thread fsyncs
+    each event it queues) under a write load of ``threads`` committers on the source: the near
+    and the far replica fall behind on receiving alike. Returns once ``replica`` has a receive
+    backlog that grew over a poll; the settings and the load stay until leaving."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL")
+    names = [r.name for r in lab.replicas if lab.is_running(r.name)]
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        for name in names:
+            before = query(
+                lab, name, "SELECT @@global.sync_relay_log AS r, @@global.sync_master_info AS m"
+            )[0]
+            undo.callback(_set_relay_sync, lab, name, int(before["r"]), int(before["m"]))
+            _set_relay_sync(lab, name, 1, 1)
+        undo.enter_context(
+            _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
+        )
+        backlog = wait_for(
+            lambda: _grew(lambda: not_received(lab, replica), by=20),
+            timeout_s=60,
+            what=f"{replica}'s receive backlog to grow with sync_relay_log=1",
+        )
+        yield Incident(
+            "relay_log_durability",
+            "relay_log_durability",
+            replica,
+            SCHEMA,
+            table,
+            details={"threads": threads, "not_received_at_start": backlog, "replicas": names},
+        )
+
+
+def _set_relay_sync(lab: Lab, replica: str, relay_log: int, master_info: int) -> None:
+    with lab.connect(replica) as conn, conn.cursor() as cur:
+        cur.execute("SET GLOBAL sync_relay_log = %s", (relay_log,))
+        cur.execute("SET GLOBAL sync_master_info = %s", (master_info,))
+
+
+def _grew(read: Callable[[], int], by: int) -> int | None:
+    """``read()`` twice, a poll apart: the second value when it is ``by`` or more above the
+    first (a backlog that grows, not one left over)."""
+    first = read()
+    time.sleep(0.5)  # the measuring interval of a growth rate, not a wait for a state
+    second = read()
+    return second if second >= first + by else None
+
+
+@contextlib.contextmanager
+def durable_apply(
+    lab: Lab, *, replica: str = "replica1", threads: int = 4, table: str = "durable_apply"
+) -> Iterator[Incident]:
+    """The source commits cheaply (``innodb_flush_log_at_trx_commit=2``, ``sync_binlog=0``)
+    from ``threads`` committers while ``replica`` applies serially and durably
+    (``slave_parallel_threads=0``, ``innodb_flush_log_at_trx_commit=1``, ``sync_binlog=1``: each
+    applied transaction waits for its fsyncs). Returns once its apply backlog grows."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL")
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        _override(lab, "source", undo, innodb_flush_log_at_trx_commit=2, sync_binlog=0)
+        _override(lab, replica, undo, innodb_flush_log_at_trx_commit=1, sync_binlog=1)
+        parallel = int(query(lab, replica, "SELECT @@global.slave_parallel_threads AS v")[0]["v"])
+        if parallel != 0:
+            _set_parallel_threads(lab, replica, 0)
+            undo.callback(_set_parallel_threads, lab, replica, parallel)
+        undo.enter_context(
+            _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
+        )
+        backlog = wait_for(
+            lambda: _grew(lambda: not_applied(lab, replica), by=50),
+            timeout_s=60,
+            what=f"{replica}'s apply backlog to grow under durable serial apply",
+        )
+        yield Incident(
+            "durable_apply",
+            "durable_apply",
+            replica,
+            SCHEMA,
+            table,
+            details={"threads": threads, "not_applied_at_start": backlog},
+        )
+
+
+_OVERRIDABLE = frozenset({"innodb_flush_log_at_trx_commit", "sync_binlog"})
+
+
+def _override(lab: Lab, name: str, undo: contextlib.ExitStack, **settings: int) -> None:
+    """SET GLOBAL each of ``settings`` on ``name``; the old values are put back by ``undo``."""
+    for variable, value in settings.items():
+        if variable not in _OVERRIDABLE:  # names go into SQL: only known ones
+            raise InvalidInput(f"not a setting incidents change: {variable}")
+        old = query(lab, name, f"SELECT @@global.{variable} AS v")[0]["v"]
+        undo.callback(query, lab, name, f"SET GLOBAL {variable} = %s", (int(old),))
+        query(lab, name, f"SET GLOBAL {variable} = %s", (int(value),))
+
+
 def _group_commit_ratio(lab: Lab, load: _Load, window_s: float, above: float) -> float | None:
     if load.errors:
         raise LabError(f"the committers failed: {load.errors[0]}") from load.errors[0]
@@ -729,6 +836,8 @@ INCIDENTS: dict[str, IncidentMaker] = {
     "row_lock": row_lock,
     "no_primary_key": no_primary_key,
     "serial_apply": serial_apply,
+    "relay_log_durability": relay_log_durability,
+    "durable_apply": durable_apply,
     "delayed": delayed,
     "network_bound": network_bound,
     "clock_offset": clock_offset,
