@@ -219,6 +219,24 @@ def test_delayed_replica_shows_its_delay_and_is_undone(lab: Lab) -> None:
     assert_undone(lab, made.table)
 
 
+def test_stopped_replica_receives_but_does_not_apply(lab: Lab) -> None:
+    with inc.stopped(lab) as made:
+        status = inc.query(lab, made.replica, "SHOW ALL SLAVES STATUS")[0]
+        assert (status["Slave_IO_Running"], status["Slave_SQL_Running"]) == ("Yes", "No")
+        assert inc.not_applied(lab, made.replica) >= 1
+    assert inc.query(lab, made.replica, "SHOW ALL SLAVES STATUS")[0]["Slave_SQL_Running"] == "Yes"
+    assert_undone(lab, made.table)
+
+
+def test_broken_replica_stops_on_a_duplicate_key_and_is_repaired(lab: Lab) -> None:
+    with inc.broken(lab) as made:
+        assert made.details["errno"] == 1062
+        assert "Duplicate entry" in made.details["error"]
+    status = inc.query(lab, made.replica, "SHOW ALL SLAVES STATUS")[0]
+    assert status["Slave_SQL_Running"] == "Yes"
+    assert_undone(lab, made.table)
+
+
 def test_network_bound_far_replica_lags_while_the_near_one_keeps_up(lab: Lab) -> None:
     far, near = "replica2", "replica1"
     with inc.network_bound(lab, replica=far) as made:

@@ -55,6 +55,8 @@ def test_every_incident_is_in_the_catalogue_and_unknown_names_are_refused() -> N
         "relay_log_durability",
         "durable_apply",
         "delayed",
+        "stopped",
+        "broken",
         "network_bound",
         "clock_offset",
     }

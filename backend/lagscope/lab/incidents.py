@@ -29,6 +29,8 @@ What is real here, per cause (CAUSES.md):
 * ``durable_apply`` — a cheap-committing source, a serial replica fsyncing each applied
   transaction (``innodb_flush_log_at_trx_commit=1``, ``sync_binlog=1``).
 * ``delayed`` — ``CHANGE MASTER TO MASTER_DELAY=N``.
+* ``stopped`` / ``broken`` — the SQL thread stopped by hand, or by a duplicate-key error on a
+  row written on the replica alone.
 * ``network_bound`` — the far replica's proxy limited to a bandwidth below the source's binlog
   rate; the near replica keeps up.
 * ``clock_offset`` — a replica restarted under libfaketime (``FAKETIME=+Ns``): its whole clock
@@ -690,6 +692,73 @@ def _set_master_delay(lab: Lab, replica: str, delay_s: int) -> None:
 
 
 @contextlib.contextmanager
+def stopped(lab: Lab, *, replica: str = "replica1", table: str = "stopped") -> Iterator[Incident]:
+    """``STOP SLAVE SQL_THREAD`` on ``replica`` and one write on the source: received, not
+    applied, and the SQL thread not running. ``START SLAVE`` on leaving."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        query(lab, replica, "STOP SLAVE SQL_THREAD")
+        undo.callback(query, lab, replica, "START SLAVE")
+        query(lab, "source", _sql("INSERT INTO {t} VALUES (1, 0)", table))
+        wait_for(
+            lambda: not_received(lab, replica) == 0 and not_applied(lab, replica) > 0,
+            timeout_s=30,
+            what=f"{replica} to receive the write it does not apply",
+        )
+        yield Incident("stopped", "stopped", replica, SCHEMA, table)
+
+
+@contextlib.contextmanager
+def broken(lab: Lab, *, replica: str = "replica1", table: str = "broken") -> Iterator[Incident]:
+    """A row written on ``replica`` alone (not logged), then the same key inserted on the
+    source: the SQL thread stops with a duplicate-key error (1062). On leaving the replica's
+    stray row is removed and the SQL thread started again, which applies the source's row."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        with lab.connect(replica) as conn, conn.cursor() as cur:
+            cur.execute("SET SESSION sql_log_bin = 0")
+            cur.execute(_sql("INSERT INTO {t} VALUES (1, -1)", table))
+        undo.callback(_repair, lab, replica, table)
+        query(lab, "source", _sql("INSERT INTO {t} VALUES (1, 0)", table))
+        status = wait_for(
+            lambda: next(
+                (
+                    s
+                    for s in query(lab, replica, "SHOW ALL SLAVES STATUS")
+                    if s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]
+                ),
+                None,
+            ),
+            timeout_s=30,
+            what=f"{replica}'s SQL thread to stop on the duplicate key",
+        )
+        yield Incident(
+            "broken",
+            "broken",
+            replica,
+            SCHEMA,
+            table,
+            details={
+                "errno": int(status["Last_SQL_Errno"]),
+                "error": str(status["Last_SQL_Error"])[:500],
+            },
+        )
+
+
+def _repair(lab: Lab, replica: str, table: str) -> None:
+    with lab.connect(replica) as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION sql_log_bin = 0")
+        cur.execute(_sql("DELETE FROM {t} WHERE id = 1", table))
+        cur.execute("START SLAVE")
+
+
+@contextlib.contextmanager
 def network_bound(
     lab: Lab,
     *,
@@ -839,6 +908,8 @@ INCIDENTS: dict[str, IncidentMaker] = {
     "relay_log_durability": relay_log_durability,
     "durable_apply": durable_apply,
     "delayed": delayed,
+    "stopped": stopped,
+    "broken": broken,
     "network_bound": network_bound,
     "clock_offset": clock_offset,
 }
