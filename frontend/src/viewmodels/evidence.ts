@@ -1,0 +1,157 @@
+// A cause's evidence as tables an operator reads: the blocking session (id, user@host, how long,
+// its statement), the applier's transaction (GTID or trx id, age, rows changed), the table (and
+// whether it has a primary key), then whatever else the finding carried. The evidence is a flat
+// key → value map; its keys are grouped by prefix (blocker_/blocking_/session_, trx_/transaction_,
+// table_) so a key this file does not know still shows, under its own name, as text.
+import { MISSING } from "../format/format";
+import { evidenceValueText } from "./causes";
+import type { EvidenceValue } from "./episodeTypes";
+
+export type EvidenceGroupKind = "session" | "transaction" | "table" | "other";
+
+export interface EvidenceRow {
+  /** The evidence key(s) the row shows (stable, for tests and selectors). */
+  key: string;
+  label: string;
+  text: string;
+  /** Server text (a statement): shown monospaced and wrapped, still as text. */
+  code: boolean;
+}
+
+export interface EvidenceGroup {
+  kind: EvidenceGroupKind;
+  title: string;
+  rows: EvidenceRow[];
+}
+
+const TITLES: Record<EvidenceGroupKind, string> = {
+  session: "The blocking session",
+  transaction: "The transaction",
+  table: "The table",
+  other: "Other evidence",
+};
+
+const PREFIXES: [EvidenceGroupKind, readonly string[]][] = [
+  ["session", ["blocker_", "blocking_", "session_"]],
+  ["transaction", ["trx_", "transaction_"]],
+  ["table", ["table_"]],
+];
+const WHOLE_KEYS: Record<string, EvidenceGroupKind> = {
+  gtid: "transaction",
+  trx_id: "transaction",
+  table: "table",
+  schema: "table",
+  has_primary_key: "table",
+  has_usable_key: "table",
+  rows_modified: "transaction",
+  blocked_s: "session",
+};
+
+/** The words for a key's last part, per group; a part not listed is its own name, spaced. */
+const LABELS: Record<EvidenceGroupKind, Record<string, string>> = {
+  session: {
+    thread_id: "session id",
+    id: "session id",
+    time_s: "idle / busy for",
+    idle_s: "idle for",
+    command: "command",
+    state: "state",
+    statement: "statement",
+    info: "statement",
+    lock: "lock held",
+    certain: "named for certain",
+    trx_started_at: "its transaction started",
+    object_name: "object",
+    blocked_s: "applier blocked for",
+  },
+  transaction: {
+    gtid: "GTID",
+    id: "transaction id",
+    trx_id: "transaction id",
+    age_s: "age",
+    started_at: "started",
+    rows_modified: "rows changed",
+    rows_locked: "rows locked",
+    state: "state",
+    operation: "operation",
+    lock_wait_s: "waiting for a lock for",
+    lock_wait_started_at: "lock wait started",
+  },
+  table: {
+    table: "table",
+    name: "table",
+    schema: "schema",
+    has_primary_key: "has a primary key",
+    has_usable_key: "has a usable key",
+    primary_key: "has a primary key",
+    rows: "rows (estimate)",
+    event: "row event",
+  },
+  other: {},
+};
+
+const CODE_PARTS = new Set(["statement", "info", "query"]);
+
+function groupOf(key: string): { kind: EvidenceGroupKind; part: string } {
+  const whole = WHOLE_KEYS[key];
+  if (whole) return { kind: whole, part: key };
+  for (const [kind, prefixes] of PREFIXES) {
+    const prefix = prefixes.find((p) => key.startsWith(p));
+    if (prefix) return { kind, part: key.slice(prefix.length) };
+  }
+  return { kind: "other", part: key };
+}
+
+function labelOf(kind: EvidenceGroupKind, part: string): string {
+  return LABELS[kind][part] ?? part.replace(/_/g, " ");
+}
+
+/** The evidence of one cause as tables, in the order session, transaction, table, other; empty
+ * groups left out. In the session table, user and host read as one "user@host" row, and the
+ * table's schema and name as one "schema.table". */
+export function evidenceGroups(evidence: Readonly<Record<string, EvidenceValue>>): EvidenceGroup[] {
+  const parts = new Map<EvidenceGroupKind, Map<string, { key: string; value: EvidenceValue }>>();
+  for (const [key, value] of Object.entries(evidence)) {
+    const { kind, part } = groupOf(key);
+    const group = parts.get(kind) ?? new Map();
+    group.set(part, { key, value });
+    parts.set(kind, group);
+  }
+  const order: EvidenceGroupKind[] = ["session", "transaction", "table", "other"];
+  return order
+    .filter((kind) => parts.has(kind))
+    .map((kind) => ({ kind, title: TITLES[kind], rows: rowsOf(kind, parts.get(kind) as Map<string, { key: string; value: EvidenceValue }>) }));
+}
+
+function rowsOf(kind: EvidenceGroupKind, group: Map<string, { key: string; value: EvidenceValue }>): EvidenceRow[] {
+  const rows: EvidenceRow[] = [];
+  const take = (part: string) => {
+    const entry = group.get(part);
+    group.delete(part);
+    return entry;
+  };
+  if (kind === "session") {
+    const id = take("thread_id") ?? take("id");
+    if (id) rows.push(row(kind, id.key, "thread_id", id.value));
+    const user = take("user");
+    const host = take("host");
+    if (user || host) {
+      const text = `${user?.value ?? MISSING}@${host?.value ?? MISSING}`;
+      rows.push({ key: [user?.key, host?.key].filter(Boolean).join("+"), label: "user@host", text, code: false });
+    }
+  }
+  if (kind === "table") {
+    const schema = take("schema");
+    const name = take("table") ?? take("name");
+    if (name || schema) {
+      const text = schema?.value != null && name?.value != null ? `${schema.value}.${name.value}` : String(name?.value ?? schema?.value ?? MISSING);
+      rows.push({ key: [schema?.key, name?.key].filter(Boolean).join("+"), label: "table", text, code: false });
+    }
+  }
+  for (const [part, { key, value }] of group) rows.push(row(kind, key, part, value));
+  return rows;
+}
+
+function row(kind: EvidenceGroupKind, key: string, part: string, value: EvidenceValue): EvidenceRow {
+  return { key, label: labelOf(kind, part), text: evidenceValueText(key, value), code: CODE_PARTS.has(part) };
+}
