@@ -110,3 +110,10 @@ export interface ChannelCauses {
 export interface CausesOut {
   channels: ChannelCauses[];
 }
+
+/** A status channel as issue 19 extends it (`causes`, `episode_id`); optional until the
+ * generated ChannelStatusOut has them. */
+export interface ChannelCauseFields {
+  causes?: CurrentCause[] | null;
+  episode_id?: number | null;
+}

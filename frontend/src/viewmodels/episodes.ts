@@ -157,8 +157,15 @@ function changeItem(change: ChangeRef, clusterId: number, replica: string, ended
   };
 }
 
-export function buildEpisodePage(episode: EpisodeDetail, color: string, nowMs: number): EpisodePageModel {
-  const { startMs, endMs } = episodeWindow(episode, nowMs);
+/** The page's model; `range` is the chart's drawn range when known (the lag answer's start and
+ * end), so the cause strip lines up with the lag line; else the episode's window. */
+export function buildEpisodePage(
+  episode: EpisodeDetail,
+  color: string,
+  nowMs: number,
+  range?: { startMs: number; endMs: number },
+): EpisodePageModel {
+  const { startMs, endMs } = range ?? episodeWindow(episode, nowMs);
   const row = episodeRow(episode, nowMs);
   const drawn = stripSegments(episode.causes, startMs, endMs, nowMs, `${episode.channel_id}:`);
   const sections = [...episode.causes]

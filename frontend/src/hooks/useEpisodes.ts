@@ -1,0 +1,30 @@
+import { useQuery } from "@tanstack/react-query";
+import type { EpisodesOut } from "../viewmodels/episodeTypes";
+import { getPending } from "./pendingApi";
+import { keys } from "./keys";
+import { livePolling } from "./polling";
+
+export interface EpisodesQuery {
+  channelId?: number;
+  limit?: number;
+}
+
+// An episode list changes when one starts or ends: a 10 s refresh keeps "ongoing" honest.
+const REFRESH_MS = 10_000;
+
+/** A cluster's lag episodes, newest first (GET /clusters/{id}/episodes). */
+export function useEpisodes(clusterId: number, query: EpisodesQuery = {}) {
+  return useQuery({
+    queryKey: keys.episodes(clusterId, query),
+    queryFn: ({ signal }) =>
+      getPending<EpisodesOut>("/api/v1/clusters/{cluster_id}/episodes", {
+        params: {
+          path: { cluster_id: clusterId },
+          query: { channel_id: query.channelId, limit: query.limit },
+        },
+        signal,
+      }),
+    placeholderData: (previous) => previous,
+    ...livePolling(REFRESH_MS),
+  });
+}
