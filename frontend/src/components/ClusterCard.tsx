@@ -86,7 +86,7 @@ function TopologyItem({ node, sparkStart, sparkEnd }: { node: TopologyNode; spar
                       data-testid="channel-cause"
                       data-cause={row.cause.cause}
                     >
-                      <span className="visually-hidden">why: </span>
+                      <span className="cause-why">why: </span>
                       {row.episodeHref ? (
                         <Link to={row.episodeHref} aria-label={`why ${row.label} is behind: ${row.cause.words}. ${row.cause.sentence}`}>
                           {row.cause.words}

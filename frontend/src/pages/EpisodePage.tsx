@@ -77,7 +77,10 @@ export function EpisodePage() {
       }),
     [lag?.data, channels, colors, cluster.data, startMs, endMs],
   );
-  const markers = useMemo(() => buildParamLanes(changes.data ?? [], replicas, startMs, endMs).markers, [changes.data, replicas, startMs, endMs]);
+  const markers = useMemo(
+    () => buildParamLanes(changes.data ?? [], replicas, startMs, endMs).markers.filter((m) => m.t >= startMs && m.t <= endMs),
+    [changes.data, replicas, startMs, endMs],
+  );
   if (!Number.isInteger(episodeId) || episodeId < 1) return <ProblemView error={new Error("no such episode")} />;
   if (episode.isPending) return <Loading what="the episode" />;
   if (episode.error || !model) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;

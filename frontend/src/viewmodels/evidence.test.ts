@@ -32,8 +32,8 @@ describe("evidenceGroups", () => {
     expect(groups.map((g) => g.kind)).toEqual(["session", "other"]);
     expect(groups[0]?.rows).toEqual([{ key: "blocker_weird_thing", label: "weird thing", text: "z", code: false }]);
     expect(groups[1]?.rows.map((r) => [r.key, r.label, r.text])).toEqual([
-      ["sync_relay_log", "sync relay log", "1"],
-      ["io_queueing_samples", "io queueing samples", "44"],
+      ["sync_relay_log", "sync_relay_log", "1"],
+      ["io_queueing_samples", "io_queueing_samples", "44"],
     ]);
   });
 

@@ -102,8 +102,10 @@ function groupOf(key: string): { kind: EvidenceGroupKind; part: string } {
   return { kind: "other", part: key };
 }
 
+// A key outside the known groups is shown as sent: it may be a parameter name
+// (sync_relay_log), which must read as the server spells it.
 function labelOf(kind: EvidenceGroupKind, part: string): string {
-  return LABELS[kind][part] ?? part.replace(/_/g, " ");
+  return LABELS[kind][part] ?? (kind === "other" ? part : part.replace(/_/g, " "));
 }
 
 /** The evidence of one cause as tables, in the order session, transaction, table, other; empty
