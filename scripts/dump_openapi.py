@@ -23,6 +23,7 @@ TARGET = Path(__file__).resolve().parent.parent / "frontend" / "src" / "api" / "
 ENUMS = {
     "ALERT_METRICS": ("RuleIn", "metric"),
     "SERIES_METRICS": ("SeriesResponse", "metric"),
+    "CAUSES": ("CauseRefOut", "cause"),
 }
 
 

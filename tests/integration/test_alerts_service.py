@@ -275,6 +275,34 @@ def test_payload_context_lists_parameter_changes_of_the_hour_before(store: Store
     assert (ctx.lag_s, ctx.lag_source, ctx.received_not_applied) == (25.0, "heartbeat", 250.0)
 
 
+def test_payload_context_says_why_the_channel_is_behind(store: Store):
+    store.rule(for_s=0.0)
+    with store.sessions() as s, s.begin():
+        s.get_one(Channel, store.channel_id).current_causes = [
+            {
+                "cause": "large_transaction",
+                "confidence": 0.9,
+                "sentence": "Applying one transaction for 40 s, 2.1 M rows changed so far.",
+                "action": "Split such transactions at the source.",
+                "evidence": {"rows_modified": 2100000},
+                "needs": None,
+                "since": T0.timestamp(),
+            },
+            {"cause": "not_a_cause_of_this_version", "sentence": "left out"},
+        ]
+    (delivery_id,) = store.tick(25.0)
+    with store.sessions() as s:
+        ctx = context_from_json(s.get_one(Delivery, delivery_id).context)
+    assert [(w.cause, w.words, w.sentence, w.action) for w in ctx.why] == [
+        (
+            "large_transaction",
+            "one large transaction",
+            "Applying one transaction for 40 s, 2.1 M rows changed so far.",
+            "Split such transactions at the source.",
+        )
+    ]
+
+
 def test_a_reading_is_judged_once_and_a_lost_race_is_a_conflict(store: Store):
     store.rule(for_s=0.0)
     store.tick(20.0)

@@ -122,3 +122,23 @@ def test_label_values_are_escaped():
 def test_no_points_is_an_empty_but_valid_exposition():
     found = samples(exposition([], []).decode())
     assert found == {}
+
+
+def test_current_causes_one_series_each_from_the_fixed_list():
+    text = exposition(
+        [
+            channel(causes=("blocked_by_session", "large_transaction", "blocked_by_session")),
+            channel(server="replica2", causes=("not_a_cause", "network")),
+            channel(server="replica3"),
+        ],
+        [],
+    ).decode()
+    found = samples(text)["lagscope_channel_cause"]
+    assert [(s[0]["server"], s[0]["cause"], s[1]) for s in found] == [
+        ("replica1", "blocked_by_session", 1.0),
+        ("replica1", "large_transaction", 1.0),
+        ("replica2", "network", 1.0),
+    ]
+    assert set(found[0][0]) == {"cluster", "server", "channel", "region", "cause"}
+    assert "# HELP lagscope_channel_cause 1 per cause" in text
+    assert "clock_skew" in text.split("# HELP lagscope_channel_cause", 1)[1].split("\n", 1)[0]

@@ -10,9 +10,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from lagscope.alerts.payloads import CONTEXT_WINDOW_S, AlertContext, Change, Note
+from lagscope.alerts.payloads import CONTEXT_WINDOW_S, AlertContext, Change, Note, Why
 from lagscope.alerts.readings import Subject, at_datetime, finite
 from lagscope.alerts.state import Observation
+from lagscope.history.episodes import current_causes
 from lagscope.history.status import lag_source_label, verdict_label
 from lagscope.models import AlertRule, Annotation, Cluster, ParamChange, Sample
 
@@ -62,6 +63,18 @@ def build_context(
         changes=_changes(session, cluster, instance.id, since, end),
         notes=_notes(session, cluster.id, instance.id, subject, since, end),
         idempotency_key=key,
+        why=_why(subject),
+    )
+
+
+def _why(subject: Subject) -> tuple[Why, ...]:
+    """Why the alert's channel is behind, as its newest poll named it (channel-scoped alerts
+    only: an instance-wide alert names no one channel's causes)."""
+    if subject.channel is None:
+        return ()
+    return tuple(
+        Why(c.cause, c.words, c.sentence, c.action)
+        for c in current_causes(subject.channel.current_causes)
     )
 
 

@@ -43,6 +43,17 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
+class Why:
+    """One cause the channel's newest poll named when the notification was recorded: its label,
+    its words, what is happening and what to do (plain text, bounded by the analysis)."""
+
+    cause: str
+    words: str
+    sentence: str
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
 class AlertContext:
     """One notification's facts, gathered by the service from the store."""
 
@@ -70,6 +81,8 @@ class AlertContext:
     idempotency_key: str = ""
     # Firing only: until when the evaluation that sent it vouches for it (Alertmanager endsAt).
     valid_until: float | None = None
+    # Channel-scoped alerts: why the channel is behind, strongest first ([] when no cause named).
+    why: tuple[Why, ...] = ()
 
 
 def iso(ts: float) -> str:
@@ -130,6 +143,18 @@ def _context_json(ctx: AlertContext) -> dict[str, Any]:
     }
 
 
+def _why_json(ctx: AlertContext) -> list[dict[str, str]]:
+    return [
+        {"cause": w.cause, "words": w.words, "sentence": w.sentence, "action": w.action}
+        for w in ctx.why
+    ]
+
+
+def why_text(ctx: AlertContext) -> str:
+    """The causes' sentences, one a line ("" when none was named)."""
+    return "\n".join(w.sentence for w in ctx.why if w.sentence)
+
+
 def generic(ctx: AlertContext, external_url: str) -> dict[str, Any]:
     return {
         "schema": GENERIC_SCHEMA,
@@ -145,6 +170,7 @@ def generic(ctx: AlertContext, external_url: str) -> dict[str, Any]:
         "ends_at": None if ctx.ends_at is None else iso(ctx.ends_at),
         "summary": summary(ctx),
         "context": _context_json(ctx),
+        "why": _why_json(ctx),
         "links": {"dashboard": dashboard_url(external_url, ctx)},
     }
 
@@ -166,6 +192,7 @@ def am_alert(ctx: AlertContext, external_url: str) -> dict[str, Any]:
             "lag_source": ctx.lag_source or "",
             "verdict": ctx.verdict or "",
             "changes_last_hour": _changes_text(ctx),
+            "why": why_text(ctx),
             "dashboard": dashboard_url(external_url, ctx),
         },
         "startsAt": iso(ctx.starts_at),
@@ -251,6 +278,10 @@ def slack_safe(ctx: AlertContext) -> AlertContext:
             Note(n.at, slack_escape(n.text), tuple(slack_escape(t) for t in n.tags))
             for n in ctx.notes
         ),
+        why=tuple(
+            Why(w.cause, slack_escape(w.words), slack_escape(w.sentence), slack_escape(w.action))
+            for w in ctx.why
+        ),
     )
 
 
@@ -264,6 +295,7 @@ def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
         f"*Not received:* {ctx.not_received} · *Received, not applied:* {ctx.received_not_applied}",
         f"*Verdict:* {ctx.verdict or '?'}",
     ]
+    facts += [f"*Why:* {w.sentence} {w.action}".rstrip() for w in ctx.why]
     return {
         "text": summary(ctx),
         "blocks": [
@@ -293,6 +325,7 @@ def context_to_json(ctx: AlertContext) -> dict[str, Any]:
     data = asdict(ctx)
     data["changes"] = [asdict(c) for c in ctx.changes]
     data["notes"] = [{**asdict(n), "tags": list(n.tags)} for n in ctx.notes]
+    data["why"] = [asdict(w) for w in ctx.why]
     return data
 
 
@@ -303,6 +336,8 @@ def context_from_json(data: dict[str, Any]) -> AlertContext:
         Note(n["at"], n["text"], tuple(n.get("tags", ()))) for n in data.get("notes", ())
     )
     fields["labels"] = dict(data.get("labels", {}))
+    # Contexts stored before causes were named carry no "why".
+    fields["why"] = tuple(Why(**w) for w in data.get("why", ()))
     return AlertContext(**fields)
 
 

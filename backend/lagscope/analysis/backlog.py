@@ -68,27 +68,39 @@ def _clearly_more(x: float | None, y: float | None) -> int:
     return 1 if x > y else -1
 
 
+def _clearly_more_backlog(x: Backlog, y: Backlog) -> int:
+    """+1 / −1 when backlog ``x`` is clearly bigger / smaller than ``y`` (by at least one
+    transaction and 20 % of the bigger), 0 when the difference is within noise."""
+    if abs(x.total - y.total) < max(_BEHIND_BACKLOG, _ALIKE_SHARE * max(x.total, y.total)):
+        return 0
+    return 1 if x.total > y.total else -1
+
+
+Further = Literal["a", "b", "alike"]
+
+
 def lagging(
     a: tuple[float | None, float | None, Backlog], b: tuple[float | None, float | None, Backlog]
-) -> Literal["a", "b"] | None:
-    """Which of two channels (lag p50, lag p95, backlog) is further behind; None when neither is.
+) -> Further | None:
+    """Which of two channels (lag p50, lag p95, backlog) is further behind: ``"alike"`` when no
+    difference stands out of the noise, None when neither is behind.
 
     Not by the median alone: a replica at p50 5.0 s / p95 60 s lags more than one at 5.1 / 6 s.
     p50 and p95 each vote for the channel clearly above the other; when the votes agree, that
     channel. When the lags are alike, or the two figures disagree (one lags more often, the other
-    further), the bigger backlog (transactions not yet applied) decides, then the higher p95.
+    further), a clearly bigger backlog (transactions not yet applied) decides; when the backlogs
+    are alike too, the two are not measurably different (a 0.3 s gap between two 48 s medians
+    is no difference).
     """
     if not (is_behind(a[0], a[2]) or is_behind(b[0], b[2])):
         return None
     votes = {_clearly_more(a[0], b[0]), _clearly_more(a[1], b[1])} - {0}
     if len(votes) == 1:
         return "a" if votes == {1} else "b"
-    if a[2].total != b[2].total:
-        return "a" if a[2].total > b[2].total else "b"
-    a_p95, b_p95 = a[1] if a[1] is not None else a[0], b[1] if b[1] is not None else b[0]
-    if a_p95 is not None and b_p95 is not None and a_p95 != b_p95:
-        return "a" if a_p95 > b_p95 else "b"
-    return "a"
+    by_backlog = _clearly_more_backlog(a[2], b[2])
+    if by_backlog:
+        return "a" if by_backlog > 0 else "b"
+    return "alike"
 
 
 def cause(behind: Backlog) -> Cause:
@@ -101,3 +113,40 @@ def own_link(behind: Backlog, control: Backlog) -> bool:
     load) rather than a limit shared upstream?"""
     missing = behind.not_received_mean or 0.0
     return (control.not_received_mean or 0.0) < _MUCH_LESS * missing
+
+
+NetworkAnswer = Literal["yes", "no", "not_measurably_different"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkVerdict:
+    """Is the replica further behind behind because of its link to the source?
+
+    ``network``: "yes" (it lags more, its backlog waits to be received, and the control receives
+    in time), "no" (it lags more for another reason: apply, or a limit both share upstream), or
+    "not_measurably_different" (the two lag alike: no difference stands out of the noise); None
+    when neither is behind. ``behind`` names the one further behind ("a"/"b"); ``side`` is where
+    its backlog sits; ``shared`` says a receive-side backlog is shared with the control."""
+
+    network: NetworkAnswer | None
+    behind: Literal["a", "b"] | None = None
+    side: Cause | None = None
+    shared: bool = False
+
+
+def network_verdict(
+    a: tuple[float | None, float | None, Backlog], b: tuple[float | None, float | None, Backlog]
+) -> LinkVerdict:
+    """Answer "is the one behind behind because of the network?" for two channels under one
+    source load: yes, no, or not measurably different."""
+    further = lagging(a, b)
+    if further is None:
+        return LinkVerdict(None)
+    if further == "alike":
+        return LinkVerdict("not_measurably_different")
+    behind, control = (a[2], b[2]) if further == "a" else (b[2], a[2])
+    side = cause(behind)
+    if side == "not_received":
+        own = own_link(behind, control)
+        return LinkVerdict("yes" if own else "no", further, side, shared=not own)
+    return LinkVerdict("no", further, side)

@@ -20,8 +20,10 @@ from prometheus_client.registry import Collector
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from lagscope.analysis.causes.model import Cause
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.episodes import current_causes
 from lagscope.history.status import is_stale, latest_channel_rows, latest_instance_samples
 from lagscope.metrics_catalog import GAUGES
 from lagscope.models import Cluster, Instance, Sample
@@ -52,6 +54,8 @@ class ChannelPoint:
     apply_rate: float | None = None
     io_running: bool | None = None
     sql_running: bool | None = None
+    # The newest poll's causes (Cause labels, strongest first): one series each.
+    causes: tuple[str, ...] = ()
 
     @property
     def labels(self) -> list[str]:
@@ -86,7 +90,13 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
     instances = [i for c in clusters for i in c.instances if i.enabled]
     polled = latest_instance_samples(session, [i.id for i in instances])
     channels = [
-        _channel_point(row.cluster.name, row.instance, row.channel.name, row.sample)
+        _channel_point(
+            row.cluster.name,
+            row.instance,
+            row.channel.name,
+            row.sample,
+            tuple(c.cause for c in current_causes(row.channel.current_causes)),
+        )
         for row in latest_channel_rows(session, [c.id for c in clusters])
         if row.instance.enabled and row.sample is not None
     ]
@@ -112,7 +122,9 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
     return channels, points
 
 
-def _channel_point(cluster: str, instance: Instance, channel: str, s: Sample) -> ChannelPoint:
+def _channel_point(
+    cluster: str, instance: Instance, channel: str, s: Sample, causes: tuple[str, ...] = ()
+) -> ChannelPoint:
     io_state = io_state_from_code(s.io_state) if s.io_state is not None else None
     return ChannelPoint(
         cluster=cluster,
@@ -123,6 +135,7 @@ def _channel_point(cluster: str, instance: Instance, channel: str, s: Sample) ->
         verdict=Verdict(s.verdict),
         lag_source=LagSource(s.lag_source) if s.lag_source is not None else None,
         io_running=io_state is IoState.YES if io_state is not None else None,
+        causes=causes,
         **{name: getattr(s, name) for name in _AS_STORED},
     )
 
@@ -133,6 +146,9 @@ _CHANNEL_GAUGES = tuple(
 )
 # The gauges whose point value is the stored value itself (io_running is worked out).
 _AS_STORED = tuple(m.name for m in GAUGES if m.gauge and m.gauge.attribute is None)
+
+
+_CAUSE_LABELS = frozenset(c.label for c in Cause)
 
 
 class LagscopeCollector(Collector):
@@ -169,13 +185,23 @@ class LagscopeCollector(Collector):
             "1 for the measurement lagscope_lag_seconds comes from, 0 for the others.",
             labels=(*CHANNEL_LABELS, "source"),
         )
+        causes = GaugeMetricFamily(
+            "lagscope_channel_cause",
+            "1 per cause the channel's newest poll names (why it is behind); no series when "
+            f"none. cause is one of a fixed list: {', '.join(c.label for c in Cause)}.",
+            labels=(*CHANNEL_LABELS, "cause"),
+        )
         for point in self._channels:
             sampled.add_metric(point.labels, point.ts.timestamp())
+            # Only the fixed labels: a stored value this version does not know is not exposed,
+            # so the label set stays bounded whatever the store holds.
+            for cause in dict.fromkeys(c for c in point.causes if c in _CAUSE_LABELS):
+                causes.add_metric([*point.labels, cause], 1.0)
             for verdict in Verdict:
                 verdicts.add_metric([*point.labels, verdict.label], float(verdict is point.verdict))
             for source in LagSource:
                 sources.add_metric([*point.labels, source.label], float(source is point.lag_source))
-        yield from (sampled, verdicts, sources)
+        yield from (sampled, verdicts, sources, causes)
 
     def _instance_families(self) -> Iterator[Metric]:
         up = GaugeMetricFamily(

@@ -21,6 +21,7 @@ from sqlalchemy.sql.selectable import ScalarSelect
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.analysis.eta import Eta, eta
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.episodes import CurrentCause, current_causes
 from lagscope.inventory.instances import get_cluster
 from lagscope.inventory.server_logins import ACCESS_DENIED
 from lagscope.metrics_catalog import STREAMED
@@ -144,8 +145,44 @@ class ChannelState:
     received_not_applied: int | None
     apply_rate: float | None
     source_rate: float | None
-    eta: Eta | None
+    eta: EtaBand | None
     disagreement: bool
+    # Why it is behind: the newest poll's causes, strongest first, and the ongoing episode.
+    causes: list[CurrentCause] = field(default_factory=list)
+    episode_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EtaBand:
+    """The ETA as served: ``seconds`` with a band (``low_s``–``high_s``), ``never`` when apply
+    does not outrun arrival, and what the figure rests on (``basis``)."""
+
+    seconds: float | None
+    catching_up: bool
+    falling_behind_per_s: float | None
+    low_s: float | None = None
+    high_s: float | None = None
+    never: bool = False
+    basis: str | None = None
+
+
+def eta_band(found: Eta) -> EtaBand:
+    """The band fields come from the ETA analysis when it gives them (getattr: an ``Eta``
+    without them serves null, never a made-up band). ``never`` falls back to what the plain ETA
+    already says: a backlog and apply no faster than arrival."""
+    never = getattr(found, "never", None)
+    if never is None:
+        never = not found.catching_up and found.falling_behind_per_s is not None
+    basis = getattr(found, "basis", None)
+    return EtaBand(
+        seconds=found.seconds,
+        catching_up=found.catching_up,
+        falling_behind_per_s=found.falling_behind_per_s,
+        low_s=getattr(found, "low_s", None),
+        high_s=getattr(found, "high_s", None),
+        never=bool(never),
+        basis=basis if basis in ("rates", "transaction_progress") else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +297,9 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         io_running=io_state is IoState.YES if io_state else None,
         last_io_error=channel.last_io_error,
         last_sql_error=channel.last_sql_error,
-        eta=eta(s.trx_behind, s.apply_rate, s.source_rate) if s else None,
+        eta=eta_band(eta(s.trx_behind, s.apply_rate, s.source_rate)) if s else None,
+        causes=current_causes(channel.current_causes),
+        episode_id=channel.episode_id,
         **_streamed(s),
     )
 

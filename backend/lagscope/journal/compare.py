@@ -21,7 +21,14 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
-from lagscope.analysis.backlog import Backlog, Cause, backlog_of, cause, lagging, own_link
+from lagscope.analysis.backlog import (
+    Backlog,
+    Cause,
+    LinkVerdict,
+    NetworkAnswer,
+    backlog_of,
+    network_verdict,
+)
 from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact, window_stats
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.history.window import require_window
@@ -49,6 +56,8 @@ class Comparison:
     impact: Impact | None = None  # windows: how b compares with a
     lagging: Literal["a", "b"] | None = None  # channels: the one further behind, if any
     cause: Cause | None = None  # channels: why the lagging one lags
+    # channels: is the one behind behind because of the network? (None: neither is behind)
+    network: NetworkAnswer | None = None
 
 
 def get_channel(session: Session, channel_id: int) -> Channel:
@@ -129,15 +138,37 @@ def compare_channels(
         rows = load_samples(session, channel.id, [(start, end)])
         stats = window_stats(_points(rows, start), Window(0.0, (end - start).total_seconds()))
         sides.append(Side(channel, channel.instance, start, end, stats, backlog(rows)))
-    a, b = sides
-    which = lagging(
+    return conclude_channels(*sides)
+
+
+def conclude_channels(a: Side, b: Side) -> Comparison:
+    """The answer over two channels' figures (pure): which is further behind, whether the
+    network is why, in one sentence of operator words."""
+    verdict = network_verdict(
         (a.stats.lag_p50, a.stats.lag_p95, a.backlog), (b.stats.lag_p50, b.stats.lag_p95, b.backlog)
     )
-    if which is None:
+    if verdict.network is None:
         return Comparison("channels", a, b, _neither(a, b))
-    behind, control = (a, b) if which == "a" else (b, a)
-    why = cause(behind.backlog)
-    return Comparison("channels", a, b, _why(behind, control, why), None, which, why)
+    if verdict.behind is None:
+        return Comparison("channels", a, b, _alike(a, b), network=verdict.network)
+    behind, control = (a, b) if verdict.behind == "a" else (b, a)
+    return Comparison(
+        "channels",
+        a,
+        b,
+        _why(behind, control, verdict),
+        None,
+        verdict.behind,
+        verdict.side,
+        verdict.network,
+    )
+
+
+# Sentences are read by operators: the backlog's two sides in words, never their field names.
+_SIDE_WORDS: dict[Cause, str] = {
+    "not_received": "not yet received",
+    "received_not_applied": "received and waiting to be applied",
+}
 
 
 def _name(side: Side) -> str:
@@ -152,34 +183,53 @@ def _lag(side: Side) -> str:
     return f"{p50:.1f}/{p95:.1f} s"
 
 
+def _lags(first: Side, second: Side) -> str:
+    return f"lag median/p95 {_lag(first)} vs {_lag(second)}"
+
+
 def _neither(a: Side, b: Side) -> str:
     return (
-        f"Neither {_name(a)} nor {_name(b)} was behind in this window (lag p50 {_lag(a)} and "
-        f"{_lag(b)}), so there is no backlog to explain."
+        f"Neither {_name(a)} nor {_name(b)} was behind in this window ({_lags(a, b)}), so there "
+        "is no backlog to explain."
     )
 
 
-def _why(behind: Side, control: Side, side_cause: Cause) -> str:
-    """One sentence: who lags, on which side of the replica, and what the control says."""
+def _alike(a: Side, b: Side) -> str:
+    """Lags and backlogs within noise of each other: no difference, and not one replica's link."""
+    sides = {a.backlog.dominant, b.backlog.dominant}
+    common = next(iter(sides)) if len(sides) == 1 else None
+    held = (
+        f"; in both the backlog is mostly {_SIDE_WORDS[common]}, so what holds them is shared"
+        if common is not None
+        else ""
+    )
+    return (
+        f"{_name(a)} and {_name(b)} are not measurably different ({_lags(a, b)}): the gap is "
+        f"within noise, so neither is behind because of its own network link{held}."
+    )
+
+
+def _why(behind: Side, control: Side, verdict: LinkVerdict) -> str:
+    """One sentence: who lags, whether the network is why, and what the control says."""
     missing = behind.backlog.not_received_mean or 0.0
     queued = behind.backlog.received_not_applied_mean or 0.0
     other_missing = control.backlog.not_received_mean or 0.0
-    head = (
-        f"{_name(behind)} lags more than {_name(control)} (lag p50/p95 {_lag(behind)} vs "
-        f"{_lag(control)}) because of {side_cause}"
+    head = f"{_name(behind)} lags more than {_name(control)} ({_lags(behind, control)})"
+    if verdict.network == "yes":
+        return (
+            f"{head}, because of the network: on average {missing:.0f} transactions are not yet "
+            f"received (and {queued:.0f} received, waiting to be applied), while "
+            f"{_name(control)} has only {other_missing:.0f} not yet received under the same "
+            "load, so the link to it (or its relay-log writes) is the limit."
+        )
+    if verdict.shared:
+        return (
+            f"{head}, but not because of its own link: {_name(control)} receives as late "
+            f"({other_missing:.0f} vs {missing:.0f} transactions not yet received on average), "
+            "so the limit is shared upstream (the source or the receivers' relay-log writes)."
+        )
+    return (
+        f"{head}, but not because of the network: on average {queued:.0f} transactions are "
+        f"received and waiting to be applied (only {missing:.0f} not yet received), so its "
+        "applier is the limit."
     )
-    if side_cause == "not_received":
-        split = f"mean not_received {missing:.0f} vs received_not_applied {queued:.0f}"
-        if own_link(behind.backlog, control.backlog):
-            tail = (
-                f"while {_name(control)} has only {other_missing:.0f} not received under the "
-                "same load, so the network to it or its relay-log writes are the bottleneck"
-            )
-        else:
-            tail = (
-                f"and {_name(control)} receives as late ({other_missing:.0f} not received), "
-                "so the limit is shared upstream, not this replica's own link"
-            )
-        return f"{head} (network / relay-log writes): {split}, {tail}."
-    split = f"mean received_not_applied {queued:.0f} vs not_received {missing:.0f}"
-    return f"{head} (apply): {split}, so its applier, not the network, is the bottleneck."

@@ -43,3 +43,22 @@ export const SERIES_METRICS: components["schemas"]["SeriesResponse"]["metric"][]
   "dblwr_pages_per_s",
   "semi_sync_avg_wait_s",
 ];
+
+export const CAUSES: components["schemas"]["CauseRefOut"]["cause"][] = [
+  "source_burst",
+  "network",
+  "relay_log_durability",
+  "durable_apply",
+  "serial_apply",
+  "ordering",
+  "large_transaction",
+  "ddl",
+  "blocked_by_session",
+  "no_usable_key",
+  "delayed_by_design",
+  "stopped",
+  "broken",
+  "unreachable",
+  "clock_skew",
+  "unexplained",
+];

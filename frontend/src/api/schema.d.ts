@@ -456,6 +456,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/causes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Cluster Causes
+         * @description Per channel, the cause segments overlapping ``[from, to)`` in time order.
+         */
+        get: operations["get_cluster_causes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/episodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Cluster Episodes
+         * @description Episodes overlapping ``[from, to)``, newest first: replica, start, duration, peak, the
+         *     main cause and how it ended (by itself, or after a tuning step: which change).
+         */
+        get: operations["list_cluster_episodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/group-commit": {
         parameters: {
             query?: never;
@@ -614,6 +655,27 @@ export interface paths {
          *     received_not_applied).
          */
         get: operations["compare"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/episodes/{episode_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Episode
+         * @description One episode with its cause timeline and evidence, the cluster's other replicas' peak lag
+         *     during it, and the parameter changes inside it.
+         */
+        get: operations["get_episode"];
         put?: never;
         post?: never;
         delete?: never;
@@ -963,6 +1025,82 @@ export interface components {
             /** Samples */
             samples: number;
         };
+        /** CauseRefOut */
+        CauseRefOut: {
+            /**
+             * Cause
+             * @enum {string}
+             */
+            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained";
+            /**
+             * Words
+             * @description The cause in an operator's words
+             */
+            words: string;
+        };
+        /**
+         * CauseSegmentOut
+         * @description One cause seen inside an episode, with the evidence of its latest, strongest poll.
+         */
+        CauseSegmentOut: {
+            /**
+             * Action
+             * @description What to do (plain text)
+             */
+            action: string;
+            /**
+             * Cause
+             * @enum {string}
+             */
+            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained";
+            /** Confidence */
+            confidence: number;
+            /**
+             * Ended At
+             * @description null: still being seen
+             */
+            ended_at: string | null;
+            /**
+             * Evidence
+             * @description The numbers and server text behind it (text bounded to 500 characters)
+             */
+            evidence: {
+                [key: string]: string | number | boolean | null;
+            };
+            /**
+             * Needs
+             * @description The grant or version that would complete the evidence (null: complete)
+             */
+            needs: string | null;
+            /**
+             * Sentence
+             * @description What is happening, in words (plain text)
+             */
+            sentence: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /** Words */
+            words: string;
+        };
+        /** ChannelCausesOut */
+        ChannelCausesOut: {
+            /** Channel */
+            channel: string;
+            /** Channel Id */
+            channel_id: number;
+            /** Instance Id */
+            instance_id: number;
+            /** Replica */
+            replica: string;
+            /**
+             * Segments
+             * @description In time order
+             */
+            segments: components["schemas"]["CauseSegmentOut"][];
+        };
         /** ChannelHeatmapOut */
         ChannelHeatmapOut: {
             /** Buckets */
@@ -1005,8 +1143,18 @@ export interface components {
              * @description Transactions applied per second
              */
             apply_rate: number | null;
+            /**
+             * Causes
+             * @description Why it is behind, strongest first (the newest poll's findings; [] when none)
+             */
+            causes: components["schemas"]["CurrentCauseOut"][];
             /** Disagreement */
             disagreement: boolean;
+            /**
+             * Episode Id
+             * @description The lag episode in progress (null: none)
+             */
+            episode_id: number | null;
             eta: components["schemas"]["EtaOut"] | null;
             /** Heartbeat Lag S */
             heartbeat_lag_s: number | null;
@@ -1126,6 +1274,14 @@ export interface components {
              */
             runs: components["schemas"]["VerdictRunOut"][];
         };
+        /**
+         * ClusterCausesOut
+         * @description Cause segments overlapping the window, per channel (the why strip under a lag chart).
+         */
+        ClusterCausesOut: {
+            /** Channels */
+            channels: components["schemas"]["ChannelCausesOut"][];
+        };
         /** ClusterIn */
         ClusterIn: {
             /** Extra Params */
@@ -1212,6 +1368,11 @@ export interface components {
              * @enum {string}
              */
             mode: "windows" | "channels";
+            /**
+             * Network
+             * @description channels: is the one further behind behind because of the network? yes; no (apply, or a limit both share upstream); not_measurably_different (the two lag alike: the gap is within noise, lagging is null). null: neither is behind, or windows
+             */
+            network?: ("yes" | "no" | "not_measurably_different") | null;
         };
         /** CompareSideOut */
         CompareSideOut: {
@@ -1283,6 +1444,33 @@ export interface components {
             /** Version */
             version: string;
         };
+        /**
+         * CurrentCauseOut
+         * @description A cause the channel's newest poll names; ``since``: when it was first seen this time.
+         */
+        CurrentCauseOut: {
+            /** Action */
+            action: string;
+            /**
+             * Cause
+             * @enum {string}
+             */
+            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained";
+            /** Confidence */
+            confidence: number;
+            /** Evidence */
+            evidence: {
+                [key: string]: string | number | boolean | null;
+            };
+            /** Needs */
+            needs: string | null;
+            /** Sentence */
+            sentence: string;
+            /** Since */
+            since: string | null;
+            /** Words */
+            words: string;
+        };
         /** DeliveryOut */
         DeliveryOut: {
             /** Attempts */
@@ -1318,16 +1506,152 @@ export interface components {
             /** Target Id */
             target_id: number;
         };
+        /** EpisodeOut */
+        EpisodeOut: {
+            /**
+             * Causes
+             * @description In time order; segments may overlap
+             */
+            causes: components["schemas"]["CauseSegmentOut"][];
+            /**
+             * Channel
+             * @description Channel / connection name; '' is the default channel
+             */
+            channel: string;
+            /** Channel Id */
+            channel_id: number;
+            /** Cluster Id */
+            cluster_id: number;
+            /**
+             * Duration S
+             * @description Until ended_at, or until now while ongoing
+             */
+            duration_s: number;
+            /**
+             * Ended At
+             * @description null: ongoing
+             */
+            ended_at: string | null;
+            /** @description With after_step: the parameter change that ended it */
+            ended_by: components["schemas"]["ParamChangeRefOut"] | null;
+            /**
+             * Ended How
+             * @enum {string}
+             */
+            ended_how: "ongoing" | "by_itself" | "after_step" | "replica_removed";
+            /** Id */
+            id: number;
+            /** Instance Id */
+            instance_id: number;
+            /** @description The cause that held longest */
+            main_cause: components["schemas"]["CauseRefOut"] | null;
+            /** Others */
+            others: components["schemas"]["OtherChannelOut"][];
+            /**
+             * Param Changes
+             * @description Tracked parameter changes on the cluster's instances during the episode
+             */
+            param_changes: components["schemas"]["ParamChangeRefOut"][];
+            /** Peak At */
+            peak_at: string | null;
+            /** Peak Lag S */
+            peak_lag_s: number | null;
+            /** Region */
+            region: string;
+            /** Replica */
+            replica: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+        };
+        /** EpisodeSummaryOut */
+        EpisodeSummaryOut: {
+            /**
+             * Channel
+             * @description Channel / connection name; '' is the default channel
+             */
+            channel: string;
+            /** Channel Id */
+            channel_id: number;
+            /** Cluster Id */
+            cluster_id: number;
+            /**
+             * Duration S
+             * @description Until ended_at, or until now while ongoing
+             */
+            duration_s: number;
+            /**
+             * Ended At
+             * @description null: ongoing
+             */
+            ended_at: string | null;
+            /** @description With after_step: the parameter change that ended it */
+            ended_by: components["schemas"]["ParamChangeRefOut"] | null;
+            /**
+             * Ended How
+             * @enum {string}
+             */
+            ended_how: "ongoing" | "by_itself" | "after_step" | "replica_removed";
+            /** Id */
+            id: number;
+            /** Instance Id */
+            instance_id: number;
+            /** @description The cause that held longest */
+            main_cause: components["schemas"]["CauseRefOut"] | null;
+            /** Peak At */
+            peak_at: string | null;
+            /** Peak Lag S */
+            peak_lag_s: number | null;
+            /** Region */
+            region: string;
+            /** Replica */
+            replica: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+        };
+        /** EpisodesOut */
+        EpisodesOut: {
+            /**
+             * Episodes
+             * @description Newest first
+             */
+            episodes: components["schemas"]["EpisodeSummaryOut"][];
+        };
         /**
          * EtaOut
          * @description Time to catch up: ``seconds`` when the replica gains on the source (0 when caught up);
          *     otherwise ``catching_up`` is false and ``falling_behind_per_s`` says how fast it loses.
          */
         EtaOut: {
+            /**
+             * Basis
+             * @description What the figure rests on: the apply and arrival rates, or the progress of one large transaction being applied
+             */
+            basis: ("rates" | "transaction_progress") | null;
             /** Catching Up */
             catching_up: boolean;
             /** Falling Behind Per S */
             falling_behind_per_s: number | null;
+            /**
+             * High S
+             * @description The band's high end (null: no band)
+             */
+            high_s: number | null;
+            /**
+             * Low S
+             * @description The band's low end (null: no band)
+             */
+            low_s: number | null;
+            /**
+             * Never
+             * @description Not catching up at the current rates: apply is no faster than arrival
+             */
+            never: boolean;
             /** Seconds */
             seconds: number | null;
         };
@@ -1848,6 +2172,26 @@ export interface components {
             username: string;
         };
         /**
+         * OtherChannelOut
+         * @description Another replica channel of the cluster during the episode: did it lag too?
+         */
+        OtherChannelOut: {
+            /** Channel */
+            channel: string;
+            /**
+             * Lagged
+             * @description Its peak reached the episode threshold (5 s)
+             */
+            lagged: boolean;
+            /**
+             * Peak Lag S
+             * @description null: no sample in the episode's window
+             */
+            peak_lag_s: number | null;
+            /** Replica */
+            replica: string;
+        };
+        /**
          * OverrideIn
          * @description A different bound for one replica or one of its channels (or ``enabled: false`` to leave
          *     it out). A channel's override wins over its instance's.
@@ -1914,6 +2258,28 @@ export interface components {
             new_value: string | null;
             /** Old Value */
             old_value: string | null;
+        };
+        /**
+         * ParamChangeRefOut
+         * @description A tracked parameter change (the journal's record): ``old_value → new_value`` first seen
+         *     at ``at`` on ``instance``.
+         */
+        ParamChangeRefOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Change Id */
+            change_id: number;
+            /** Instance */
+            instance: string;
+            /** New Value */
+            new_value: string | null;
+            /** Old Value */
+            old_value: string | null;
+            /** Param */
+            param: string;
         };
         /**
          * ParamsIn
@@ -3846,6 +4212,80 @@ export interface operations {
             };
         };
     };
+    get_cluster_causes: {
+        parameters: {
+            query?: {
+                /** @description ISO-8601 with offset; default: a span before 'to' */
+                from?: string | null;
+                /** @description ISO-8601 with offset; default: now */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                cluster_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterCausesOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_cluster_episodes: {
+        parameters: {
+            query?: {
+                channel_id?: number | null;
+                limit?: number;
+                /** @description ISO-8601 with offset; default: a span before 'to' */
+                from?: string | null;
+                /** @description ISO-8601 with offset; default: now */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                cluster_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EpisodesOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_group_commit: {
         parameters: {
             query?: {
@@ -4144,6 +4584,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompareOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_episode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                episode_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EpisodeOut"];
                 };
             };
             /** @description Validation Error */

@@ -189,3 +189,66 @@ def test_alertmanager_api_body_is_a_list_of_postable_alerts() -> None:
     assert old["endsAt"] == payloads.AM_ZERO_TIME  # Alertmanager's resolve_timeout applies
     assert payloads.am_api_url("http://am:9093/") == "http://am:9093/api/v2/alerts"
     assert payloads.am_api_url("http://h/am/api/v2/alerts") == "http://h/am/api/v2/alerts"
+
+
+WHY = (
+    payloads.Why(
+        "blocked_by_session",
+        "blocked by a session on the replica",
+        "Blocked for 95 s by session 4711 (report@10.0.3.4, idle in transaction).",
+        "Ask who runs session 4711; do not kill it blindly.",
+    ),
+    payloads.Why(
+        "large_transaction",
+        "one large transaction",
+        "Applying one transaction for 340 s, 2.1 M rows changed so far.",
+        "Split such transactions at the source.",
+    ),
+)
+
+
+def test_generic_says_why() -> None:
+    body = payloads.generic(replace(ctx(), why=WHY), EXT)
+    assert body["why"] == [
+        {
+            "cause": "blocked_by_session",
+            "words": "blocked by a session on the replica",
+            "sentence": WHY[0].sentence,
+            "action": WHY[0].action,
+        },
+        {
+            "cause": "large_transaction",
+            "words": "one large transaction",
+            "sentence": WHY[1].sentence,
+            "action": WHY[1].action,
+        },
+    ]
+    assert payloads.generic(ctx(), EXT)["why"] == []  # no cause named: an empty list
+
+
+def test_alertmanager_why_annotation_joins_the_sentences() -> None:
+    body = json.loads(json.dumps(payloads.alertmanager(replace(ctx(), why=WHY), EXT, "ops")))
+    annotations = AmWebhook.model_validate(body).alerts[0].annotations
+    assert annotations["why"] == f"{WHY[0].sentence}\n{WHY[1].sentence}"
+    (postable,) = payloads.am_postable(replace(ctx(), why=WHY), EXT)
+    assert AmPostable.model_validate(postable).annotations["why"] == annotations["why"]
+    assert payloads.alertmanager(ctx(), EXT, "ops")["alerts"][0]["annotations"]["why"] == ""
+
+
+def test_slack_has_a_why_line_escaped() -> None:
+    hostile = payloads.Why(
+        "ddl", "a schema change (DDL)", "Applying <!channel> ALTER", "Wait & see"
+    )
+    body = payloads.slack(replace(ctx(), why=(hostile,)), EXT)
+    texts = _texts(body)
+    (line,) = [t for text in texts for t in text.split("\n") if t.startswith("*Why:*")]
+    assert line == "*Why:* Applying &lt;!channel&gt; ALTER Wait &amp; see"
+    assert not any("*Why:*" in t for t in _texts(payloads.slack(ctx(), EXT)))
+
+
+def test_why_survives_the_stored_context_and_old_contexts_have_none() -> None:
+    stored = payloads.context_to_json(replace(ctx(), why=WHY))
+    assert payloads.context_from_json(json.loads(json.dumps(stored))).why == WHY
+    old = payloads.context_to_json(ctx())
+    del old["why"]
+    assert payloads.context_from_json(old).why == ()

@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import Query
+from pydantic import Field
 
-from lagscope.analysis.backlog import Backlog, Cause
+from lagscope.analysis.backlog import Backlog, Cause, NetworkAnswer
 from lagscope.api.schemas.common import QueryId, Schema
 from lagscope.api.schemas.journal import (
     ChannelRef,
@@ -60,6 +61,12 @@ class CompareOut(Schema):
     impact: ImpactOut | None
     lagging: Literal["a", "b"] | None
     cause: Cause | None
+    network: NetworkAnswer | None = Field(
+        default=None,
+        description="channels: is the one further behind behind because of the network? yes; "
+        "no (apply, or a limit both share upstream); not_measurably_different (the two lag "
+        "alike: the gap is within noise, lagging is null). null: neither is behind, or windows",
+    )
 
 
 def _side_out(side: Side) -> CompareSideOut:
@@ -80,6 +87,7 @@ def compare_out(comparison: Comparison) -> CompareOut:
         impact=impact_out(comparison.impact) if comparison.impact else None,
         lagging=comparison.lagging,
         cause=comparison.cause,
+        network=comparison.network,
     )
 
 

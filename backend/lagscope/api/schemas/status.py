@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from lagscope.api.schemas.common import Schema
+from lagscope.api.schemas.episodes import CurrentCauseOut
 from lagscope.history.verdicts import ChannelRuns
 from lagscope.models.types import to_micros
 
@@ -38,6 +39,15 @@ class EtaOut(Schema):
     seconds: float | None
     catching_up: bool
     falling_behind_per_s: float | None
+    low_s: float | None = Field(description="The band's low end (null: no band)")
+    high_s: float | None = Field(description="The band's high end (null: no band)")
+    never: bool = Field(
+        description="Not catching up at the current rates: apply is no faster than arrival",
+    )
+    basis: Literal["rates", "transaction_progress"] | None = Field(
+        description="What the figure rests on: the apply and arrival rates, or the progress of "
+        "one large transaction being applied",
+    )
 
 
 class InstanceStatusOut(Schema):
@@ -121,6 +131,10 @@ class ChannelStatusOut(Schema):
     source_rate: float | None = Field(description="Transactions per second on the source")
     eta: EtaOut | None
     disagreement: bool
+    causes: list[CurrentCauseOut] = Field(
+        description="Why it is behind, strongest first (the newest poll's findings; [] when none)",
+    )
+    episode_id: int | None = Field(description="The lag episode in progress (null: none)")
 
 
 class ClusterStatusOut(Schema):

@@ -57,3 +57,20 @@ def time_range(start: Start = None, end: End = None) -> TimeRange:
     if error and end is None and error[0] == "end":
         raise invalid("start", "must be before end, which defaults to now")
     return TimeRange(*check_window(since, until))
+
+
+From = Annotated[
+    Moment | None,
+    Query(alias="from", description="ISO-8601 with offset; default: a span before 'to'"),
+]
+To = Annotated[Moment | None, Query(alias="to", description="ISO-8601 with offset; default: now")]
+
+
+def from_to(start: From, end: To, span: timedelta) -> TimeRange:
+    """``[from, to)`` with the same checks as :func:`time_range`, the fields named as sent."""
+    until = end or datetime.now(UTC)
+    since = start or until - span
+    error = window_error(since, until, "from", "to")
+    if error and end is None and error[0] == "to":
+        raise invalid("from", "must be before to, which defaults to now")
+    return TimeRange(*check_window(since, until, "from", "to"))
