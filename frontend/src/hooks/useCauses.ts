@@ -1,7 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
-import type { CausesOut } from "../viewmodels/episodeTypes";
 import { resolveWindow, type TimeWindow } from "../viewmodels/timeWindow";
-import { getPending } from "./pendingApi";
+import { api, unwrap } from "../api/client";
 import { keys } from "./keys";
 import { livePolling } from "./polling";
 
@@ -12,13 +11,15 @@ export function useCauses(clusterId: number, window: TimeWindow, intervalMs = 50
     queryKey: [...keys.causes(clusterId), window] as const,
     queryFn: ({ signal }) => {
       const { startMs, endMs } = resolveWindow(window, Date.now());
-      return getPending<CausesOut>("/api/v1/clusters/{cluster_id}/causes", {
-        params: {
-          path: { cluster_id: clusterId },
-          query: { from: new Date(startMs).toISOString(), to: new Date(endMs).toISOString() },
-        },
-        signal,
-      });
+      return unwrap(
+        api.GET("/api/v1/clusters/{cluster_id}/causes", {
+          params: {
+            path: { cluster_id: clusterId },
+            query: { from: new Date(startMs).toISOString(), to: new Date(endMs).toISOString() },
+          },
+          signal,
+        }),
+      );
     },
     placeholderData: (previous) => previous,
     ...(window.kind === "last" ? livePolling(intervalMs) : {}),

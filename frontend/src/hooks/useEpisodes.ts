@@ -1,6 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import type { EpisodesOut } from "../viewmodels/episodeTypes";
-import { getPending } from "./pendingApi";
+import { api, unwrap } from "../api/client";
 import { keys } from "./keys";
 import { livePolling } from "./polling";
 
@@ -17,13 +16,15 @@ export function useEpisodes(clusterId: number, query: EpisodesQuery = {}) {
   return useQuery({
     queryKey: keys.episodes(clusterId, query),
     queryFn: ({ signal }) =>
-      getPending<EpisodesOut>("/api/v1/clusters/{cluster_id}/episodes", {
-        params: {
-          path: { cluster_id: clusterId },
-          query: { channel_id: query.channelId, limit: query.limit },
-        },
-        signal,
-      }),
+      unwrap(
+        api.GET("/api/v1/clusters/{cluster_id}/episodes", {
+          params: {
+            path: { cluster_id: clusterId },
+            query: { channel_id: query.channelId, limit: query.limit },
+          },
+          signal,
+        }),
+      ),
     placeholderData: (previous) => previous,
     ...livePolling(REFRESH_MS),
   });

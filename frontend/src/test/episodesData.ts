@@ -32,20 +32,41 @@ export function blockedSegment(over: Partial<CauseSegment> = {}): CauseSegment {
     words: "blocked by a session on the replica",
     sentence: "Blocked for 95 s by session 4711 (report@10.0.3.4, idle in transaction for 20 min).",
     action: "Ask the owner of session 4711 to commit or roll back; Lagscope never kills it.",
+    // The keys analysis/causes/rules_applier.py writes for a named holder.
     evidence: {
+      lock: "row",
+      wait_s: 95,
       blocker_thread_id: 4711,
       blocker_user: "report",
       blocker_host: "10.0.3.4",
+      blocker_command: "Sleep",
       blocker_time_s: 1200,
+      blocker_state: "",
       blocker_statement: "SELECT * FROM shop.orders WHERE id = 1 FOR UPDATE /* <b>x</b> */",
-      blocker_lock: "row",
-      trx_gtid: "0-1-4242",
-      trx_age_s: 95,
-      trx_rows_modified: 0,
-      table_schema: "shop",
-      table_name: "orders",
-      table_has_primary_key: true,
-      blocked_s: 95,
+      blocker_object: "shop.orders",
+      blocked_thread_id: 12,
+    },
+    ...over,
+  });
+}
+
+/** A keyless scan's finding, as rules_applier.py words its evidence (the table as schema.table). */
+export function noKeySegment(over: Partial<CauseSegment> = {}): CauseSegment {
+  return segment({
+    cause: "no_usable_key",
+    words: "row lookups without a usable key",
+    sentence: "Each row event on replica1 scans shop.audit_log (no primary key) to find its row under row-based replication; 2100000 rows changed so far.",
+    action: "Add a primary key (or a unique key over NOT NULL columns) to shop.audit_log.",
+    evidence: {
+      table: "shop.audit_log",
+      has_primary_key: false,
+      has_usable_key: false,
+      event: "Update_rows_v1",
+      state: "Update_rows_log_event::find_row()",
+      state_polls: 3,
+      polls: 3,
+      trx_state: "RUNNING",
+      rows_modified: 2100000,
     },
     ...over,
   });

@@ -135,6 +135,7 @@ describe("evidence as text", () => {
     expect(evidenceValueText("blocker_thread_id", 4711)).toBe("4711");
     expect(evidenceValueText("trx_rows_modified", 2100000)).toBe("2100000");
     expect(evidenceValueText("ratio", 3.14159)).toBe("3.142");
+    expect(evidenceValueText("retried_per_s", 0.25)).toBe("0.25/s");
     expect(evidenceValueText("x", null)).toBe("—");
     expect(evidenceValueText("statement", "<b>x</b>")).toBe("<b>x</b>");
   });

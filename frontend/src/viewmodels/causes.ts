@@ -34,6 +34,7 @@ export function evidenceValueText(key: string, value: EvidenceValue): string {
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "number") {
     if (!Number.isFinite(value)) return String(value);
+    if (key.endsWith("_per_s")) return `${trimNumber(value)}/s`;
     if (/(^|_)s$/.test(key) || key.endsWith("_seconds")) return formatDuration(value);
     if (key.endsWith("_pct") || key.endsWith("_percent")) return `${trimNumber(value)} %`;
     return Number.isInteger(value) ? String(value) : trimNumber(value);

@@ -120,7 +120,7 @@ describe("buildEpisodePage", () => {
       ["blocked_by_session", 1],
     ]);
     expect(model.sections.map((s) => s.cause)).toEqual(["relay_log_durability", "blocked_by_session"]);
-    expect(model.sections[1]?.groups.map((g) => g.kind)).toEqual(["session", "transaction", "table"]);
+    expect(model.sections[1]?.groups.map((g) => g.kind)).toEqual(["session"]);
     expect(model.actions).toEqual([
       "Set sync_relay_log=0 on the replica (journal step to verify).",
       "Ask the owner of session 4711 to commit or roll back; Lagscope never kills it.",

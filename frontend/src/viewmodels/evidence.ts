@@ -1,13 +1,14 @@
 // A cause's evidence as tables an operator reads: the blocking session (id, user@host, how long,
 // its statement), the applier's transaction (GTID or trx id, age, rows changed), the table (and
 // whether it has a primary key), then whatever else the finding carried. The evidence is a flat
-// key → value map; its keys are grouped by prefix (blocker_/blocking_/session_, trx_/transaction_,
-// table_) so a key this file does not know still shows, under its own name, as text.
+// key → value map (keys as analysis/causes writes them: blocker_*, candidate_*, trx_*, gtid,
+// rows_modified, table, has_primary_key, …); they are grouped by prefix or name, and a key this
+// file does not know still shows, under its own name, as text.
 import { MISSING } from "../format/format";
 import { evidenceValueText } from "./causes";
 import type { EvidenceValue } from "./episodeTypes";
 
-export type EvidenceGroupKind = "session" | "transaction" | "table" | "other";
+export type EvidenceGroupKind = "session" | "candidate" | "transaction" | "table" | "other";
 
 export interface EvidenceRow {
   /** The evidence key(s) the row shows (stable, for tests and selectors). */
@@ -26,6 +27,7 @@ export interface EvidenceGroup {
 
 const TITLES: Record<EvidenceGroupKind, string> = {
   session: "The blocking session",
+  candidate: "A likely blocking session (not named for certain)",
   transaction: "The transaction",
   table: "The table",
   other: "Other evidence",
@@ -33,6 +35,7 @@ const TITLES: Record<EvidenceGroupKind, string> = {
 
 const PREFIXES: [EvidenceGroupKind, readonly string[]][] = [
   ["session", ["blocker_", "blocking_", "session_"]],
+  ["candidate", ["candidate_"]],
   ["transaction", ["trx_", "transaction_"]],
   ["table", ["table_"]],
 ];
@@ -44,26 +47,38 @@ const WHOLE_KEYS: Record<string, EvidenceGroupKind> = {
   has_primary_key: "table",
   has_usable_key: "table",
   rows_modified: "transaction",
+  rows_per_s: "transaction",
+  event: "table",
   blocked_s: "session",
+  blocked_thread_id: "session",
+  wait_s: "session",
+  lock: "session",
+  candidates: "candidate",
+};
+
+const SESSION_LABELS: Record<string, string> = {
+  thread_id: "session id",
+  id: "session id",
+  time_s: "idle / busy for",
+  idle_s: "idle for",
+  command: "command",
+  state: "state",
+  statement: "statement",
+  info: "statement",
+  lock: "lock",
+  certain: "named for certain",
+  trx_started_at: "its transaction started",
+  object: "object",
+  object_name: "object",
+  blocked_s: "applier blocked for",
+  wait_s: "applier waiting for",
+  blocked_thread_id: "applier thread id",
 };
 
 /** The words for a key's last part, per group; a part not listed is its own name, spaced. */
 const LABELS: Record<EvidenceGroupKind, Record<string, string>> = {
-  session: {
-    thread_id: "session id",
-    id: "session id",
-    time_s: "idle / busy for",
-    idle_s: "idle for",
-    command: "command",
-    state: "state",
-    statement: "statement",
-    info: "statement",
-    lock: "lock held",
-    certain: "named for certain",
-    trx_started_at: "its transaction started",
-    object_name: "object",
-    blocked_s: "applier blocked for",
-  },
+  session: SESSION_LABELS,
+  candidate: { ...SESSION_LABELS, candidates: "sessions that could hold it", sessions: "all of them" },
   transaction: {
     gtid: "GTID",
     id: "transaction id",
@@ -72,6 +87,7 @@ const LABELS: Record<EvidenceGroupKind, Record<string, string>> = {
     started_at: "started",
     rows_modified: "rows changed",
     rows_locked: "rows locked",
+    rows_per_s: "rows changed per second",
     state: "state",
     operation: "operation",
     lock_wait_s: "waiting for a lock for",
@@ -119,7 +135,7 @@ export function evidenceGroups(evidence: Readonly<Record<string, EvidenceValue>>
     group.set(part, { key, value });
     parts.set(kind, group);
   }
-  const order: EvidenceGroupKind[] = ["session", "transaction", "table", "other"];
+  const order: EvidenceGroupKind[] = ["session", "candidate", "transaction", "table", "other"];
   return order
     .filter((kind) => parts.has(kind))
     .map((kind) => ({ kind, title: TITLES[kind], rows: rowsOf(kind, parts.get(kind) as Map<string, { key: string; value: EvidenceValue }>) }));
@@ -132,7 +148,7 @@ function rowsOf(kind: EvidenceGroupKind, group: Map<string, { key: string; value
     group.delete(part);
     return entry;
   };
-  if (kind === "session") {
+  if (kind === "session" || kind === "candidate") {
     const id = take("thread_id") ?? take("id");
     if (id) rows.push(row(kind, id.key, "thread_id", id.value));
     const user = take("user");

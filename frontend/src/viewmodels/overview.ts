@@ -4,12 +4,11 @@ import { formatAgo, formatDuration } from "../format/format";
 import { lagSourceLabel, verdictInfo, type VerdictInfo } from "../format/verdict";
 import { currentCauseView, type CurrentCauseView } from "./causes";
 import { channelColors, channelLabel } from "./colors";
-import type { ChannelCauseFields } from "./episodeTypes";
 import { withGaps, type GapPoint } from "./series";
 
 type ClusterOut = Schemas["ClusterOut"];
 type StatusOut = Schemas["ClusterStatusOut"];
-type ChannelStatus = Schemas["ChannelStatusOut"] & ChannelCauseFields;
+type ChannelStatus = Schemas["ChannelStatusOut"];
 type InstanceStatus = Schemas["InstanceStatusOut"];
 type TopologyOut = Schemas["TopologyOut"];
 type SeriesResponse = Schemas["SeriesResponse"];

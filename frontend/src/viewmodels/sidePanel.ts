@@ -36,7 +36,15 @@ const IO_WORDS: Record<NonNullable<ChannelStatus["io_state"]>, string> = {
 export function etaText(eta: ChannelStatus["eta"], verdict?: ChannelStatus["verdict"]): string {
   if (verdict === "caught_up") return "caught up";
   if (!eta) return "unknown";
-  if (eta.catching_up) return eta.seconds === 0 ? "caught up" : `${formatDuration(eta.seconds)} to catch up`;
+  if (eta.catching_up && !eta.never) {
+    if (eta.seconds === 0) return "caught up";
+    const band =
+      eta.low_s !== null && eta.high_s !== null && eta.high_s > eta.low_s
+        ? ` (${formatDuration(eta.low_s)}–${formatDuration(eta.high_s)})`
+        : "";
+    const basis = eta.basis === "transaction_progress" ? ", from the large transaction's progress" : "";
+    return `${formatDuration(eta.seconds)} to catch up${band}${basis}`;
+  }
   if (eta.falling_behind_per_s !== null) return `not catching up (falling behind ${formatRate(eta.falling_behind_per_s, "trx")})`;
   return "not catching up";
 }
