@@ -9,13 +9,15 @@ import { buildEpisodeRows } from "../viewmodels/episodes";
 import { ClusterNav } from "../components/ClusterNav";
 import { Empty, Loading, ProblemView } from "../components/States";
 
-/** The newest this many; an older one is reached from the explorer's range. */
-export const EPISODES_LIMIT = 200;
+/** The newest this many of the last EPISODES_DAYS days (the API's own default span). */
+const EPISODES_LIMIT = 200;
+const EPISODES_DAYS = 30;
+const EPISODES_WINDOW = { kind: "last", spanMs: EPISODES_DAYS * 86_400_000 } as const;
 
 export function EpisodesPage() {
   const clusterId = Number(useParams().clusterId);
   const cluster = useCluster(clusterId);
-  const episodes = useEpisodes(clusterId, { limit: EPISODES_LIMIT });
+  const episodes = useEpisodes(clusterId, { window: EPISODES_WINDOW, limit: EPISODES_LIMIT });
   const nowMs = useNow(5000);
   const rows = useMemo(() => buildEpisodeRows(episodes.data?.episodes ?? [], nowMs), [episodes.data, nowMs]);
   const name = cluster.data?.name ?? `cluster ${clusterId}`;
@@ -33,12 +35,13 @@ export function EpisodesPage() {
       </header>
       <p className="muted small">
         An episode runs from the moment a replica falls behind until it has been caught up for a while; its causes are
-        named as they happen.
+        named as they happen. The last {EPISODES_DAYS} days, newest first
+        {rows.length >= EPISODES_LIMIT ? ` (the newest ${EPISODES_LIMIT} shown)` : ""}.
       </p>
       {episodes.error ? <ProblemView error={episodes.error} what="the episodes" /> : null}
       {episodes.isPending ? <Loading what="the episodes" /> : null}
       {!episodes.isPending && !episodes.error && rows.length === 0 ? (
-        <Empty>No lag episodes yet: no replica of this cluster has fallen behind.</Empty>
+        <Empty>No lag episodes in the last {EPISODES_DAYS} days: no replica of this cluster has fallen behind.</Empty>
       ) : null}
       {rows.length ? (
         <table className="data-table episodes-table" aria-label="Lag episodes" data-testid="episodes-table">

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildChannelPanels, etaText } from "./sidePanel";
 import { channelStatus, ETA } from "../test/statusData";
+import { currentCause } from "../test/episodesData";
 
 const NOW = Date.parse("2026-11-23T10:00:05Z");
 
@@ -30,6 +31,18 @@ describe("buildChannelPanels", () => {
     expect(row("ETA")?.value).toBe("not catching up (falling behind 12 trx/s)");
     expect(row("sampled")?.value).toBe("5 s ago");
     expect(panel?.errors).toEqual([{ thread: "SQL", text: "Error 'Duplicate entry '7' for key 'PRIMARY'' on query <b>" }]);
+  });
+
+  it("says why it is behind now, in words, with the sentence", () => {
+    const [panel] = buildChannelPanels(
+      [channelStatus({ verdict: "apply_bound", lag_s: 340, causes: [currentCause()] })],
+      new Map([[1, "#123"]]),
+      NOW,
+    );
+    expect(panel?.cause?.words).toBe("one large transaction");
+    expect(panel?.cause?.sentence).toContain("2100000 rows changed so far");
+    const [calm] = buildChannelPanels([channelStatus()], new Map([[1, "#123"]]), NOW);
+    expect(calm?.cause).toBeNull();
   });
 
   it("words the ETA", () => {

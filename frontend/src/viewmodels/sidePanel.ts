@@ -2,6 +2,7 @@
 import type { Schemas } from "../api/client";
 import { formatAgo, formatBytes, formatCount, formatDuration, formatRate } from "../format/format";
 import { lagSourceLabel, verdictInfo, type VerdictInfo } from "../format/verdict";
+import { currentCauseView, type CurrentCauseView } from "./causes";
 import { channelLabel } from "./colors";
 import { disagreementText } from "./overview";
 
@@ -22,6 +23,8 @@ export interface ChannelPanel {
   /** Errors as the server reported them (shown as text, never HTML). */
   errors: { thread: string; text: string }[];
   disagreement: string | null;
+  /** Why it is behind now, in words (the sentence and action on hover); null when none is named. */
+  cause: CurrentCauseView | null;
 }
 
 const IO_WORDS: Record<NonNullable<ChannelStatus["io_state"]>, string> = {
@@ -84,6 +87,7 @@ export function buildChannelPanels(
       rows,
       errors,
       disagreement: disagreementText(c),
+      cause: currentCauseView(c.causes),
     };
   });
 }
