@@ -30,7 +30,8 @@ export interface EvidenceItem {
 /** One evidence value as text: durations for `_s` keys, yes/no for flags, the rest verbatim
  * (ids and counts exactly: a thread id shown as "4.71 k" could not be found on the server). */
 export function evidenceValueText(key: string, value: EvidenceValue): string {
-  if (value === null) return MISSING;
+  // An empty server string (a session with no state) reads as missing, not as a blank.
+  if (value === null || value === "") return MISSING;
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (typeof value === "number") {
     if (!Number.isFinite(value)) return String(value);

@@ -13,7 +13,7 @@ describe("evidenceGroups", () => {
       ["applier waiting for", "1 m 35 s"],
       ["command", "Sleep"],
       ["idle / busy for", "20 m"],
-      ["state", ""],
+      ["state", "—"],
       ["statement", "SELECT * FROM shop.orders WHERE id = 1 FOR UPDATE /* <b>x</b> */"],
       ["object", "shop.orders"],
       ["applier thread id", "12"],
