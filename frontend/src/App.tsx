@@ -5,6 +5,8 @@ import { AlertsPage } from "./pages/AlertsPage";
 import { RequireAuth } from "./components/RequireAuth";
 import { ClusterPage } from "./pages/ClusterPage";
 import { ComparePage } from "./pages/ComparePage";
+import { EpisodePage } from "./pages/EpisodePage";
+import { EpisodesPage } from "./pages/EpisodesPage";
 import { JournalPage } from "./pages/JournalPage";
 import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
@@ -26,6 +28,8 @@ export function App() {
         <Route index element={<OverviewPage />} />
         <Route path="clusters/:clusterId" element={<ClusterPage />} />
         <Route path="clusters/:clusterId/journal" element={<JournalPage />} />
+        <Route path="clusters/:clusterId/episodes" element={<EpisodesPage />} />
+        <Route path="clusters/:clusterId/episodes/:episodeId" element={<EpisodePage />} />
         <Route path="clusters/:clusterId/compare" element={<ComparePage />} />
         <Route path="clusters/:clusterId/workers" element={<WorkersPage />} />
         <Route path="alerts" element={<AlertsPage />} />

@@ -78,6 +78,25 @@ function TopologyItem({ node, sparkStart, sparkEnd }: { node: TopologyNode; spar
                     label={`${row.label}: lag over the last 15 minutes`}
                   />
                 </td>
+                <td className="channel-cause">
+                  {row.cause ? (
+                    <span
+                      className={`cause-word tone-${row.cause.tone}`}
+                      title={row.cause.title}
+                      data-testid="channel-cause"
+                      data-cause={row.cause.cause}
+                    >
+                      <span className="cause-why">why: </span>
+                      {row.episodeHref ? (
+                        <Link to={row.episodeHref} aria-label={`why ${row.label} is behind: ${row.cause.words}. ${row.cause.sentence}`}>
+                          {row.cause.words}
+                        </Link>
+                      ) : (
+                        row.cause.words
+                      )}
+                    </span>
+                  ) : null}
+                </td>
                 <td className="disagreement">
                   {row.disagreement ? (
                     <span className="tone-warn" title="The lag sources disagree">

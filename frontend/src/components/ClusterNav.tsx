@@ -9,6 +9,7 @@ export function ClusterNav({ clusterId }: { clusterId: number }) {
         Explorer
       </NavLink>
       <NavLink to={`${base}/journal`}>Journal</NavLink>
+      <NavLink to={`${base}/episodes`}>Episodes</NavLink>
       <NavLink to={`${base}/compare`}>Compare</NavLink>
       <NavLink to={`${base}/workers`}>Appliers</NavLink>
     </nav>

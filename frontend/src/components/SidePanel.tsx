@@ -19,6 +19,13 @@ export function SidePanel({ panels }: { panels: readonly ChannelPanel[] }) {
               {p.disagreement}
             </p>
           ) : null}
+          {p.cause ? (
+            <p className={`side-cause tone-${p.cause.tone}`} data-testid="side-cause" data-cause={p.cause.cause}>
+              <span className="muted">why: </span>
+              <strong>{p.cause.words}</strong>
+              {p.cause.sentence ? <span className="side-cause-sentence">{p.cause.sentence}</span> : null}
+            </p>
+          ) : null}
           <dl className="status-rows">
             {p.rows.map((r) => (
               <div key={r.term} className={r.problem ? "problem" : undefined}>

@@ -9,6 +9,7 @@ import { explorerWindow, isLive, type ExplorerState } from "../viewmodels/explor
 import { useFiringAlerts } from "./useAlertEvents";
 import { useAlertRules } from "./useAlertRules";
 import { useAnnotations } from "./useAnnotations";
+import { useCauses } from "./useCauses";
 import { useCluster } from "./useCluster";
 import { CLUSTER_ALERT_EVENTS_LIMIT, useClusterAlertEvents } from "./useClusterAlertEvents";
 import { useClusterStatus } from "./useClusterStatus";
@@ -61,6 +62,7 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
     intervalFor: (p) => (streamed && isStreamed(p.metric) ? streamedRefetchMs(span) : undefined),
   });
   const verdicts = useVerdicts(clusterId, window, STRIP_POINTS, interval);
+  const causes = useCauses(clusterId, window, Math.max(interval, 5000));
   const changes = useParamChanges(clusterId, window, Math.max(interval, 5000));
   const annotations = useAnnotations(clusterId, window, Math.max(interval, 10_000));
   const alertEvents = useClusterAlertEvents(clusterId, Math.max(interval, 10_000));
@@ -78,6 +80,7 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
         strips: byMetric(asks.strips, strips),
         instances: byMetric(asks.instances, instances),
         verdicts: verdicts.data,
+        causes: causes.data,
         changes: changes.data ?? [],
         annotations: annotations.data ?? [],
         alertEvents: alertEvents.data ?? [],
@@ -96,10 +99,12 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
     stream: feed.status,
     span,
     lagPending: lag[0]?.isPending ?? false,
+    causesPending: causes.isPending,
     errors: {
       lag: lag.find((q) => q.error)?.error ?? null,
       status: status.error,
       verdicts: verdicts.error,
+      causes: causes.error,
       changes: changes.error,
       annotations: annotations.error,
     },

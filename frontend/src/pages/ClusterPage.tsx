@@ -27,6 +27,7 @@ import { GapList } from "../components/GapList";
 import { LagChart } from "../components/LagChart";
 import { Legend } from "../components/Legend";
 import { ParamLanes } from "../components/ParamLanes";
+import { WhyStrips } from "../components/WhyStrips";
 import { RateChart } from "../components/RateChart";
 import { SidePanel } from "../components/SidePanel";
 import { ClusterNav } from "../components/ClusterNav";
@@ -166,6 +167,14 @@ export function ClusterPage() {
               </ul>
             ) : null}
             <GapList model={lagModel} />
+            <h3 className="sub why-head">
+              Why is it behind?{" "}
+              <Link to={`/clusters/${clusterId}/episodes`} className="small">
+                all lag episodes
+              </Link>
+            </h3>
+            {errors.causes ? <ProblemView error={errors.causes} what="the causes" /> : null}
+            {explorer.causesPending ? <Loading what="the causes" /> : <WhyStrips strips={model.why.strips} />}
             {draft ? (
               <AnnotationForm
                 key={`${draft.startsMs}-${draft.endsMs}-${draft.editing}`}

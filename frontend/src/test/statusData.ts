@@ -1,6 +1,9 @@
 // Builders of API answers for the view-model tests (typed against the generated schema).
 import type { Schemas } from "../api/client";
 
+/** An ETA answer's fields beyond seconds/catching_up (issue 19: the band, never, its basis). */
+export const ETA = { seconds: 0, catching_up: true, falling_behind_per_s: null, low_s: null, high_s: null, never: false, basis: null } satisfies Schemas["EtaOut"];
+
 export function channelStatus(over: Partial<Schemas["ChannelStatusOut"]> = {}): Schemas["ChannelStatusOut"] {
   return {
     id: 1,
@@ -28,8 +31,10 @@ export function channelStatus(over: Partial<Schemas["ChannelStatusOut"]> = {}): 
     received_not_applied: 0,
     apply_rate: 100,
     source_rate: 100,
-    eta: { seconds: 0, catching_up: true, falling_behind_per_s: null },
+    eta: { ...ETA },
     disagreement: false,
+    causes: [],
+    episode_id: null,
     ...over,
   };
 }

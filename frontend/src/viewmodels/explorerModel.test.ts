@@ -3,6 +3,7 @@ import type { Schemas } from "../api/client";
 import type { LiveSample } from "../live/samples";
 import { channelStatus, clusterOut, instanceStatus } from "../test/statusData";
 import { pt, seriesResponse, T0 } from "../test/seriesData";
+import { channelCauses, segment } from "../test/episodesData";
 import { buildExplorerModel, explorerSeries, spanMs, STRIP_POINTS, type ExplorerData } from "./explorerModel";
 import { DEFAULT_STATE, explorerWindow, type ExplorerState } from "./explorerState";
 
@@ -63,6 +64,28 @@ describe("explorerSeries", () => {
 });
 
 describe("buildExplorerModel", () => {
+  it("draws a why strip per replica channel on the lag chart's range", () => {
+    const causes = {
+      channels: [
+        channelCauses({
+          channel_id: 2,
+          instance_id: 3,
+          replica: "replica2",
+          segments: [segment({ started_at: new Date(T0 + 15_000).toISOString(), ended_at: null })],
+        }),
+      ],
+    };
+    const model = buildExplorerModel(data({ causes }), { state: fixed, nowMs: T0 + 60_000, streamed: false });
+    expect(model.why.startMs).toBe(model.lag.startMs);
+    expect(model.why.endMs).toBe(model.lag.endMs);
+    expect(model.why.strips.map((s) => [s.label, s.segments.length])).toEqual([
+      ["replica1", 0],
+      ["replica2", 1],
+    ]);
+    const hidden = buildExplorerModel(data({ causes }), { state: { ...fixed, hidden: [2] }, nowMs: T0 + 60_000, streamed: false });
+    expect(hidden.why.strips.map((s) => s.label)).toEqual(["replica1"]);
+  });
+
   it("draws a fixed range as the lag answer says, one line per replica channel", () => {
     const model = buildExplorerModel(data(), { state: fixed, nowMs: T0 + 3_600_000, streamed: false });
     expect(model.live).toBe(false);

@@ -6,7 +6,9 @@ import type { MetricName } from "../api/metrics";
 import { mergeSamples, type LiveSample } from "../live/samples";
 import { buildAlertBands, type AlertBandsModel } from "./alertBands";
 import { buildAnnotationMarks, canWrite, type AnnotationMark } from "./annotations";
+import { buildWhyStrips, type WhyStripsModel } from "./causes";
 import { channelColors } from "./colors";
+import type { CausesOut } from "./episodeTypes";
 import { buildDecompositionModel, buildRateModel, type DecompositionPanel, type RateModel } from "./decomposition";
 import { annotationScopes, buildExplorerChannels, scopeNames, type ExplorerChannel } from "./explorer";
 import { explorerWindow, isLive, type ExplorerState } from "./explorerState";
@@ -67,6 +69,8 @@ export interface ExplorerData {
   strips: Series;
   instances: Series;
   verdicts: Schemas["VerdictsOut"] | undefined;
+  /** The cause segments over the window (the why strips); undefined: not known yet. */
+  causes?: CausesOut | undefined;
   changes: readonly Schemas["ParamChangeOut"][];
   annotations: readonly Schemas["AnnotationOut"][];
   alertEvents: readonly Schemas["EventOut"][];
@@ -91,6 +95,7 @@ export interface ExplorerModel {
   endMs: number;
   lag: LagChartModel;
   lanes: ParamLanesModel;
+  why: WhyStripsModel;
   alertBands: AlertBandsModel;
   marks: AnnotationMark[];
   decomposition: DecompositionPanel[];
@@ -154,6 +159,7 @@ export function buildExplorerModel(data: ExplorerData, frame: ExplorerFrame): Ex
       endMs,
     }),
     lanes: buildParamLanes(data.changes, replicas, startMs, endMs),
+    why: buildWhyStrips({ causes: data.causes?.channels, channels, colors, hidden, startMs, endMs, nowMs }),
     alertBands: buildAlertBands({
       events: data.alertEvents,
       firing: data.firing,

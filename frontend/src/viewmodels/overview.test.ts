@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildClusterCard, disagreementText, sortCards } from "./overview";
 import { channelStatus, clusterOut, edge, instanceStatus, node } from "../test/statusData";
+import { currentCause } from "../test/episodesData";
 
 const NOW = Date.parse("2026-11-23T10:00:05Z");
 
@@ -59,6 +60,22 @@ describe("buildClusterCard", () => {
     expect(row?.lagSourceText).toBe("heartbeat");
     expect(row?.verdict.label).toBe("caught up");
     expect(card.summary).toBe("1 replica channel, all caught up");
+  });
+
+  it("shows a lagging replica's current cause in words, its sentence on hover, and its episode", () => {
+    const lagging = { ...channelStatus({ verdict: "apply_bound", lag_s: 340 }), causes: [currentCause()], episode_id: 11 };
+    const card = buildClusterCard(clusterOut(), status([lagging]), topology, undefined, NOW);
+    const row = card.roots[0]?.children.find((n) => n.name === "replica1")?.channels[0];
+    expect(row?.cause?.words).toBe("one large transaction");
+    expect(row?.cause?.title).toContain("Applying one transaction (GTID 0-1-99) for 340 s");
+    expect(row?.episodeHref).toBe("/clusters/1/episodes/11");
+  });
+
+  it("shows no cause for a caught-up replica or a status without causes", () => {
+    const card = buildClusterCard(clusterOut(), status(), topology, undefined, NOW);
+    const row = card.roots[0]?.children.find((n) => n.name === "replica1")?.channels[0];
+    expect(row?.cause).toBeNull();
+    expect(row?.episodeHref).toBeNull();
   });
 
   it("marks stopped, stale and unreachable, and counts them as problems", () => {

@@ -2,6 +2,7 @@
 import type { Schemas } from "../api/client";
 import { formatAgo, formatDuration } from "../format/format";
 import { lagSourceLabel, verdictInfo, type VerdictInfo } from "../format/verdict";
+import { currentCauseView, type CurrentCauseView } from "./causes";
 import { channelColors, channelLabel } from "./colors";
 import { withGaps, type GapPoint } from "./series";
 
@@ -22,6 +23,10 @@ export interface ChannelRow {
   stale: boolean;
   /** "server says 0 s, heartbeat says 42 s" when the lag sources disagree. */
   disagreement: string | null;
+  /** Why it is behind now (the strongest current cause), in words; null when none is named. */
+  cause: CurrentCauseView | null;
+  /** The ongoing episode's page, when the channel is in one. */
+  episodeHref: string | null;
   spark: GapPoint[];
 }
 
@@ -87,6 +92,7 @@ function channelRow(
   channel: ChannelStatus,
   color: string,
   spark: Map<number, GapPoint[]>,
+  clusterId: number,
 ): ChannelRow {
   const verdict = verdictInfo(channel.verdict);
   return {
@@ -98,6 +104,8 @@ function channelRow(
     verdict: channel.stale ? { ...verdict, label: `${verdict.label} (stale)`, tone: "bad" } : verdict,
     stale: channel.stale,
     disagreement: disagreementText(channel),
+    cause: currentCauseView(channel.causes),
+    episodeHref: channel.episode_id != null ? `/clusters/${clusterId}/episodes/${channel.episode_id}` : null,
     spark: spark.get(channel.id) ?? [],
   };
 }
@@ -129,7 +137,7 @@ export function buildClusterCard(
   const instances = new Map((status?.instances ?? []).map((i) => [i.id, i]));
   const rowsByInstance = new Map<number, ChannelRow[]>();
   for (const channel of channels) {
-    const row = channelRow(channel, colors.get(channel.id) ?? "#666", spark);
+    const row = channelRow(channel, colors.get(channel.id) ?? "#666", spark, cluster.id);
     rowsByInstance.set(channel.instance_id, [...(rowsByInstance.get(channel.instance_id) ?? []), row]);
   }
 

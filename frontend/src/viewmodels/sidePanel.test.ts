@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildChannelPanels, etaText } from "./sidePanel";
-import { channelStatus } from "../test/statusData";
+import { channelStatus, ETA } from "../test/statusData";
+import { currentCause } from "../test/episodesData";
 
 const NOW = Date.parse("2026-11-23T10:00:05Z");
 
@@ -15,7 +16,7 @@ describe("buildChannelPanels", () => {
           seconds_behind_source: null,
           last_sql_error: "Error 'Duplicate entry '7' for key 'PRIMARY'' on query <b>",
           trx_behind: 1250,
-          eta: { seconds: null, catching_up: false, falling_behind_per_s: 12 },
+          eta: { ...ETA, seconds: null, catching_up: false, falling_behind_per_s: 12 },
         }),
       ],
       new Map([[1, "#123"]]),
@@ -32,12 +33,36 @@ describe("buildChannelPanels", () => {
     expect(panel?.errors).toEqual([{ thread: "SQL", text: "Error 'Duplicate entry '7' for key 'PRIMARY'' on query <b>" }]);
   });
 
+  it("says why it is behind now, in words, with the sentence", () => {
+    const [panel] = buildChannelPanels(
+      [channelStatus({ verdict: "apply_bound", lag_s: 340, causes: [currentCause()] })],
+      new Map([[1, "#123"]]),
+      NOW,
+    );
+    expect(panel?.cause?.words).toBe("one large transaction");
+    expect(panel?.cause?.sentence).toContain("2100000 rows changed so far");
+    const [calm] = buildChannelPanels([channelStatus()], new Map([[1, "#123"]]), NOW);
+    expect(calm?.cause).toBeNull();
+  });
+
   it("words the ETA", () => {
-    expect(etaText({ seconds: 0, catching_up: true, falling_behind_per_s: null })).toBe("caught up");
-    expect(etaText({ seconds: 90, catching_up: true, falling_behind_per_s: null })).toBe("1 m 30 s to catch up");
+    expect(etaText({ ...ETA, seconds: 0, catching_up: true, falling_behind_per_s: null })).toBe("caught up");
+    expect(etaText({ ...ETA, seconds: 90, catching_up: true, falling_behind_per_s: null })).toBe("1 m 30 s to catch up");
     expect(etaText(null)).toBe("unknown");
-    const noisy = { seconds: null, catching_up: false, falling_behind_per_s: 48.4 };
+    const noisy = { ...ETA, seconds: null, catching_up: false, falling_behind_per_s: 48.4 };
     expect(etaText(noisy, "caught_up")).toBe("caught up");
     expect(etaText(noisy, "apply_bound")).toBe("not catching up (falling behind 48.4 trx/s)");
+  });
+
+  it("gives the ETA's band, its basis, and never a time when it cannot catch up", () => {
+    expect(etaText({ ...ETA, seconds: 90, catching_up: true, low_s: 60, high_s: 150 })).toBe("1 m 30 s to catch up (1 m–2 m 30 s)");
+    expect(etaText({ ...ETA, seconds: 90, catching_up: true, low_s: 90, high_s: 90 })).toBe("1 m 30 s to catch up");
+    expect(etaText({ ...ETA, seconds: 340, catching_up: true, basis: "transaction_progress" })).toBe(
+      "5 m 40 s to catch up, from the large transaction's progress",
+    );
+    expect(etaText({ ...ETA, seconds: null, catching_up: false, never: true, falling_behind_per_s: 3 }, "apply_bound")).toBe(
+      "not catching up (falling behind 3 trx/s)",
+    );
+    expect(etaText({ ...ETA, seconds: 90, catching_up: true, never: true, falling_behind_per_s: null }, "apply_bound")).toBe("not catching up");
   });
 });

@@ -2,6 +2,7 @@
 import type { Schemas } from "../api/client";
 import { formatAgo, formatBytes, formatCount, formatDuration, formatRate } from "../format/format";
 import { lagSourceLabel, verdictInfo, type VerdictInfo } from "../format/verdict";
+import { currentCauseView, type CurrentCauseView } from "./causes";
 import { channelLabel } from "./colors";
 import { disagreementText } from "./overview";
 
@@ -22,6 +23,8 @@ export interface ChannelPanel {
   /** Errors as the server reported them (shown as text, never HTML). */
   errors: { thread: string; text: string }[];
   disagreement: string | null;
+  /** Why it is behind now, in words (the sentence and action on hover); null when none is named. */
+  cause: CurrentCauseView | null;
 }
 
 const IO_WORDS: Record<NonNullable<ChannelStatus["io_state"]>, string> = {
@@ -36,7 +39,15 @@ const IO_WORDS: Record<NonNullable<ChannelStatus["io_state"]>, string> = {
 export function etaText(eta: ChannelStatus["eta"], verdict?: ChannelStatus["verdict"]): string {
   if (verdict === "caught_up") return "caught up";
   if (!eta) return "unknown";
-  if (eta.catching_up) return eta.seconds === 0 ? "caught up" : `${formatDuration(eta.seconds)} to catch up`;
+  if (eta.catching_up && !eta.never) {
+    if (eta.seconds === 0) return "caught up";
+    const band =
+      eta.low_s !== null && eta.high_s !== null && eta.high_s > eta.low_s
+        ? ` (${formatDuration(eta.low_s)}–${formatDuration(eta.high_s)})`
+        : "";
+    const basis = eta.basis === "transaction_progress" ? ", from the large transaction's progress" : "";
+    return `${formatDuration(eta.seconds)} to catch up${band}${basis}`;
+  }
   if (eta.falling_behind_per_s !== null) return `not catching up (falling behind ${formatRate(eta.falling_behind_per_s, "trx")})`;
   return "not catching up";
 }
@@ -76,6 +87,7 @@ export function buildChannelPanels(
       rows,
       errors,
       disagreement: disagreementText(c),
+      cause: currentCauseView(c.causes),
     };
   });
 }

@@ -1,0 +1,229 @@
+// One lag episode: the lag over it with its cause segments, what to do, each cause's evidence
+// (the blocking session, the transaction, the table), the other replicas during it, and the
+// parameter change that ended it with a link to the journal.
+import { useMemo } from "react";
+import { Link, useParams } from "react-router";
+import { useCluster } from "../hooks/useCluster";
+import { useClusterStatus } from "../hooks/useClusterStatus";
+import { useEpisode } from "../hooks/useEpisode";
+import { useNow } from "../hooks/useNow";
+import { useParamChanges } from "../hooks/useParamChanges";
+import { useSeriesList, type SeriesParams } from "../hooks/useSeries";
+import { channelColors } from "../viewmodels/colors";
+import { buildEpisodePage, episodeWindow } from "../viewmodels/episodes";
+import { buildLagChartModel } from "../viewmodels/lagChart";
+import { buildParamLanes } from "../viewmodels/paramLanes";
+import type { TimeWindow } from "../viewmodels/timeWindow";
+import { ClusterNav } from "../components/ClusterNav";
+import { EvidenceTables } from "../components/EvidenceTables";
+import { LagChart } from "../components/LagChart";
+import { Legend } from "../components/Legend";
+import { Loading, ProblemView } from "../components/States";
+import { CauseDetailView, WhyStrips } from "../components/WhyStrips";
+
+const LAG_POINTS = 600;
+
+export function EpisodePage() {
+  const params = useParams();
+  const clusterId = Number(params.clusterId);
+  const episodeId = Number(params.episodeId);
+  const episode = useEpisode(episodeId);
+  const cluster = useCluster(clusterId);
+  const status = useClusterStatus(clusterId, 10_000);
+  const nowMs = useNow(5000);
+  const detail = episode.data;
+
+  // An ended episode is a fixed window; an ongoing one follows the clock, its span stepping by
+  // the minute so the series' query key does not change every render.
+  const window = useMemo<TimeWindow | null>(() => {
+    if (!detail) return null;
+    const { startMs, endMs } = episodeWindow(detail, nowMs);
+    if (detail.ended_at !== null) return { kind: "fixed", startMs, endMs };
+    return { kind: "last", spanMs: Math.ceil((endMs - startMs) / 60_000) * 60_000 };
+  }, [detail, nowMs]);
+  const replicas = useMemo(
+    () => (cluster.data?.instances ?? []).filter((i) => i.role === "replica").map((i) => i.id),
+    [cluster.data],
+  );
+  const asks = useMemo<SeriesParams[]>(
+    () => (window ? [{ metric: "lag_s", instanceIds: replicas, window, points: LAG_POINTS }] : []),
+    [window, replicas],
+  );
+  const [lag] = useSeriesList(asks, { intervalMs: 5000 });
+  const changes = useParamChanges(clusterId, window ?? { kind: "last", spanMs: 60_000 });
+
+  const channels = useMemo(() => status.data?.channels ?? [], [status.data]);
+  const colors = useMemo(() => channelColors(channels), [channels]);
+  const drawn = lag?.data ? { startMs: lag.data.start, endMs: lag.data.end } : undefined;
+  const model = useMemo(
+    () => (detail ? buildEpisodePage(detail, colors.get(detail.channel_id) ?? "#666", nowMs, drawn) : null),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- drawn is rebuilt from its two numbers
+    [detail, colors, nowMs, drawn?.startMs, drawn?.endMs],
+  );
+  const startMs = model?.startMs ?? 0;
+  const endMs = model?.endMs ?? 0;
+  const chart = useMemo(
+    () =>
+      buildLagChartModel({
+        series: { lag_s: lag?.data },
+        channels,
+        colors,
+        source: "best",
+        hidden: [],
+        log: false,
+        pollIntervalS: cluster.data?.poll_interval_s ?? 1,
+        startMs,
+        endMs,
+      }),
+    [lag?.data, channels, colors, cluster.data, startMs, endMs],
+  );
+  const markers = useMemo(
+    () => buildParamLanes(changes.data ?? [], replicas, startMs, endMs).markers.filter((m) => m.t >= startMs && m.t <= endMs),
+    [changes.data, replicas, startMs, endMs],
+  );
+  if (!Number.isInteger(episodeId) || episodeId < 1) return <ProblemView error={new Error("no such episode")} />;
+  if (episode.isPending) return <Loading what="the episode" />;
+  if (episode.error || !model) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
+
+  const row = model.row;
+  const clusterName = cluster.data?.name ?? `cluster ${clusterId}`;
+  return (
+    <section className="page episode-page" data-testid="episode-page" data-episode-id={model.id}>
+      <header className="page-head">
+        <h1>
+          <Link to="/" className="crumb">
+            Overview
+          </Link>{" "}
+          / <Link to={`/clusters/${clusterId}`}>{clusterName}</Link> /{" "}
+          <Link to={`/clusters/${clusterId}/episodes`}>Lag episodes</Link> / {model.title}
+        </h1>
+        <ClusterNav clusterId={clusterId} />
+      </header>
+      <dl className="episode-facts" aria-label="The episode">
+        <div>
+          <dt>Replica</dt>
+          <dd>
+            {row.replica}
+            {row.region ? <span className="badge region">{row.region}</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{row.startedText}</dd>
+        </div>
+        <div>
+          <dt>Lasted</dt>
+          <dd>{row.lastedText}</dd>
+        </div>
+        <div>
+          <dt>Peak</dt>
+          <dd>
+            {row.peakText}
+            {model.peakAtText ? <span className="muted small"> at {model.peakAtText}</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Main cause</dt>
+          <dd className={`cause-word tone-${row.causeTone}`} data-testid="episode-main-cause">
+            {row.causeWords}
+          </dd>
+        </div>
+        <div>
+          <dt>How it ended</dt>
+          <dd data-testid="episode-ended">
+            {model.endedBy ? (
+              <>
+                after step: {model.endedBy.text}{" "}
+                <Link to={model.endedBy.href} data-testid="episode-journal-link">
+                  see it in the journal
+                </Link>
+              </>
+            ) : row.ongoing ? (
+              <strong className="tone-warn">ongoing</strong>
+            ) : (
+              row.endedText
+            )}
+          </dd>
+        </div>
+      </dl>
+
+      <section className="panel" aria-labelledby="episode-lag-title">
+        <div className="panel-head">
+          <h2 id="episode-lag-title">How far behind, and why</h2>
+        </div>
+        <Legend items={chart.lines} label="Lines" />
+        {lag?.error ? <ProblemView error={lag.error} what="the lag" /> : null}
+        {!lag || lag.isPending ? <Loading what="the lag" /> : null}
+        <LagChart model={chart} markers={markers} annotations={[]} height={240} />
+        <WhyStrips strips={[model.strip]} emptyText="no cause named during this episode" />
+      </section>
+
+      <section className="panel" aria-labelledby="episode-action-title">
+        <h2 id="episode-action-title">What to do</h2>
+        {model.actions.length ? (
+          <ul className="episode-actions" data-testid="episode-actions">
+            {model.actions.map((a) => (
+              <li key={a}>{a}</li>
+            ))}
+          </ul>
+        ) : (
+          <p className="muted">No action named for this episode&apos;s causes.</p>
+        )}
+      </section>
+
+      <section className="panel" aria-labelledby="episode-evidence-title">
+        <h2 id="episode-evidence-title">The evidence</h2>
+        {model.sections.length === 0 ? <p className="muted">No cause was named during this episode.</p> : null}
+        {model.sections.map((s) => (
+          <article key={s.key} className={`evidence-section tone-border-${s.tone}`} data-testid="evidence-section" data-cause={s.cause}>
+            <CauseDetailView detail={s.detail} withEvidence={false} />
+            <EvidenceTables groups={s.groups} />
+          </article>
+        ))}
+      </section>
+
+      <section className="panel" aria-labelledby="episode-others-title">
+        <h2 id="episode-others-title">The other replicas during it</h2>
+        {model.others.length === 0 ? (
+          <p className="muted">No other replica in this cluster.</p>
+        ) : (
+          <table className="data-table" aria-labelledby="episode-others-title" data-testid="episode-others">
+            <thead>
+              <tr>
+                <th scope="col">Replica</th>
+                <th scope="col">Peak</th>
+                <th scope="col">During this episode</th>
+              </tr>
+            </thead>
+            <tbody>
+              {model.others.map((o) => (
+                <tr key={o.label}>
+                  <td>{o.label}</td>
+                  <td className="num">{o.peakText}</td>
+                  <td className={o.lagged ? "tone-warn" : "tone-ok"}>{o.laggedText}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section className="panel" aria-labelledby="episode-changes-title">
+        <h2 id="episode-changes-title">Parameter changes during it</h2>
+        {model.changes.length === 0 ? (
+          <p className="muted">No tracked parameter changed during this episode.</p>
+        ) : (
+          <ul className="episode-changes" data-testid="episode-changes">
+            {model.changes.map((c) => (
+              <li key={c.id}>
+                <span className="muted">{c.atText}</span> {c.text}
+                {c.endedIt ? <strong> — ended the episode</strong> : null}{" "}
+                <Link to={c.href}>journal</Link>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </section>
+  );
+}
