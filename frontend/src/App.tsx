@@ -5,6 +5,7 @@ import { AlertsPage } from "./pages/AlertsPage";
 import { RequireAuth } from "./components/RequireAuth";
 import { ClusterPage } from "./pages/ClusterPage";
 import { ComparePage } from "./pages/ComparePage";
+import { InboxPage } from "./pages/InboxPage";
 import { JournalPage } from "./pages/JournalPage";
 import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
@@ -29,6 +30,7 @@ export function App() {
         <Route path="clusters/:clusterId/compare" element={<ComparePage />} />
         <Route path="clusters/:clusterId/workers" element={<WorkersPage />} />
         <Route path="alerts" element={<AlertsPage />} />
+        <Route path="inbox" element={<InboxPage />} />
         <Route path="settings/*" element={<SettingsPage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
