@@ -218,3 +218,83 @@ def test_subprocess_form_obeys_its_control_socket(echo: EchoServer, tmp_path: Pa
         proc.terminate()
         assert proc.wait(10) == 0
     assert not control.exists()
+
+
+def stream_through(sock: socket.socket, total: int, seconds_cap: float = 20.0) -> float:
+    """Send ``total`` bytes while reading the echo; the seconds until all came back."""
+    payload = b"b" * total
+    received = 0
+    began = time.monotonic()
+    sender = threading.Thread(target=sock.sendall, args=(payload,), daemon=True)
+    sender.start()
+    sock.settimeout(seconds_cap)
+    while received < total:
+        chunk = sock.recv(65536)
+        assert chunk, "link closed early"
+        received += len(chunk)
+    sender.join(5)
+    return time.monotonic() - began
+
+
+def test_bandwidth_limit_holds_and_can_be_lifted(proxy: LatencyProxy) -> None:
+    rate = 200_000.0
+    proxy.set_bandwidth(rate)
+    assert proxy.bandwidth_bps == rate
+    total = 300_000
+    with connect(proxy.listen_port) as sock:
+        elapsed = stream_through(sock, total)
+        # Both directions are capped at `rate` and pipelined: the echo arrives at about `rate`.
+        # Never faster than the cap allows (minus one 50 ms slice of burst); a loaded box may be
+        # slower, hence the loose upper bound.
+        assert elapsed >= total / rate - 0.1
+        assert elapsed < 3 * total / rate
+        proxy.set_bandwidth(None)
+        assert proxy.bandwidth_bps is None
+        # Lifted: ten times as much in well under what the cap would have needed.
+        assert stream_through(sock, 10 * total) < 10 * total / rate / 3
+
+
+def test_bandwidth_is_shared_by_the_links_connections(proxy: LatencyProxy) -> None:
+    rate = 200_000.0
+    proxy.set_bandwidth(rate)
+    results: list[float] = []
+    with connect(proxy.listen_port) as first, connect(proxy.listen_port) as second:
+        threads = [
+            threading.Thread(target=lambda s=s: results.append(stream_through(s, 150_000)))
+            for s in (first, second)
+        ]
+        began = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+        assert len(results) == 2
+        assert time.monotonic() - began >= 300_000 / rate - 0.1
+
+
+def test_rejects_a_tiny_bandwidth(proxy: LatencyProxy) -> None:
+    with pytest.raises(ValueError):
+        proxy.set_bandwidth(10)
+    proxy.set_bandwidth(0)  # 0 means unlimited, as on the control socket
+    assert proxy.bandwidth_bps is None
+
+
+def test_subprocess_form_sets_bandwidth(echo: EchoServer, tmp_path: Path) -> None:
+    control = tmp_path / "proxy.sock"
+    argv = [sys.executable, "-m", "lagscope.lab.proxy", "--target-port", str(echo.port)]
+    proc = subprocess.Popen([*argv, "--bandwidth", "100000", "--control", str(control)])
+    try:
+        client = ProxyClient(control, listen_port=0)
+        deadline = time.monotonic() + 10
+        while not control.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "proxy did not start"
+            time.sleep(0.02)
+        assert client.bandwidth_bps == 100_000
+        with connect(int(client.status()["listen_port"])) as sock:
+            assert stream_through(sock, 100_000) >= 0.9
+            client.set_bandwidth(None)
+            assert client.bandwidth_bps is None
+            assert stream_through(sock, 1_000_000) < 3.0
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0

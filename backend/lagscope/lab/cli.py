@@ -158,13 +158,22 @@ def status(state: Path | None) -> None:
 @_state_option
 @click.option("--replica", help="Which proxied replica (default: the only one).")
 @click.option("--delay-ms", type=click.FloatRange(0, 3_600_000), help="Set the one-way delay.")
+@click.option(
+    "--bandwidth",
+    type=click.FloatRange(0, 1e12),
+    help="Cap each direction at this many bytes/s (0: lift the cap).",
+)
 @click.option("--pause", "action", flag_value="pause", help="Stall the link both ways.")
 @click.option("--resume", "action", flag_value="resume", help="Deliver what queued up.")
 @click.option("--cut", "action", flag_value="cut", help="Drop every open connection.")
 def proxy(
-    state: Path | None, replica: str | None, delay_ms: float | None, action: str | None
+    state: Path | None,
+    replica: str | None,
+    delay_ms: float | None,
+    bandwidth: float | None,
+    action: str | None,
 ) -> None:
-    """Change a proxied link: delay, pause, resume or cut. Prints the proxy's status."""
+    """Change a proxied link: delay, bandwidth, pause, resume or cut. Prints the proxy's status."""
     running = _load(state)
     proxied = running.config.proxied
     if replica is None:
@@ -175,6 +184,8 @@ def proxy(
         control = running.proxy_for(replica)
         if delay_ms is not None:
             control.set_delay(delay_ms / 1000)
+        if bandwidth is not None:
+            control.set_bandwidth(bandwidth)
         if action == "pause":
             control.pause()
         elif action == "resume":

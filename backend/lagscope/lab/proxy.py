@@ -1,9 +1,12 @@
-"""A TCP proxy that adds latency, stalls or cuts a link: the lab's stand-in for a far network.
+"""A TCP proxy that adds latency, limits bandwidth, stalls or cuts a link: the lab's stand-in for
+a far network.
 
 Each chunk read in either direction is stamped on arrival and written ``delay_s`` later (one way,
 so a round trip grows by twice that), in order per direction, without holding up other
-connections. ``pause()`` stops delivery both ways (bytes queue up, the link looks dead, as a
-partitioned network does) until ``resume()``; ``cut()`` drops every open connection at once, as a
+connections. ``set_bandwidth(bytes_per_s)`` caps what the link delivers in each direction (all
+its connections share the cap, as they would share a thin WAN link); ``None`` lifts it.
+``pause()`` stops delivery both ways (bytes queue up, the link looks dead, as a partitioned
+network does) until ``resume()``; ``cut()`` drops every open connection at once, as a
 firewall reset would, while new connections are still accepted.
 
 Two ways to run it:
@@ -11,8 +14,9 @@ Two ways to run it:
 * in-process: ``LatencyProxy(host, port, delay_s).start()`` runs its own event loop in a daemon
   thread; the control methods are thread-safe.
 * as a process: ``python -m lagscope.lab.proxy --listen-port N --target-port M --delay-ms D
-  --control PATH`` answers one-line commands on a unix socket (``delay <ms>``, ``pause``,
-  ``resume``, ``cut``, ``status``; each reply is one JSON line). :class:`ProxyClient` speaks it
+  --control PATH`` answers one-line commands on a unix socket (``delay <ms>``,
+  ``bandwidth <bytes/s>`` with 0 for unlimited, ``pause``, ``resume``, ``cut``, ``status``; each
+  reply is one JSON line). :class:`ProxyClient` speaks it
   with the same methods as :class:`LatencyProxy`, so the lab can outlive the process that made it.
 """
 
@@ -36,6 +40,38 @@ _CHUNK = 65536
 # flow control pushes back on the sender, as a slow real link would.
 _QUEUE_CHUNKS = 256
 _EOF = b""
+# A limited link delivers in slices of at most this many seconds' worth of bytes, so throughput
+# is smooth at 50 ms resolution and a lifted or changed limit takes effect within one slice.
+_SLICE_S = 0.05
+_MIN_BANDWIDTH = 1024.0  # bytes/s: below this a slice would be a few bytes
+
+
+class _Pacer:
+    """Paces one direction of a link to ``rate`` bytes/s: a virtual clock of when the link is
+    next free. Only touched from the proxy's event loop."""
+
+    def __init__(self) -> None:
+        self.rate: float | None = None
+        self._free_at = 0.0
+
+    def set_rate(self, rate: float | None) -> None:
+        self.rate = rate
+        self._free_at = 0.0  # a new limit starts from an idle link, not the old one's debt
+
+    def slice_size(self) -> int:
+        return _CHUNK if self.rate is None else max(1, int(self.rate * _SLICE_S))
+
+    async def take(self, size: int) -> None:
+        """Wait until ``size`` bytes may go out at the current rate."""
+        rate = self.rate
+        if rate is None:
+            return
+        loop = asyncio.get_running_loop()
+        start = max(loop.time(), self._free_at)
+        self._free_at = start + size / rate
+        # Send at the end of the slice's time, so the bytes delivered by any instant never
+        # exceed rate × elapsed.
+        await asyncio.sleep(max(0.0, self._free_at - loop.time()))
 
 
 class ProxyControl(Protocol):
@@ -47,7 +83,10 @@ class ProxyControl(Protocol):
     def delay_s(self) -> float: ...
     @property
     def paused(self) -> bool: ...
+    @property
+    def bandwidth_bps(self) -> float | None: ...
     def set_delay(self, one_way_s: float) -> None: ...
+    def set_bandwidth(self, bytes_per_s: float | None) -> None: ...
     def pause(self) -> None: ...
     def resume(self) -> None: ...
     def cut(self) -> None: ...
@@ -64,6 +103,7 @@ class LatencyProxy:
         *,
         listen_host: str = "127.0.0.1",
         listen_port: int = 0,
+        bandwidth_bps: float | None = None,
     ) -> None:
         self.target_host = target_host
         self.target_port = target_port
@@ -71,6 +111,12 @@ class LatencyProxy:
         self._listen_port = listen_port
         self._delay_s = _checked_delay(delay_s)
         self._paused = False
+        self._bandwidth = _checked_bandwidth(bandwidth_bps)
+        # One pacer per direction for the whole link: connections share the cap.
+        self._upstream = _Pacer()
+        self._downstream = _Pacer()
+        for pacer in (self._upstream, self._downstream):
+            pacer.set_rate(self._bandwidth)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._flowing: asyncio.Event | None = None
@@ -93,12 +139,27 @@ class LatencyProxy:
         return self._paused
 
     @property
+    def bandwidth_bps(self) -> float | None:
+        return self._bandwidth
+
+    @property
     def connections(self) -> int:
         return len(self._links)
 
     def set_delay(self, one_way_s: float) -> None:
         """Applies to chunks read from now on; queued chunks keep their delivery time."""
         self._delay_s = _checked_delay(one_way_s)
+
+    def set_bandwidth(self, bytes_per_s: float | None) -> None:
+        """Cap each direction at ``bytes_per_s`` (``None`` or 0: unlimited), from the next slice."""
+        bandwidth = _checked_bandwidth(bytes_per_s)
+
+        def apply() -> None:
+            self._bandwidth = bandwidth
+            for pacer in (self._upstream, self._downstream):
+                pacer.set_rate(bandwidth)
+
+        self._in_loop(apply)
 
     def pause(self) -> None:
         self._in_loop(self._pause_now)
@@ -114,6 +175,7 @@ class LatencyProxy:
             "listen_port": self._listen_port,
             "target": f"{self.target_host}:{self.target_port}",
             "delay_ms": round(self._delay_s * 1000, 3),
+            "bandwidth_bps": self._bandwidth,
             "paused": self._paused,
             "connections": self.connections,
         }
@@ -238,8 +300,8 @@ class LatencyProxy:
             )
             self._links[task] = (client_w, upstream_w)
             async with asyncio.TaskGroup() as group:
-                group.create_task(self._direction(client_r, upstream_w))
-                group.create_task(self._direction(upstream_r, client_w))
+                group.create_task(self._direction(client_r, upstream_w, self._upstream))
+                group.create_task(self._direction(upstream_r, client_w, self._downstream))
             clean = True
         except* OSError:
             pass  # target down, or a peer reset: drop the link as the network would
@@ -252,7 +314,9 @@ class LatencyProxy:
                 else:
                     writer.transport.abort()
 
-    async def _direction(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _direction(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pacer: _Pacer
+    ) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=_QUEUE_CHUNKS)
         loop = asyncio.get_running_loop()
 
@@ -273,8 +337,15 @@ class LatencyProxy:
                     if writer.can_write_eof():
                         writer.write_eof()
                     return
-                writer.write(data)
-                await writer.drain()
+                view = memoryview(data)
+                while view:
+                    size = pacer.slice_size()
+                    piece, view = view[:size], view[size:]
+                    await pacer.take(len(piece))
+                    # Paused while waiting for the link: hold the rest as well.
+                    await self._flowing.wait()
+                    writer.write(piece)
+                    await writer.drain()
 
         async with asyncio.TaskGroup() as group:
             group.create_task(read_side())
@@ -301,6 +372,8 @@ class LatencyProxy:
         try:
             if verb == "delay":
                 self.set_delay(float(arg) / 1000)
+            elif verb == "bandwidth":
+                self.set_bandwidth(float(arg))
             elif verb in actions:
                 actions[verb]()
             else:
@@ -315,6 +388,18 @@ def _checked_delay(delay_s: float) -> float:
     if not 0.0 <= delay <= 3600.0:
         raise ValueError(f"one-way delay must be within 0…3600 s, not {delay_s!r}")
     return delay
+
+
+def _checked_bandwidth(bytes_per_s: float | None) -> float | None:
+    """``None`` or 0 mean unlimited; otherwise at least 1 KiB/s."""
+    if bytes_per_s is None or float(bytes_per_s) == 0.0:
+        return None
+    bandwidth = float(bytes_per_s)
+    if not _MIN_BANDWIDTH <= bandwidth <= 1e12:
+        raise ValueError(
+            f"bandwidth must be 0 (unlimited) or 1024…1e12 bytes/s, not {bytes_per_s!r}"
+        )
+    return bandwidth
 
 
 class ProxyClient:
@@ -337,8 +422,16 @@ class ProxyClient:
     def paused(self) -> bool:
         return bool(self.status()["paused"])
 
+    @property
+    def bandwidth_bps(self) -> float | None:
+        value = self.status().get("bandwidth_bps")
+        return None if value is None else float(value)
+
     def set_delay(self, one_way_s: float) -> None:
         self.command(f"delay {_checked_delay(one_way_s) * 1000:.3f}")
+
+    def set_bandwidth(self, bytes_per_s: float | None) -> None:
+        self.command(f"bandwidth {_checked_bandwidth(bytes_per_s) or 0:.0f}")
 
     def pause(self) -> None:
         self.command("pause")
@@ -377,6 +470,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--target-host", default="127.0.0.1")
     parser.add_argument("--target-port", type=int, required=True)
     parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument(
+        "--bandwidth", type=float, default=0.0, help="bytes/s per direction (0: unlimited)"
+    )
     parser.add_argument("--control", type=Path, required=True, help="unix socket for commands")
     return parser.parse_args(argv)
 
@@ -389,6 +485,7 @@ def main(argv: list[str] | None = None) -> None:
         args.delay_ms / 1000,
         listen_host=args.listen_host,
         listen_port=args.listen_port,
+        bandwidth_bps=args.bandwidth,
     )
     asyncio.run(_serve_until_signalled(proxy, args.control))
 

@@ -72,6 +72,8 @@ class LabServer:
     pid: int | None = None
     # Role-specific mariadbd flags (read_only, parallel applier …), fixed when the lab is made.
     options: tuple[str, ...] = field(default=())
+    # Seconds this server's clock runs ahead (negative: behind), through libfaketime; 0: true.
+    clock_offset_s: float = 0.0
 
     @property
     def dir(self) -> Path:
@@ -116,6 +118,15 @@ class LabServer:
         ]
         if os.geteuid() == 0:
             argv.insert(2, "--user=root")
+        if self.clock_offset_s:
+            # env execs mariadbd in place: same pid, and the datadir marker stays in cmdline.
+            # The monotonic clock stays true so timeouts and waits are not disturbed.
+            argv[:0] = [
+                "/usr/bin/env",
+                f"LD_PRELOAD={libfaketime_path()}",
+                f"FAKETIME={self.clock_offset_s:+.6f}",
+                "FAKETIME_DONT_FAKE_MONOTONIC=1",
+            ]
         return argv
 
     def to_state(self) -> dict[str, Any]:
@@ -128,6 +139,7 @@ class LabServer:
             "socket": str(self.socket),
             "pid": self.pid,
             "options": list(self.options),
+            "clock_offset_s": self.clock_offset_s,
         }
 
     @classmethod
@@ -141,6 +153,7 @@ class LabServer:
             socket=Path(data["socket"]),
             pid=None if data.get("pid") is None else int(data["pid"]),
             options=tuple(str(o) for o in data.get("options", ())),
+            clock_offset_s=float(data.get("clock_offset_s", 0.0)),
         )
 
 
@@ -172,6 +185,21 @@ def mariadbd_version() -> str:
     if not match:
         raise LabError(f"cannot read the version from {out!r}")
     return match.group(1)
+
+
+_LIBFAKETIME_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1")
+
+
+def libfaketime_path() -> str:
+    """Debian's libfaketime (package ``faketime``): shifts a whole process's clock."""
+    for pattern in _LIBFAKETIME_GLOBS:
+        found = sorted(Path("/").glob(pattern.lstrip("/")))
+        if found:
+            return str(found[0])
+    raise LabError(
+        "libfaketime is not installed (Debian package faketime, `make system-deps`):"
+        " a lab server cannot run with a shifted clock"
+    )
 
 
 def cache_root() -> Path:

@@ -74,6 +74,8 @@ class LabConfig:
     replicas: int = 2
     proxied: tuple[str, ...] = ()
     proxy_delay_s: float = 0.0
+    # bytes/s per direction on each proxied link; None: unlimited (lab/proxy.py's bandwidth).
+    proxy_bandwidth_bps: float | None = None
     base_dir: Path | str | None = None
     # MariaDB's defaults (serial applier); §7's recipe is parallel_threads=4, optimistic.
     parallel_threads: int = 0
@@ -83,6 +85,8 @@ class LabConfig:
     # Extra mariadbd flags for the source, e.g. ServerCertificate.mariadbd_options() (lab/certs.py)
     # for a source that offers TLS with a test CA's certificate.
     source_options: tuple[str, ...] = ()
+    # (server name, seconds) pairs: start that server with its clock shifted (libfaketime).
+    clock_offsets: tuple[tuple[str, float], ...] = ()
 
     def validate(self) -> None:
         names = {f"replica{i}" for i in range(1, self.replicas + 1)}
@@ -98,6 +102,11 @@ class LabConfig:
             raise InvalidInput(f"parallel_mode must be one of {PARALLEL_MODES}")
         if not 1 <= self.slave_net_timeout_s <= 3600:
             raise InvalidInput("slave_net_timeout_s must be 1…3600")
+        for name, offset_s in self.clock_offsets:
+            if name not in names | {"source"}:
+                raise InvalidInput(f"clock_offsets names no server of this lab: {name!r}")
+            if not -86400 <= offset_s <= 86400:
+                raise InvalidInput(f"a clock offset must be within a day, not {offset_s}")
 
 
 @dataclass(frozen=True)
@@ -223,6 +232,7 @@ class Lab:
                 datadir=lab_dir / name / "data",
                 socket=lab_dir / name / "mysqld.sock",
                 options=config.source_options if i == 0 else _replica_options(config, ports[i]),
+                clock_offset_s=dict(config.clock_offsets).get(name, 0.0),
             )
             for i, name in enumerate(names)
         ]
@@ -244,6 +254,9 @@ class Lab:
         settings: dict[str, Any] = dict(state["config"])
         settings["proxied"] = tuple(settings["proxied"])
         settings["source_options"] = tuple(settings.get("source_options", ()))
+        settings["clock_offsets"] = tuple(
+            (str(name), float(offset)) for name, offset in settings.get("clock_offsets", ())
+        )
         config = LabConfig(**settings)
         proxies = {
             p["replica"]: _ProxyProcess(
@@ -398,6 +411,19 @@ class Lab:
         self._save_state()
         servers.wait_ready(server, timeout_s)
 
+    def set_clock_offset(self, name: str, offset_s: float, timeout_s: float = 60.0) -> None:
+        """Restart ``name`` (a clean shutdown) with its clock ``offset_s`` ahead (libfaketime;
+        0 restores the true clock) and wait until it answers. Replication resumes by itself."""
+        server = self.server(name)
+        if offset_s:
+            servers.libfaketime_path()  # refuse before stopping anything
+        if server.pid is not None:
+            servers.terminate([(server.pid, str(server.datadir))], grace_s=timeout_s)
+        server.clock_offset_s = float(offset_s)
+        servers.start_server(server)
+        self._save_state()
+        servers.wait_ready(server, timeout_s)
+
     # ---- stopping -------------------------------------------------------------------------------
 
     def stop(self) -> None:
@@ -506,6 +532,7 @@ class Lab:
             f"--listen-port={proxy.listen_port}",
             f"--target-port={self.source.port}",
             f"--delay-ms={self.config.proxy_delay_s * 1000:.3f}",
+            f"--bandwidth={self.config.proxy_bandwidth_bps or 0:.0f}",
             f"--control={proxy.control}",
         ]
         proxy.pid = servers.spawn(argv, self.dir / f"proxy-{proxy.replica}.log")
@@ -546,6 +573,7 @@ class Lab:
         config["base_dir"] = None if config["base_dir"] is None else str(config["base_dir"])
         config["proxied"] = list(self.config.proxied)
         config["source_options"] = list(self.config.source_options)
+        config["clock_offsets"] = [list(pair) for pair in self.config.clock_offsets]
         state = {
             "version": 1,
             "dir": str(self.dir),
