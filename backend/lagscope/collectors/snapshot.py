@@ -161,7 +161,6 @@ class ApplierWorker:
     idle_s: float | None = None
 
 
-
 # Cause readings (CAUSES.md): taken only while a channel is behind or its applier is busy on one
 # transaction across polls; None on a snapshot whose poll did not take them. Server text in
 # here (statements, user names, hosts) is bounded to EVIDENCE_TEXT_MAX characters by the parser.

@@ -31,10 +31,16 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.alerting import base_url, inbox_allow, inbox_url, seed_alerting
 from lagscope.demo.load import WriteLoad
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
-from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, plan_for
-from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
+from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, IncidentStep, demo_plan
+from lagscope.demo.scenario_runner import (
+    ScenarioRunner,
+    store_annotator,
+    store_figures,
+    store_notes,
+)
 from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab, LabConfig
+from lagscope.lab.incidents import incident
 from lagscope.security.demo_store import mark_demo_store
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
@@ -105,7 +111,7 @@ class _Signals:
 
 def run_demo(workdir: Path, options: DemoOptions | None = None) -> None:
     options = options or DemoOptions()
-    plan_for(options.scenario, options.phase_seconds)  # refuse a bad plan before starting
+    demo_plan(options.scenario, options.phase_seconds)  # refuse a bad plan before starting
     require_loopback_or_allowed(options.host)
     # Inherited by every child (lab servers, proxies, Redis, worker, beat): the final sweep
     # finds them by it whatever a signal interrupted.
@@ -172,18 +178,25 @@ def _start_and_serve(
     heartbeat = ManagedProcess("heartbeat", lagscope_command("heartbeat"), workdir, env)
     started.append(heartbeat.stop)
     threads = TUNING_LOAD_THREADS if options.scenario == "tuning" else LOAD_THREADS
-    load = WriteLoad(lambda: lab.connect("source"), threads=threads, target_tps=options.tps)
+    plan = demo_plan(options.scenario, options.phase_seconds)
+    # An opening incident sets its own load: start at it, not at the story's.
+    opening = plan[0] if plan and isinstance(plan[0], IncidentStep) else None
+    first_tps = opening.load_tps if opening and opening.load_tps else options.tps
+    load = WriteLoad(lambda: lab.connect("source"), threads=threads, target_tps=first_tps)
     started.append(load.stop)
     load.start()
     sessions = make_session_factory(make_engine(url))
     scenario = ScenarioRunner(
-        plan_for(options.scenario, options.phase_seconds),
+        plan,
         [replica.name for replica in lab.replicas],
         lab.connect,
         store_annotator(sessions, cluster_id),
         store_figures(sessions, cluster_id),
         emit=lambda line: print(line, flush=True),
         loop=options.loop,
+        play=lambda step: incident(lab, step.incident, **dict(step.options)),
+        notes=store_notes(sessions, cluster_id),
+        set_load=lambda tps: load.set_rate(options.tps if tps is None else tps),
     )
     started.append(scenario.stop)
     settings = Settings(
