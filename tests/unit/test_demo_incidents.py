@@ -188,6 +188,5 @@ def test_stopping_during_an_incident_undoes_it():
         threading.Event().wait(0.01)
     assert entered.is_set()
     run.stop(timeout_s=5)
-    assert lab.log[-1] == "undo row_lock" or any(l.endswith("later") for l in lab.log)
     assert "undo row_lock" in lab.log
     assert [n[0] for n in notes] == ["open", "close"]
