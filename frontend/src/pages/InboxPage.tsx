@@ -38,15 +38,16 @@ export function InboxPage() {
         <Empty>Nothing received yet: an alert arrives here about 30 s after a replica's lag passes 30 s (in the tuning story, during phase A or B).</Empty>
       ) : null}
       <ol className="inbox" aria-label="Received alerts">
-        {items.map((item) => (
-          <InboxCard key={item.id} item={item} />
+        {items.map((item, i) => (
+          <InboxCard key={item.id} item={item} newest={i === 0} />
         ))}
       </ol>
     </section>
   );
 }
 
-function InboxCard({ item }: { item: InboxItem }) {
+/** Only the newest payload is open at first: 200 open payloads make a page nobody scrolls. */
+function InboxCard({ item, newest }: { item: InboxItem; newest: boolean }) {
   return (
     <li className={`panel inbox-entry inbox-${item.status === "firing" ? "firing" : "other"}`}>
       <div className="inbox-head">
@@ -60,7 +61,7 @@ function InboxCard({ item }: { item: InboxItem }) {
       {item.summary ? <p className="inbox-summary">{item.summary}</p> : null}
       {item.why.length ? (
         <div className="inbox-why">
-          <span className="muted small">Why:</span>
+          <strong className="small">Why:</strong>
           <ul>
             {item.why.map((sentence, i) => (
               <li key={i}>{sentence}</li>
@@ -81,7 +82,7 @@ function InboxCard({ item }: { item: InboxItem }) {
           ))}
         </tbody>
       </table>
-      <details open={item.status === "firing"}>
+      <details open={newest}>
         <summary>Payload (JSON)</summary>
         <pre className="inbox-payload">{item.json}</pre>
       </details>
