@@ -336,10 +336,10 @@ INCIDENTS_PLAN: tuple[IncidentStep, ...] = (
     ),
     IncidentStep(
         "no_primary_key",
-        "one UPDATE of every row of a 20,000-row table without a primary key (row format)",
+        "one UPDATE of every row of a 14,000-row table without a primary key (row format)",
         Cause.NO_USABLE_KEY,
         40.0,
-        (("rows", 20_000),),
+        (("rows", 14_000),),
     ),
     IncidentStep(
         "network_bound",

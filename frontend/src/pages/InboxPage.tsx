@@ -23,6 +23,8 @@ export function InboxPage() {
     );
   }
   const items = inboxItems(inbox.data?.entries ?? []);
+  // The payload a newcomer came for: the newest firing one (a resolved one may be newer).
+  const shown = items.find((item) => item.status === "firing") ?? items[0];
   return (
     <section className="page inbox-page">
       <header className="page-head">
@@ -38,16 +40,16 @@ export function InboxPage() {
         <Empty>Nothing received yet: an alert arrives here about 30 s after a replica's lag passes 30 s (in the tuning story, during phase A or B).</Empty>
       ) : null}
       <ol className="inbox" aria-label="Received alerts">
-        {items.map((item, i) => (
-          <InboxCard key={item.id} item={item} newest={i === 0} />
+        {items.map((item) => (
+          <InboxCard key={item.id} item={item} open={item === shown} />
         ))}
       </ol>
     </section>
   );
 }
 
-/** Only the newest payload is open at first: 200 open payloads make a page nobody scrolls. */
-function InboxCard({ item, newest }: { item: InboxItem; newest: boolean }) {
+/** One payload is open at first: 200 open payloads make a page nobody scrolls. */
+function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
   return (
     <li className={`panel inbox-entry inbox-${item.status === "firing" ? "firing" : "other"}`}>
       <div className="inbox-head">
@@ -82,7 +84,7 @@ function InboxCard({ item, newest }: { item: InboxItem; newest: boolean }) {
           ))}
         </tbody>
       </table>
-      <details open={newest}>
+      <details open={open}>
         <summary>Payload (JSON)</summary>
         <pre className="inbox-payload">{item.json}</pre>
       </details>
