@@ -20,6 +20,8 @@ have chromium || need+=(chromium)
 # The web UI is built with Node (>= 20.19) and npm.
 have node || need+=(nodejs)
 have npm || need+=(npm)
+# The lab's clock-offset incident runs a replica under libfaketime (lagscope.lab.incidents).
+ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need+=(faketime)
 # Alert webhooks are checked by a real Alertmanager consuming the Alertmanager-format body.
 have prometheus-alertmanager || need+=(prometheus-alertmanager)
 

@@ -1,4 +1,4 @@
-"""``lagscope lab up|down|status|proxy``: a lab that outlives the command that started it.
+"""``lagscope lab up|down|status|proxy|incident``: a lab that outlives the command that started it.
 
 ``up`` starts a detached lab and returns, leaving a pointer (a symlink ``current.json`` in
 ``$LAGSCOPE_LAB_DIR``, default ``/tmp/lagscope-lab``) to its state file; the other commands find
@@ -8,14 +8,17 @@ prints JSON so scripts and the demo can read ports and credentials from it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import click
 
 from lagscope.errors import LagscopeError
+from lagscope.lab import incidents
 from lagscope.lab.topology import Lab, LabConfig
 
 _POINTER = "current.json"
@@ -195,3 +198,52 @@ def proxy(
         _emit(running.status()["proxies"][replica])
     except LagscopeError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _option_value(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+@lab.command()
+@_state_option
+@click.argument("name", type=click.Choice(sorted(incidents.INCIDENTS)))
+@click.option(
+    "--hold",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0, 86_400),
+    help="Seconds to keep the incident in force before undoing it (Ctrl-C undoes it at once).",
+)
+@click.option(
+    "-o",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option of the incident (lab/incidents.py), e.g. -o rows=500000 (repeatable).",
+)
+def incident(state: Path | None, name: str, hold: float, options: tuple[str, ...]) -> None:
+    """Make a cause of lag happen on the lab, hold it, undo it (lab/incidents.py).
+
+    Prints what it made (the replica, table, blocking session id) as one JSON line when the
+    servers show it, and ``{"undone": NAME}`` once undone and every replica has caught up."""
+    settings: dict[str, object] = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.UsageError(f"options are KEY=VALUE, not {item!r}")
+        settings[key.replace("-", "_")] = _option_value(value)
+    running = _load(state)
+    try:
+        with incidents.incident(running, name, **settings) as made:
+            click.echo(json.dumps(made.to_json(), default=str))
+            with contextlib.suppress(KeyboardInterrupt):
+                time.sleep(hold)  # the incident's chosen duration, not a wait for a state
+    except (LagscopeError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(json.dumps({"undone": name}))

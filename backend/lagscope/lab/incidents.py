@@ -24,7 +24,13 @@ What is real here, per cause (CAUSES.md):
   scans the table on the replica (``find_row()``).
 * ``serial_apply`` — many concurrent committers on the source with ``sync_binlog=1`` (so commits
   group), a serial applier on the replica (``slave_parallel_threads=0``).
+* ``relay_log_durability`` — ``sync_relay_log=1``/``sync_master_info=1`` on the replicas under a
+  write load: the IO threads fsync every event; near and far fall behind on receiving alike.
+* ``durable_apply`` — a cheap-committing source, a serial replica fsyncing each applied
+  transaction (``innodb_flush_log_at_trx_commit=1``, ``sync_binlog=1``).
 * ``delayed`` — ``CHANGE MASTER TO MASTER_DELAY=N``.
+* ``stopped`` / ``broken`` — the SQL thread stopped by hand, or by a duplicate-key error on a
+  row written on the replica alone.
 * ``network_bound`` — the far replica's proxy limited to a bandwidth below the source's binlog
   rate; the near replica keeps up.
 * ``clock_offset`` — a replica restarted under libfaketime (``FAKETIME=+Ns``): its whole clock
@@ -428,11 +434,11 @@ def row_lock(
 
 @contextlib.contextmanager
 def no_primary_key(
-    lab: Lab, *, rows: int = 10_000, replica: str = "replica1", table: str = "no_key"
+    lab: Lab, *, rows: int = 8_000, replica: str = "replica1", table: str = "no_key"
 ) -> Iterator[Incident]:
     """A table without any key, ``rows`` rows, all updated in one statement on the source (the
     lab's binlog_format is ROW): the replica looks up each row by scanning the table, about
-    rows²/2 row reads (10,000 rows: ~10 s on the lab). Returns once the applier shows
+    rows²/2 row reads (8,000 rows: several seconds on the lab). Returns once the applier shows
     ``find_row()`` on a RUNNING transaction."""
     _check_replica(lab, replica)
     table = _table_name(table)
@@ -504,6 +510,109 @@ def serial_apply(
             table,
             details={"threads": threads, "commits_per_group": round(ratio, 2)},
         )
+
+
+@contextlib.contextmanager
+def relay_log_durability(
+    lab: Lab, *, replica: str = "replica1", threads: int = 4, table: str = "relay_sync"
+) -> Iterator[Incident]:
+    """``sync_relay_log=1`` and ``sync_master_info=1`` on every replica (the IO thread fsyncs
+    each event it queues) under a write load of ``threads`` committers on the source: the near
+    and the far replica fall behind on receiving alike. Returns once ``replica`` has a receive
+    backlog that grew over a poll; the settings and the load stay until leaving."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL")
+    names = [r.name for r in lab.replicas if lab.is_running(r.name)]
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        for name in names:
+            before = query(
+                lab, name, "SELECT @@global.sync_relay_log AS r, @@global.sync_master_info AS m"
+            )[0]
+            undo.callback(_set_relay_sync, lab, name, int(before["r"]), int(before["m"]))
+            _set_relay_sync(lab, name, 1, 1)
+        undo.enter_context(
+            _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
+        )
+        backlog = wait_for(
+            lambda: _grew(lambda: not_received(lab, replica), by=20),
+            timeout_s=60,
+            what=f"{replica}'s receive backlog to grow with sync_relay_log=1",
+        )
+        yield Incident(
+            "relay_log_durability",
+            "relay_log_durability",
+            replica,
+            SCHEMA,
+            table,
+            details={"threads": threads, "not_received_at_start": backlog, "replicas": names},
+        )
+
+
+def _set_relay_sync(lab: Lab, replica: str, relay_log: int, master_info: int) -> None:
+    with lab.connect(replica) as conn, conn.cursor() as cur:
+        cur.execute("SET GLOBAL sync_relay_log = %s", (relay_log,))
+        cur.execute("SET GLOBAL sync_master_info = %s", (master_info,))
+
+
+def _grew(read: Callable[[], int], by: int) -> int | None:
+    """``read()`` twice, a poll apart: the second value when it is ``by`` or more above the
+    first (a backlog that grows, not one left over)."""
+    first = read()
+    time.sleep(0.5)  # the measuring interval of a growth rate, not a wait for a state
+    second = read()
+    return second if second >= first + by else None
+
+
+@contextlib.contextmanager
+def durable_apply(
+    lab: Lab, *, replica: str = "replica1", threads: int = 4, table: str = "durable_apply"
+) -> Iterator[Incident]:
+    """The source commits cheaply (``innodb_flush_log_at_trx_commit=2``, ``sync_binlog=0``)
+    from ``threads`` committers while ``replica`` applies serially and durably
+    (``slave_parallel_threads=0``, ``innodb_flush_log_at_trx_commit=1``, ``sync_binlog=1``: each
+    applied transaction waits for its fsyncs). Returns once its apply backlog grows."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL")
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        _override(lab, "source", undo, innodb_flush_log_at_trx_commit=2, sync_binlog=0)
+        _override(lab, replica, undo, innodb_flush_log_at_trx_commit=1, sync_binlog=1)
+        parallel = int(query(lab, replica, "SELECT @@global.slave_parallel_threads AS v")[0]["v"])
+        if parallel != 0:
+            _set_parallel_threads(lab, replica, 0)
+            undo.callback(_set_parallel_threads, lab, replica, parallel)
+        undo.enter_context(
+            _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
+        )
+        backlog = wait_for(
+            lambda: _grew(lambda: not_applied(lab, replica), by=50),
+            timeout_s=60,
+            what=f"{replica}'s apply backlog to grow under durable serial apply",
+        )
+        yield Incident(
+            "durable_apply",
+            "durable_apply",
+            replica,
+            SCHEMA,
+            table,
+            details={"threads": threads, "not_applied_at_start": backlog},
+        )
+
+
+_OVERRIDABLE = frozenset({"innodb_flush_log_at_trx_commit", "sync_binlog"})
+
+
+def _override(lab: Lab, name: str, undo: contextlib.ExitStack, **settings: int) -> None:
+    """SET GLOBAL each of ``settings`` on ``name``; the old values are put back by ``undo``."""
+    for variable, value in settings.items():
+        if variable not in _OVERRIDABLE:  # names go into SQL: only known ones
+            raise InvalidInput(f"not a setting incidents change: {variable}")
+        old = query(lab, name, f"SELECT @@global.{variable} AS v")[0]["v"]
+        undo.callback(query, lab, name, f"SET GLOBAL {variable} = %s", (int(old),))
+        query(lab, name, f"SET GLOBAL {variable} = %s", (int(value),))
 
 
 def _group_commit_ratio(lab: Lab, load: _Load, window_s: float, above: float) -> float | None:
@@ -579,6 +688,73 @@ def _set_master_delay(lab: Lab, replica: str, delay_s: int) -> None:
     with lab.connect(replica) as conn, conn.cursor() as cur:
         cur.execute("STOP SLAVE")
         cur.execute("CHANGE MASTER TO MASTER_DELAY = %s", (int(delay_s),))
+        cur.execute("START SLAVE")
+
+
+@contextlib.contextmanager
+def stopped(lab: Lab, *, replica: str = "replica1", table: str = "stopped") -> Iterator[Incident]:
+    """``STOP SLAVE SQL_THREAD`` on ``replica`` and one write on the source: received, not
+    applied, and the SQL thread not running. ``START SLAVE`` on leaving."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        query(lab, replica, "STOP SLAVE SQL_THREAD")
+        undo.callback(query, lab, replica, "START SLAVE")
+        query(lab, "source", _sql("INSERT INTO {t} VALUES (1, 0)", table))
+        wait_for(
+            lambda: not_received(lab, replica) == 0 and not_applied(lab, replica) > 0,
+            timeout_s=30,
+            what=f"{replica} to receive the write it does not apply",
+        )
+        yield Incident("stopped", "stopped", replica, SCHEMA, table)
+
+
+@contextlib.contextmanager
+def broken(lab: Lab, *, replica: str = "replica1", table: str = "broken") -> Iterator[Incident]:
+    """A row written on ``replica`` alone (not logged), then the same key inserted on the
+    source: the SQL thread stops with a duplicate-key error (1062). On leaving the replica's
+    stray row is removed and the SQL thread started again, which applies the source's row."""
+    _check_replica(lab, replica)
+    table = _table_name(table)
+    _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
+    with contextlib.ExitStack() as undo:
+        undo.enter_context(_table_lifetime(lab, table))
+        with lab.connect(replica) as conn, conn.cursor() as cur:
+            cur.execute("SET SESSION sql_log_bin = 0")
+            cur.execute(_sql("INSERT INTO {t} VALUES (1, -1)", table))
+        undo.callback(_repair, lab, replica, table)
+        query(lab, "source", _sql("INSERT INTO {t} VALUES (1, 0)", table))
+        status = wait_for(
+            lambda: next(
+                (
+                    s
+                    for s in query(lab, replica, "SHOW ALL SLAVES STATUS")
+                    if s["Slave_SQL_Running"] == "No" and s["Last_SQL_Errno"]
+                ),
+                None,
+            ),
+            timeout_s=30,
+            what=f"{replica}'s SQL thread to stop on the duplicate key",
+        )
+        yield Incident(
+            "broken",
+            "broken",
+            replica,
+            SCHEMA,
+            table,
+            details={
+                "errno": int(status["Last_SQL_Errno"]),
+                "error": str(status["Last_SQL_Error"])[:500],
+            },
+        )
+
+
+def _repair(lab: Lab, replica: str, table: str) -> None:
+    with lab.connect(replica) as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION sql_log_bin = 0")
+        cur.execute(_sql("DELETE FROM {t} WHERE id = 1", table))
         cur.execute("START SLAVE")
 
 
@@ -729,7 +905,11 @@ INCIDENTS: dict[str, IncidentMaker] = {
     "row_lock": row_lock,
     "no_primary_key": no_primary_key,
     "serial_apply": serial_apply,
+    "relay_log_durability": relay_log_durability,
+    "durable_apply": durable_apply,
     "delayed": delayed,
+    "stopped": stopped,
+    "broken": broken,
     "network_bound": network_bound,
     "clock_offset": clock_offset,
 }

@@ -319,15 +319,33 @@ class LatencyProxy:
     ) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=_QUEUE_CHUNKS)
         loop = asyncio.get_running_loop()
+        # Bytes read but not yet delivered. Under a bandwidth limit the proxy holds no more than
+        # the link's bandwidth × delay (what a real link has in flight) plus a little, so the
+        # sender feels the thin link through TCP flow control at once, as it would on a WAN,
+        # instead of filling megabytes of proxy queue first.
+        queued = 0
+        room = asyncio.Event()
+        room.set()
+
+        def limit() -> float | None:
+            rate = pacer.rate
+            return None if rate is None else rate * (self._delay_s + _SLICE_S * 2) + _CHUNK
 
         async def read_side() -> None:
+            nonlocal queued
             while True:
                 data = await reader.read(_CHUNK)
+                queued += len(data)
                 await queue.put((loop.time() + self._delay_s, data))
                 if data == _EOF:
                     return
+                bound = limit()
+                if bound is not None and queued > bound:
+                    room.clear()
+                    await room.wait()
 
         async def write_side() -> None:
+            nonlocal queued
             assert self._flowing is not None
             while True:
                 due, data = await queue.get()
@@ -346,6 +364,10 @@ class LatencyProxy:
                     await self._flowing.wait()
                     writer.write(piece)
                     await writer.drain()
+                    queued -= len(piece)
+                    bound = limit()
+                    if bound is None or queued <= bound:
+                        room.set()
 
         async with asyncio.TaskGroup() as group:
             group.create_task(read_side())
