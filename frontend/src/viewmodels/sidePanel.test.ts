@@ -49,6 +49,10 @@ describe("buildChannelPanels", () => {
     expect(etaText({ ...ETA, seconds: 0, catching_up: true, falling_behind_per_s: null })).toBe("caught up");
     expect(etaText({ ...ETA, seconds: 90, catching_up: true, falling_behind_per_s: null })).toBe("1 m 30 s to catch up");
     expect(etaText(null)).toBe("unknown");
+    expect(etaText({ ...ETA, seconds: null, catching_up: false, falling_behind_per_s: null, never: false, basis: "transaction_progress" })).toBe(
+      "unknown: applying one large transaction",
+    );
+    expect(etaText({ ...ETA, seconds: null, catching_up: false, falling_behind_per_s: null, never: false, basis: null })).toBe("unknown");
     const noisy = { ...ETA, seconds: null, catching_up: false, falling_behind_per_s: 48.4 };
     expect(etaText(noisy, "caught_up")).toBe("caught up");
     expect(etaText(noisy, "apply_bound")).toBe("not catching up (falling behind 48.4 trx/s)");

@@ -48,8 +48,15 @@ export function etaText(eta: ChannelStatus["eta"], verdict?: ChannelStatus["verd
     const basis = eta.basis === "transaction_progress" ? ", from the large transaction's progress" : "";
     return `${formatDuration(eta.seconds)} to catch up${band}${basis}`;
   }
-  if (eta.falling_behind_per_s !== null) return `not catching up (falling behind ${formatRate(eta.falling_behind_per_s, "trx")})`;
-  return "not catching up";
+  if (eta.never || eta.falling_behind_per_s !== null) {
+    return eta.falling_behind_per_s !== null
+      ? `not catching up (falling behind ${formatRate(eta.falling_behind_per_s, "trx")})`
+      : "not catching up";
+  }
+  // Inside one large transaction the rates say nothing about the time left; "not catching up"
+  // would be false (the analysis does not say never), so say what is known.
+  if (eta.basis === "transaction_progress") return "unknown: applying one large transaction";
+  return "unknown";
 }
 
 export function buildChannelPanels(
