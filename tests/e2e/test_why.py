@@ -1,0 +1,166 @@
+"""Why is it behind, in Chromium over the real pipeline: a session on replica1 holds row locks the
+applier needs (lab/incidents.py's ``row_lock``). While it holds them, the overview card names the
+cause in words and the explorer's why strip shows a segment whose evidence names the session the
+test opened; once undone and caught up for the (shortened) hold, the Episodes list shows the
+ended episode with its main cause and the episode page shows the blocking session and the table
+as text.
+
+One incident for the whole module (making it and undoing it costs ~10 s): the tests read the
+same episode in order, each step's screenshot in /tmp/e2e-why and tests/e2e/artifacts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlalchemy import select
+
+from lagscope.lab import Lab
+from lagscope.lab import incidents
+from lagscope.models.episodes import Episode
+from tests.integration.pipeline_stack import Pipeline, start_pipeline
+from tests.integration.waiting import wait_until
+
+from .conftest import shot
+
+pytestmark = [pytest.mark.integration, pytest.mark.e2e]
+
+SHOTS = Path("/tmp/e2e-why")
+# The episode ends once replica1 has been caught up this long (30 s in production).
+HOLD_S = 4
+TABLE = "e2e_rows_held"
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
+    with start_pipeline(
+        lab,
+        tmp_path_factory.mktemp("e2e-why"),
+        extra_env={"LAGSCOPE_EPISODE_CAUGHT_UP_S": str(HOLD_S)},
+    ) as started:
+        yield started
+
+
+class Held:
+    """The incident while it lasts; ``undo`` ends it (and waits until the lab has caught up)."""
+
+    def __init__(self, lab: Lab) -> None:
+        self._manager = incidents.row_lock(lab, replica="replica1", table=TABLE)
+        self.made = self._manager.__enter__()
+        self._open = True
+
+    def undo(self) -> None:
+        if self._open:
+            self._open = False
+            self._manager.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def held(lab: Lab, pipeline: Pipeline) -> Iterator[Held]:
+    # The pipeline must be polling before the incident: the cause is named from live readings.
+    wait_until(
+        lambda: pipeline.channel_id("replica1"), timeout_s=60, message="replica1's channel"
+    )
+    incident = Held(lab)
+    try:
+        yield incident
+    finally:
+        incident.undo()
+
+
+def save(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    shot(page, f"why-{name}")
+
+
+def test_the_overview_card_names_the_blocking_session_as_the_cause(
+    page: Page, pipeline: Pipeline, held: Held
+) -> None:
+    assert held.made.cause == "blocked_by_session" and held.made.session_id
+    page.goto("/")
+    card = page.get_by_role("article", name="lab")
+    row = card.locator('[data-instance="replica1"] tr[data-channel="replica1"]')
+    cause = row.get_by_test_id("channel-cause")
+    expect(cause).to_have_attribute("data-cause", "blocked_by_session")
+    expect(cause).to_contain_text(re.compile(r"why: \S"))
+    # The far replica is not blocked: no such cause on its row.
+    other = card.locator('[data-instance="replica2"] tr[data-channel="replica2"]')
+    expect(other.locator('[data-cause="blocked_by_session"]')).to_have_count(0)
+    save(page, "1-overview")
+
+
+def test_the_why_strip_shows_the_segment_and_its_evidence_names_the_session(
+    page: Page, pipeline: Pipeline, held: Held
+) -> None:
+    page.goto(f"/clusters/{pipeline.cluster_id}?range=5m")
+    strips = page.get_by_test_id("why-strips")
+    strip = strips.locator('[data-testid="why-strip"][data-channel="replica1"]')
+    segment = strip.locator('[data-testid="why-segment"][data-cause="blocked_by_session"]').last
+    expect(segment).to_be_visible()
+    save(page, "2-explorer")
+    segment.hover()
+    detail = strips.get_by_test_id("why-detail")
+    expect(detail).to_contain_text(f"session {held.made.session_id}")
+    expect(detail).to_contain_text(f"{held.made.schema}.{TABLE}")
+    save(page, "3-why-detail-hover")
+    # Keyboard: focusing the segment shows the same evidence.
+    page.mouse.move(0, 0)
+    segment.focus()
+    expect(detail).to_contain_text(f"session {held.made.session_id}")
+
+
+def ended_episode(pipeline: Pipeline, channel_id: int) -> Episode | None:
+    with pipeline.session() as s:
+        return s.scalars(
+            select(Episode)
+            .where(Episode.channel_id == channel_id, Episode.ended_at.is_not(None))
+            .order_by(Episode.id.desc())
+        ).first()
+
+
+def test_after_the_incident_the_episode_is_listed_and_its_page_shows_the_evidence(
+    page: Page, pipeline: Pipeline, held: Held
+) -> None:
+    session_id = held.made.session_id
+    held.undo()
+    channel_id = pipeline.channel_id("replica1")
+    assert channel_id is not None
+    episode: Any = wait_until(
+        lambda: ended_episode(pipeline, channel_id),
+        timeout_s=90,
+        message="replica1's episode to end after the incident",
+    )
+
+    page.goto(f"/clusters/{pipeline.cluster_id}")
+    page.get_by_role("link", name="Episodes").click()
+    table = page.get_by_role("table", name="Lag episodes")
+    expect(table).to_have_attribute("data-testid", "episodes-table")
+    row = table.locator(f'[data-testid="episode-row"][data-episode-id="{episode.id}"]')
+    expect(row).to_contain_text("replica1")
+    expect(row.get_by_test_id("episode-cause")).to_have_text(re.compile(r"\S"))
+    expect(row.get_by_test_id("episode-ended")).not_to_contain_text("ongoing")
+    save(page, "4-episodes")
+    cause_words = row.get_by_test_id("episode-cause").text_content()
+
+    row.get_by_role("link").first.click()
+    episode_page = page.get_by_test_id("episode-page")
+    expect(episode_page).to_have_attribute("data-episode-id", str(episode.id))
+    expect(page.get_by_test_id("episode-main-cause")).to_have_text(cause_words or "")
+    expect(page.get_by_test_id("episode-ended")).not_to_contain_text("ongoing")
+    section = page.locator('[data-testid="evidence-section"][data-cause="blocked_by_session"]')
+    expect(section).to_be_visible()
+    session = section.get_by_test_id("evidence-session").first
+    expect(session.locator('tr[data-key="blocker_thread_id"] td')).to_have_text(str(session_id))
+    expect(session.locator('tr[data-key="blocker_object"] td')).to_have_text(
+        f"{held.made.schema}.{TABLE}"
+    )
+    # Server text is text: no element was made from it.
+    expect(section.locator("td script, td img")).to_have_count(0)
+    expect(page.get_by_test_id("episode-actions")).to_contain_text(f"session {session_id}")
+    save(page, "5-episode-page")
