@@ -63,9 +63,7 @@ class Held:
 @pytest.fixture(scope="module")
 def held(lab: Lab, pipeline: Pipeline) -> Iterator[Held]:
     # The pipeline must be polling before the incident: the cause is named from live readings.
-    wait_until(
-        lambda: pipeline.channel_id("replica1"), timeout_s=60, message="replica1's channel"
-    )
+    wait_until(lambda: pipeline.channel_id("replica1"), timeout_s=60, message="replica1's channel")
     incident = Held(lab)
     try:
         yield incident
@@ -98,19 +96,30 @@ def test_the_overview_card_names_the_blocking_session_as_the_cause(
 def test_the_why_strip_shows_the_segment_and_its_evidence_names_the_session(
     page: Page, pipeline: Pipeline, held: Held
 ) -> None:
-    page.goto(f"/clusters/{pipeline.cluster_id}?range=5m")
+    page.goto(f"/clusters/{pipeline.cluster_id}?range=15m")
     strips = page.get_by_test_id("why-strips")
     strip = strips.locator('[data-testid="why-strip"][data-channel="replica1"]')
     segment = strip.locator('[data-testid="why-segment"][data-cause="blocked_by_session"]').last
     expect(segment).to_be_visible()
+    expect(segment).to_have_accessible_name(re.compile(r"^blocked by a session"))
+    # Seconds old in a 15-minute range: a sliver, with its words beside it.
+    expect(strip.locator(".why-beside")).to_have_text(segment.text_content() or "")
     save(page, "2-explorer")
     segment.hover()
     detail = strips.get_by_test_id("why-detail")
     expect(detail).to_contain_text(f"session {held.made.session_id}")
-    expect(detail).to_contain_text(f"{held.made.schema}.{TABLE}")
+    # The evidence in words (as on the episode page), not the finding's keys.
+    expect(detail.locator('[data-key="blocker_thread_id"]')).to_have_text(
+        f"session id{held.made.session_id}"
+    )
+    expect(detail.locator('[data-key="blocker_object"] dd')).to_have_text(
+        f"{held.made.schema}.{TABLE}"
+    )
     save(page, "3-why-detail-hover")
+    strips.screenshot(path=str(SHOTS / "3b-why-strips.png"))
     # Keyboard: focusing the segment shows the same evidence.
     page.mouse.move(0, 0)
+    expect(detail).not_to_contain_text(f"session {held.made.session_id}")
     segment.focus()
     expect(detail).to_contain_text(f"session {held.made.session_id}")
 
@@ -138,7 +147,9 @@ def test_after_the_incident_the_episode_is_listed_and_its_page_shows_the_evidenc
     )
 
     page.goto(f"/clusters/{pipeline.cluster_id}")
-    page.get_by_role("link", name="Episodes").click()
+    page.get_by_role("navigation", name="Cluster views").get_by_role(
+        "link", name="Episodes", exact=True
+    ).click()
     table = page.get_by_role("table", name="Lag episodes")
     expect(table).to_have_attribute("data-testid", "episodes-table")
     row = table.locator(f'[data-testid="episode-row"][data-episode-id="{episode.id}"]')
