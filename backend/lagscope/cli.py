@@ -452,11 +452,13 @@ def rotate_command(dry_run: bool) -> None:
 @click.option("--duration", default=None, type=float, help="Stop after this many seconds.")
 @click.option(
     "--scenario",
-    type=click.Choice(["tuning", "steady"]),
+    type=click.Choice(["tuning", "incidents", "steady"]),
     default="tuning",
     show_default=True,
-    help="tuning: lag builds under strict flush, then falls as the replicas are tuned in "
-    "phases A, B, C; steady: a light load on the lab's defaults.",
+    help="tuning: a blocked applier, then lag builds under strict flush and falls as the "
+    "replicas are tuned in phases A, B, C; incidents: one cause of lag after another (a "
+    "blocking session, a large transaction, a long ALTER, a keyless update, a squeezed link), "
+    "each noted on the timeline; steady: a light load on the lab's defaults.",
 )
 @click.option(
     "--phase-seconds",
@@ -468,7 +470,7 @@ def rotate_command(dry_run: bool) -> None:
     "--load-tps",
     default=None,
     type=click.FloatRange(1, 100_000),
-    help="Write load on the source, transactions/s [tuning: 2000, steady: 200].",
+    help="Write load on the source, transactions/s [tuning: 2000, incidents and steady: 200].",
 )
 @click.option("--loop", is_flag=True, help="Tell the tuning story again after phase C.")
 def demo(

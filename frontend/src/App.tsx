@@ -7,6 +7,7 @@ import { ClusterPage } from "./pages/ClusterPage";
 import { ComparePage } from "./pages/ComparePage";
 import { EpisodePage } from "./pages/EpisodePage";
 import { EpisodesPage } from "./pages/EpisodesPage";
+import { InboxPage } from "./pages/InboxPage";
 import { JournalPage } from "./pages/JournalPage";
 import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
@@ -33,6 +34,7 @@ export function App() {
         <Route path="clusters/:clusterId/compare" element={<ComparePage />} />
         <Route path="clusters/:clusterId/workers" element={<WorkersPage />} />
         <Route path="alerts" element={<AlertsPage />} />
+        <Route path="inbox" element={<InboxPage />} />
         <Route path="settings/*" element={<SettingsPage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from lagscope.api.webui import has_build
+from lagscope.demo.alerting import INBOX_TARGET, LAG_RULE
 
 from .stack import free_port
 from .waiting import wait_until
@@ -52,6 +53,12 @@ def test_demo_runs_the_product_and_stops_cleanly(tmp_path):
             lambda: polled_instances() == 3, timeout_s=60, message="demo polls its 3 servers"
         )
         assert httpx.get(f"{url}/healthz", timeout=2).json() == {"status": "ok"}
+        # Alerts without setting anything up: the lag rule sends to the API's own inbox.
+        rules = httpx.get(f"{url}/api/v1/alerts/rules", timeout=5).json()
+        targets = httpx.get(f"{url}/api/v1/alerts/webhooks", timeout=5).json()
+        assert [r["name"] for r in rules] == [LAG_RULE]
+        assert rules[0]["target_ids"] == [t["id"] for t in targets if t["name"] == INBOX_TARGET]
+        assert httpx.get(f"{url}/api/v1/demo/inbox", timeout=5).json()["capacity"] == 200
         if has_build():  # `make test` builds the UI first: the one URL printed is the dashboard
             assert f"{url}/ (the dashboard" in (tmp_path / "demo.log").read_text()
             assert 'id="root"' in httpx.get(f"{url}/", timeout=5).text

@@ -108,6 +108,9 @@ def test_tuning_scenario_builds_lag_then_the_journal_shows_each_step(tmp_path):
             found = demo.get("/annotations", cluster_id=cid, start=iso(began), end=iso(end))
             return {n["text"][:7]: n for n in found if "scenario" in n["tags"]}
 
+        def phase_notes() -> dict[str, dict[str, Any]]:
+            return {k: n for k, n in notes().items() if k.startswith("phase ")}
+
         # Three phases and a generous margin: the box may be shared and slow to start.
         wait_until(
             lambda: "phase C" in notes(),
@@ -115,8 +118,16 @@ def test_tuning_scenario_builds_lag_then_the_journal_shows_each_step(tmp_path):
             interval_s=2,
             message="the scenario to reach phase C",
         )
-        by_phase = notes()
+        # The story opens with a blocked applier (a range note, closed when it was undone).
+        opening = notes()["inciden"]
+        assert "blocked by a session on the replica" in opening["text"]
+        assert {"scenario", "incident", "blocked_by_session"} <= set(opening["tags"])
+        assert opening["ends_at"] is not None
+        by_phase = phase_notes()
         assert set(by_phase) == {"phase A", "phase B", "phase C"}
+        assert datetime.fromisoformat(opening["ends_at"]) <= datetime.fromisoformat(
+            by_phase["phase A"]["starts_at"]
+        )
         assert all(n["author"] == "scenario" for n in by_phase.values())
         phase_at = {k[-1]: datetime.fromisoformat(n["starts_at"]) for k, n in by_phase.items()}
 

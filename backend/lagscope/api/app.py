@@ -17,12 +17,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope import __version__
 from lagscope.alerts.watchdog import Watchdog
 from lagscope.api import problems, webui
+from lagscope.api.demo_inbox import DemoInbox
 from lagscope.api.middleware import DemoHostMiddleware, EdgeMiddleware
 from lagscope.api.routers import (
     alerts,
     auth,
     clusters,
     compare,
+    demo,
     docs,
     episodes,
     instances,
@@ -80,6 +82,8 @@ def create_app(
     app.state.settings = settings
     app.state.sessions = sessions
     app.state.box = store_box(sessions, settings.secret_key, settings.old_keys())
+    # The demo's webhook inbox exists in demo mode only; its routes answer 404 without it.
+    app.state.demo_inbox = DemoInbox() if settings.demo else None
     app.state.stream_slots = StreamSlots(settings.streams_per_user, settings.streams_per_process)
     problems.install(app)
     if settings.demo:  # inside the edge middleware: its refusals carry the edge's headers
@@ -99,6 +103,7 @@ def create_app(
         stream,
         workers,
         alerts,
+        demo,
     ):
         api.include_router(module.router)
     app.include_router(api)

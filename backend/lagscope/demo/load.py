@@ -58,6 +58,10 @@ class WriteLoad:
             self._workers.append(worker)
         return self
 
+    def set_rate(self, target_tps: float | None) -> None:
+        """A new total rate from the next transaction on (None: as fast as the source allows)."""
+        self._target_tps = target_tps
+
     def stop(self) -> None:
         self._stop.set()
         for worker in self._workers:
@@ -71,10 +75,10 @@ class WriteLoad:
         self.stop()
 
     def _run(self, writer: int) -> None:
-        per_thread_interval = self._threads / self._target_tps if self._target_tps else 0.0
         payload = "x" * 120
         conn = None
         next_at = time.monotonic()
+        paced_at = self._target_tps
         while not self._stop.is_set():
             try:
                 conn = conn or self._connect()
@@ -87,8 +91,12 @@ class WriteLoad:
                     self.errors += 1
                 conn = None
                 self._stop.wait(0.2)  # the source restarts or refuses: back off, then reconnect
-            if per_thread_interval:
-                next_at += per_thread_interval
+            rate = self._target_tps  # read each time: set_rate changes it while running
+            if rate != paced_at:
+                # A new rate counts from now: no burst to make up for the old one.
+                next_at, paced_at = time.monotonic(), rate
+            if rate:
+                next_at += self._threads / rate
                 self._stop.wait(max(0.0, next_at - time.monotonic()))
         if conn is not None:
             conn.close()

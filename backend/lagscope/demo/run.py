@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +28,19 @@ from lagscope.api.serve import server_config
 from lagscope.api.webui import has_build
 from lagscope.config import PLACEHOLDER_SECRET, Settings, require_loopback_or_allowed
 from lagscope.db import make_engine, make_session_factory
+from lagscope.demo.alerting import base_url, inbox_allow, inbox_url, seed_alerting
 from lagscope.demo.load import WriteLoad
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
-from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, plan_for
-from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_figures
+from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, IncidentStep, demo_plan
+from lagscope.demo.scenario_runner import (
+    ScenarioRunner,
+    store_annotator,
+    store_figures,
+    store_notes,
+)
 from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab, LabConfig
+from lagscope.lab.incidents import incident
 from lagscope.security.demo_store import mark_demo_store
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
@@ -104,7 +111,7 @@ class _Signals:
 
 def run_demo(workdir: Path, options: DemoOptions | None = None) -> None:
     options = options or DemoOptions()
-    plan_for(options.scenario, options.phase_seconds)  # refuse a bad plan before starting
+    demo_plan(options.scenario, options.phase_seconds)  # refuse a bad plan before starting
     require_loopback_or_allowed(options.host)
     # Inherited by every child (lab servers, proxies, Redis, worker, beat): the final sweep
     # finds them by it whatever a signal interrupted.
@@ -142,13 +149,19 @@ def _start_and_serve(
     started.append(redis.stop)
     upgrade(url)
     _mark(url)  # demo mode runs only on a store that carries this mark
-    cluster_id = _register(url, secret, lab)
+    # The demo's alert rule sends to the API's own inbox: a loopback destination the webhook
+    # allow-list must name (the API and the worker deliver, so both get it).
+    allow = inbox_allow(options.host, os.environ.get("LAGSCOPE_WEBHOOK_ALLOWED_HOSTS", ""))
+    base = base_url(options.host, options.port)
+    cluster_id = _register(url, secret, lab, inbox_url(options.host, options.port), allow)
     env = {
         **os.environ,
         "LAGSCOPE_DATABASE_URL": url,
         "LAGSCOPE_BROKER_URL": redis.url,
         "LAGSCOPE_SECRET_KEY": secret,
         "LAGSCOPE_DEMO": "1",
+        "LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": allow,
+        "LAGSCOPE_EXTERNAL_URL": base,
         "LAGSCOPE_PARAMS_EVERY_S": os.environ.get(
             "LAGSCOPE_PARAMS_EVERY_S", str(DEMO_PARAMS_EVERY_S)
         ),
@@ -165,21 +178,35 @@ def _start_and_serve(
     heartbeat = ManagedProcess("heartbeat", lagscope_command("heartbeat"), workdir, env)
     started.append(heartbeat.stop)
     threads = TUNING_LOAD_THREADS if options.scenario == "tuning" else LOAD_THREADS
-    load = WriteLoad(lambda: lab.connect("source"), threads=threads, target_tps=options.tps)
+    plan = demo_plan(options.scenario, options.phase_seconds)
+    # An opening incident sets its own load: start at it, not at the story's.
+    opening = plan[0] if plan and isinstance(plan[0], IncidentStep) else None
+    first_tps = opening.load_tps if opening and opening.load_tps else options.tps
+    load = WriteLoad(lambda: lab.connect("source"), threads=threads, target_tps=first_tps)
     started.append(load.stop)
     load.start()
     sessions = make_session_factory(make_engine(url))
     scenario = ScenarioRunner(
-        plan_for(options.scenario, options.phase_seconds),
+        plan,
         [replica.name for replica in lab.replicas],
         lab.connect,
         store_annotator(sessions, cluster_id),
         store_figures(sessions, cluster_id),
         emit=lambda line: print(line, flush=True),
         loop=options.loop,
+        play=lambda step: incident(lab, step.incident, **dict(step.options)),
+        notes=store_notes(sessions, cluster_id),
+        set_load=lambda tps: load.set_rate(options.tps if tps is None else tps),
     )
     started.append(scenario.stop)
-    settings = Settings(database_url=url, secret_key=secret, demo=True, broker_url=redis.url)
+    settings = Settings(
+        database_url=url,
+        secret_key=secret,
+        demo=True,
+        broker_url=redis.url,
+        webhook_allowed_hosts=allow,
+        external_url=base,
+    )
     _serve(settings, options, signals, then=scenario.start)
 
 
@@ -252,23 +279,49 @@ def _mark(url: str) -> None:
         engine.dispose()
 
 
-def _register(url: str, secret: str, lab: Lab) -> int:
-    sessions = make_session_factory(make_engine(url))
+def _register(url: str, secret: str, lab: Lab, inbox: str, allow: str) -> int:
+    servers = {name: (lab.server(name).host, lab.server(name).port) for name, _, _ in TOPOLOGY}
+    return register_demo(
+        url, secret, servers, lab.credentials.monitor, lab.credentials.heartbeat, inbox, allow
+    )
+
+
+# The demo's cluster: (name, role, region).
+TOPOLOGY = (
+    ("source", "source", "near"),
+    ("replica1", "replica", "near"),
+    ("replica2", "replica", "far"),
+)
+
+
+def register_demo(
+    url: str,
+    secret: str,
+    servers: Mapping[str, tuple[str, int]],
+    monitor: tuple[str, str],
+    heartbeat: tuple[str, str],
+    inbox: str,
+    allow: str,
+) -> int:
+    """The demo's cluster on ``servers`` (name: host, port), and its alert rule sending to the
+    inbox (demo/alerting.py), in a store just made and marked."""
+    engine = make_engine(url)
+    sessions = make_session_factory(engine)
     box = store_box(sessions, secret)
-    user, password = lab.credentials.monitor
-    with sessions() as session, session.begin():
-        cluster = inventory.create_cluster(session, "demo", heartbeat_mode="lagscope")
-        inventory.set_heartbeat_writer(session, box, cluster, *lab.credentials.heartbeat)
-        for name, role, region in (
-            ("source", "source", "near"),
-            ("replica1", "replica", "near"),
-            ("replica2", "replica", "far"),
-        ):
-            server = lab.server(name)
-            inventory.add_instance(
-                session, box, cluster, name, server.host, server.port, user, password, role, region
-            )
-        return cluster.id
+    user, password = monitor
+    try:
+        with sessions() as session, session.begin():
+            cluster = inventory.create_cluster(session, "demo", heartbeat_mode="lagscope")
+            inventory.set_heartbeat_writer(session, box, cluster, *heartbeat)
+            for name, role, region in TOPOLOGY:
+                host, port = servers[name]
+                inventory.add_instance(
+                    session, box, cluster, name, host, port, user, password, role, region
+                )
+            seed_alerting(session, box, cluster.id, inbox, allow.split(","))
+            return cluster.id
+    finally:
+        engine.dispose()
 
 
 def _serve(

@@ -17,8 +17,18 @@ The phases name MariaDB's variables; :func:`replica_statements` translates them 
 (``sync_source_info``; ``replica_parallel_workers`` = 1 for serial, as 0 is deprecated since
 8.0.30; ``replica_parallel_type = LOGICAL_CLOCK``), which the docker-compose lab runs.
 
+``incidents`` (the demo's lab only) makes one cause of lag happen after another under a light
+load, each with a note on the timeline saying what was done and what Lagscope should name: a
+replica session holding row locks the applier needs, one holding a table's metadata lock, one
+large transaction, a long ALTER, a bulk update of a table without a primary key, the far link
+squeezed. Each is held long enough to be seen (~40-75 s), undone cleanly (the replicas catch up),
+then left quiet so its episode closes before the next begins. :mod:`lagscope.lab.incidents` makes
+them; the demo's ``tuning`` story opens with a short one (a blocked applier, at a light load, so
+it drains before phase A).
+
 ``steady`` is the plain load with the lab's defaults. Everything here is pure: the runner
-(:mod:`lagscope.demo.scenario_runner`) executes :func:`replica_statements` and writes the notes.
+(:mod:`lagscope.demo.scenario_runner`) executes :func:`replica_statements`, plays the incidents
+and writes the notes.
 """
 
 from __future__ import annotations
@@ -28,11 +38,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from lagscope.analysis.causes.model import Cause
 from lagscope.errors import InvalidInput
 
 Flavor = Literal["mariadb", "mysql"]
 
-SCENARIOS = ("tuning", "steady")
+SCENARIOS = ("tuning", "steady")  # on any servers (``lagscope scenario``)
+DEMO_SCENARIOS = ("tuning", "incidents", "steady")  # on the demo's own lab
 PARALLEL_MODES = ("none", "minimal", "conservative", "optimistic", "aggressive")
 NOTE_TAGS = ("scenario", "tuning")
 NOTE_AUTHOR = "scenario"
@@ -262,3 +274,100 @@ def phase_report(phase: Phase, elapsed_s: float, figures: Mapping[str, ReplicaFi
         for name, f in sorted(figures.items())
     ]
     return f"scenario: phase {phase.name} ({phase.title}) {elapsed_s:.0f} s — " + "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentStep:
+    """One cause made to happen on the demo's lab (:data:`lagscope.lab.incidents.INCIDENTS`)."""
+
+    incident: str  # the lab's name for it
+    title: str  # what is done, in an operator's words (the note's text)
+    cause: Cause  # what Lagscope should name
+    # Held this long once the servers show it; one that ends by itself (a large transaction, an
+    # ALTER) is left to run at least this long, then the replicas are waited for.
+    seconds: float
+    options: tuple[tuple[str, int | float | str], ...] = ()
+    # Quiet after it was undone and the replicas caught up: the episode closes before the next.
+    quiet_s: float = 30.0
+    # The write load while it plays (None: the scenario's own).
+    load_tps: float | None = None
+
+    @property
+    def note(self) -> str:
+        return f"incident: {self.title} — Lagscope should say: {self.cause.words}"
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return ("scenario", "incident", self.cause.label)
+
+
+Step = Phase | IncidentStep
+
+# Held 75 s: lag passes 30 s after 30 s, and the demo's alert rule (over 30 s for 30 s) fires
+# before the lock is let go, so the inbox shows the alert with its "why".
+INCIDENTS_PLAN: tuple[IncidentStep, ...] = (
+    IncidentStep(
+        "row_lock",
+        "a session on replica1 holds row locks (SELECT … FOR UPDATE) that the applier needs",
+        Cause.BLOCKED_BY_SESSION,
+        75.0,
+        (("replica", "replica1"),),
+    ),
+    IncidentStep(
+        "metadata_lock",
+        "a session on replica1 keeps a transaction open on a table the source then alters",
+        Cause.BLOCKED_BY_SESSION,
+        45.0,
+        (("replica", "replica1"),),
+    ),
+    IncidentStep(
+        "large_transaction",
+        "one UPDATE of 1.5 million rows on the source",
+        Cause.LARGE_TRANSACTION,
+        40.0,
+        (("rows", 1_500_000),),
+    ),
+    IncidentStep(
+        "long_alter",
+        "ALTER TABLE … ALGORITHM=COPY of a million-row table on the source",
+        Cause.DDL,
+        40.0,
+        (("rows", 1_000_000),),
+    ),
+    IncidentStep(
+        "no_primary_key",
+        "one UPDATE of every row of a 14,000-row table without a primary key (row format)",
+        Cause.NO_USABLE_KEY,
+        40.0,
+        (("rows", 14_000),),
+    ),
+    IncidentStep(
+        "network_bound",
+        "the link to replica2 (far) squeezed to 50 kB/s while the source writes 250 kB/s",
+        Cause.NETWORK,
+        50.0,
+        (("replica", "replica2"), ("bandwidth_bps", 50_000), ("write_bps", 250_000)),
+    ),
+)
+# The tuning story's opening: a blocked applier at a light load (a backlog of ~5000
+# transactions, drained in seconds), so phase A starts from caught-up replicas.
+TUNING_INCIDENT = IncidentStep(
+    "row_lock",
+    "a session on replica1 holds row locks (SELECT … FOR UPDATE) that the applier needs",
+    Cause.BLOCKED_BY_SESSION,
+    25.0,
+    (("replica", "replica1"),),
+    quiet_s=10.0,
+    load_tps=200.0,
+)
+
+
+def demo_plan(scenario: str, seconds: Sequence[float] = DEFAULT_PHASE_SECONDS) -> tuple[Step, ...]:
+    """What ``lagscope demo --scenario`` plays on its own lab."""
+    if scenario not in DEMO_SCENARIOS:
+        raise InvalidInput(f"scenario must be one of {DEMO_SCENARIOS}, not {scenario!r}")
+    if scenario == "incidents":
+        return INCIDENTS_PLAN
+    if scenario == "tuning":
+        return (TUNING_INCIDENT, *tuning_plan(seconds))
+    return ()

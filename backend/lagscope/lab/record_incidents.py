@@ -1,6 +1,6 @@
 """Record what MariaDB shows during each lab incident, as a test fixture.
 
-``python -m lagscope.lab.record_incidents [--out tests/fixtures/mariadb_incidents.json]
+``python -m lagscope.lab.record_incidents [--out tests/fixtures/causes/mariadb1011_incidents.json]
 [--state LAB.json] [--samples 4] [--only NAME …]`` plays every incident of
 :mod:`lagscope.lab.incidents` on a lab (a fresh one unless ``--state`` names a running one) and,
 while each is in force, samples the replica's ``SHOW ALL SLAVES STATUS`` (thread states, delay,
@@ -24,7 +24,7 @@ from lagscope.lab import incidents
 from lagscope.lab.incidents import SYSTEM_USER, Incident, query
 from lagscope.lab.topology import Lab, LabConfig
 
-DEFAULT_OUT = Path("tests/fixtures/mariadb_incidents.json")
+DEFAULT_OUT = Path("tests/fixtures/causes/mariadb1011_incidents.json")
 _TEXT_MAX = 500
 _STATUS_COLUMNS = (
     "Connection_name",

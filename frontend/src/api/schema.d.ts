@@ -663,6 +663,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/demo/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Inbox
+         * @description What the demo's webhook inbox received, newest first (demo mode only).
+         */
+        get: operations["list_inbox"];
+        put?: never;
+        /**
+         * Receive Inbox
+         * @description A webhook receiver for the demo's alert rule (demo mode only): keeps the body and the
+         *     headers a receiver looks at, and checks the signature as docs/alerts.md says a receiver
+         *     should, with the secret of the targets aimed here.
+         */
+        post: operations["receive_inbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/episodes/{episode_id}": {
         parameters: {
             query?: never;
@@ -1853,6 +1879,64 @@ export interface components {
              */
             verdict: "improved" | "worse" | "no_clear_change" | "insufficient_data" | "not_measurable";
         };
+        /** InboxEntryOut */
+        InboxEntryOut: {
+            /**
+             * Headers
+             * @description Idempotency-Key, the signature and its timestamp, the delivery id, Content-Type and User-Agent, as received (each at most 500 characters)
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /** Id */
+            id: number;
+            /**
+             * Last Received At
+             * Format: date-time
+             */
+            last_received_at: string;
+            /**
+             * Payload
+             * @description the JSON body as received; show it as text
+             */
+            payload: unknown;
+            /**
+             * Received At
+             * Format: date-time
+             */
+            received_at: string;
+            /**
+             * Signature
+             * @description checked with the secret of the webhook targets aimed at this inbox
+             * @enum {string}
+             */
+            signature: "valid" | "invalid" | "unsigned";
+            /**
+             * Times Received
+             * @description deliveries with this Idempotency-Key and body (retries are at least once)
+             */
+            times_received: number;
+        };
+        /** InboxOut */
+        InboxOut: {
+            /**
+             * Capacity
+             * @description the inbox keeps this many, the newest
+             */
+            capacity: number;
+            /**
+             * Entries
+             * @description newest first
+             */
+            entries: components["schemas"]["InboxEntryOut"][];
+        };
+        /** InboxReceipt */
+        InboxReceipt: {
+            /** Id */
+            id: number;
+            /** Times Received */
+            times_received: number;
+        };
         /** InstanceIn */
         InstanceIn: {
             /** Cluster Id */
@@ -2158,6 +2242,12 @@ export interface components {
         };
         /** MeOut */
         MeOut: {
+            /**
+             * Demo
+             * @description demo mode: every caller this admin (`lagscope demo`)
+             * @default false
+             */
+            demo?: boolean;
             /**
              * Role
              * @enum {string}
@@ -4593,6 +4683,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_inbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxOut"];
+                };
+            };
+        };
+    };
+    receive_inbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxReceipt"];
                 };
             };
         };

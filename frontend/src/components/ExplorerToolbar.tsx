@@ -50,7 +50,7 @@ export function RangePicker({ state, live, stream = null, startMs, endMs, onRang
     <div className="range-picker">
       <div role="group" aria-label="Time range" className="segmented">
         {RANGE_NAMES.map((name) => (
-          <button key={name} type="button" aria-pressed={state.range === name} onClick={() => onRange(name)}>
+          <button key={name} type="button" aria-pressed={state.fitMs === null && state.range === name} onClick={() => onRange(name)}>
             {name}
           </button>
         ))}
@@ -63,6 +63,11 @@ export function RangePicker({ state, live, stream = null, startMs, endMs, onRang
           custom
         </button>
       </div>
+      {state.fitMs !== null ? (
+        <span className="muted small" title="The cluster is younger than the default hour: its whole history is shown until you pick a range">
+          all data: last {Math.round(state.fitMs / 60_000)} min
+        </span>
+      ) : null}
       <button type="button" onClick={onZoomOut} title="Twice the range around the same centre">
         zoom out
       </button>

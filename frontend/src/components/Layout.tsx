@@ -31,6 +31,7 @@ export function Layout() {
             Overview
           </NavLink>
           <NavLink to="/alerts">Alerts</NavLink>
+          {me.data?.demo ? <NavLink to="/inbox">Inbox</NavLink> : null}
           <NavLink to="/settings">Settings</NavLink>
         </nav>
         <div className="who">

@@ -25,4 +25,5 @@ export const keys = {
   silences: () => ["alerts", "silences"] as const,
   webhooks: () => ["alerts", "webhooks"] as const,
   deliveries: () => ["alerts", "deliveries"] as const,
+  demoInbox: () => ["demo", "inbox"] as const,
 };

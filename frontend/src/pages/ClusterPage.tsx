@@ -4,12 +4,16 @@
 import { useMemo, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { useCreateAnnotation, useDeleteAnnotation, useUpdateAnnotation } from "../hooks/useAnnotations";
+import { useCluster } from "../hooks/useCluster";
 import { useExplorerData } from "../hooks/useExplorerData";
+import { useNow } from "../hooks/useNow";
 import { annotationDraft } from "../viewmodels/annotations";
 import { scopeIds, scopeOf } from "../viewmodels/explorer";
 import { buildExplorerModel } from "../viewmodels/explorerModel";
 import {
   explorerSearch,
+  FIT_STEP_MS,
+  fitDefaultRange,
   parseExplorerState,
   zoomedIn,
   zoomedOut,
@@ -39,7 +43,14 @@ type Draft = { startsMs: number; endsMs: number | null; editing: number | null }
 export function ClusterPage() {
   const clusterId = Number(useParams().clusterId);
   const [params, setParams] = useSearchParams();
-  const state = useMemo(() => parseExplorerState(params), [params]);
+  const asked = useMemo(() => parseExplorerState(params), [params]);
+  // The default range fits young data (a fresh demo): from the cluster's creation to now.
+  const created = useCluster(clusterId).data?.created_at;
+  const minute = useNow(FIT_STEP_MS);
+  const state = useMemo(
+    () => fitDefaultRange(asked, created ? Date.parse(created) : null, minute),
+    [asked, created, minute],
+  );
   const explorer = useExplorerData(clusterId, state);
   const { cluster, data, errors, span, stripRef, stripSeen, instanceRef, instanceSeen } = explorer;
   const create = useCreateAnnotation(clusterId);
@@ -113,9 +124,9 @@ export function ClusterPage() {
           stream={explorer.stream}
           startMs={startMs}
           endMs={endMs}
-          onRange={(range) => navigate({ range, fromMs: null, toMs: null, zoomFrom: null })}
-          onCustom={(fromMs, toMs) => navigate({ range: "custom", fromMs, toMs, zoomFrom: null })}
-          onZoomOut={() => navigate({ range: "custom", ...zoomedOut(startMs, endMs, Date.now()) })}
+          onRange={(range) => navigate({ range, fromMs: null, toMs: null, zoomFrom: null, chosen: true })}
+          onCustom={(fromMs, toMs) => navigate({ range: "custom", fromMs, toMs, zoomFrom: null, chosen: true })}
+          onZoomOut={() => navigate({ range: "custom", ...zoomedOut(startMs, endMs, Date.now()), chosen: true })}
           onResetZoom={() => navigate(zoomReset(state))}
         />
       </header>

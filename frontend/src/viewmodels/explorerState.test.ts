@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_STATE,
   explorerSearch,
+  fitDefaultRange,
   explorerWindow,
   isLive,
   parseExplorerState,
@@ -75,7 +76,7 @@ describe("drag to zoom in the URL", () => {
     const again = { ...zoomed, ...zoomedIn(zoomed, from + 60_000, to - 60_000) };
     expect(again.zoomFrom).toBe("6h");
     const reset = { ...again, ...zoomReset(again) };
-    expect(reset).toEqual({ ...DEFAULT_STATE, range: "6h" });
+    expect(reset).toEqual({ ...DEFAULT_STATE, range: "6h", chosen: true });
     expect(explorerSearch(reset)).toBe("?range=6h");
   });
 
@@ -85,5 +86,61 @@ describe("drag to zoom in the URL", () => {
     expect(zoomReset(picked)).toMatchObject({ range: DEFAULT_STATE.range });
     expect(parseExplorerState(new URLSearchParams("range=6h&preset=15m")).zoomFrom).toBeNull();
     expect(parseExplorerState(new URLSearchParams("from=2026-11-23T10:00:00Z&to=2026-11-23T11:00:00Z&preset=2y")).zoomFrom).toBeNull();
+  });
+});
+
+describe("the default range fits young data", () => {
+  const created = Date.parse("2026-11-25T12:00:00Z");
+  const at = (s: number) => created + s * 1000;
+
+  it("draws a fresh cluster's two minutes across the chart, not against the right edge of an hour", () => {
+    const fitted = fitDefaultRange(DEFAULT_STATE, created, at(120));
+    expect(fitted.fitMs).toBe(3 * 60_000); // 2 min of data + 30 s lead, in whole minutes
+    expect(explorerWindow(fitted)).toEqual({ kind: "last", spanMs: 3 * 60_000 });
+    expect(isLive(fitted)).toBe(true);
+    expect(explorerSearch(fitted)).toBe(""); // never in the URL
+  });
+
+  it("grows by the minute with the data, never under two minutes", () => {
+    expect(fitDefaultRange(DEFAULT_STATE, created, at(5)).fitMs).toBe(2 * 60_000);
+    expect(fitDefaultRange(DEFAULT_STATE, created, at(-30)).fitMs).toBe(2 * 60_000); // clocks apart
+    expect(fitDefaultRange(DEFAULT_STATE, created, at(20 * 60)).fitMs).toBe(21 * 60_000);
+    expect(fitDefaultRange(DEFAULT_STATE, created, at(20 * 60 + 10)).fitMs).toBe(21 * 60_000);
+  });
+
+  it("is the default hour once the data is that old", () => {
+    expect(fitDefaultRange(DEFAULT_STATE, created, at(59 * 60 + 30)).fitMs).toBeNull();
+    expect(fitDefaultRange(DEFAULT_STATE, created, at(3 * 86_400)).fitMs).toBeNull();
+    expect(explorerWindow(fitDefaultRange(DEFAULT_STATE, created, at(7200)))).toEqual({ kind: "last", spanMs: 3_600_000 });
+    expect(fitDefaultRange(DEFAULT_STATE, null, at(60)).fitMs).toBeNull(); // start unknown
+  });
+
+  it("leaves a range the user chose, or one in the URL, as it is", () => {
+    for (const search of ["range=1h", "range=15m", "range=6h", "from=2026-11-25T12:00:00Z&to=2026-11-25T12:01:00Z"]) {
+      const state = parseExplorerState(new URLSearchParams(search));
+      expect(state.chosen).toBe(true);
+      expect(fitDefaultRange(state, created, at(120)).fitMs).toBeNull();
+    }
+    // Other URL state keeps the fit: hiding a line is not choosing a range.
+    const hidden = parseExplorerState(new URLSearchParams("hide=2&source=heartbeat"));
+    expect(fitDefaultRange(hidden, created, at(120)).fitMs).toBe(3 * 60_000);
+  });
+
+  it("writes a clicked 1h into the URL, so the page does not fit it again", () => {
+    const clicked = { ...DEFAULT_STATE, range: "1h" as const, chosen: true };
+    expect(explorerSearch(clicked)).toBe("?range=1h");
+    expect(parseExplorerState(new URLSearchParams(explorerSearch(clicked)))).toEqual(clicked);
+  });
+
+  it("returns to the fitted default after a zoom from it, to a chosen preset after one from that", () => {
+    const fitted = fitDefaultRange(DEFAULT_STATE, created, at(120));
+    const zoomed = { ...fitted, ...zoomedIn(fitted, at(30), at(90)) };
+    expect(zoomed.chosen).toBe(true);
+    expect(explorerWindow(zoomed)).toEqual({ kind: "fixed", startMs: at(30), endMs: at(90) });
+    const back = parseExplorerState(new URLSearchParams(explorerSearch({ ...zoomed, ...zoomReset(zoomed) })));
+    expect(fitDefaultRange(back, created, at(150)).fitMs).toBe(3 * 60_000);
+    const from6h = { ...DEFAULT_STATE, range: "6h" as const, chosen: true };
+    const reset = { ...from6h, ...zoomedIn(from6h, at(30), at(90)) };
+    expect(fitDefaultRange({ ...reset, ...zoomReset(reset) }, created, at(150)).fitMs).toBeNull();
   });
 });

@@ -28,10 +28,17 @@ export interface ExplorerState {
   points: number;
   /** The named range a drag-to-zoom left (custom windows only): what "Reset zoom" returns to. */
   zoomFrom: RangeName | null;
+  /** The user chose the range (a preset clicked, a window picked, or either in the URL): it is
+   * never fitted to the data. */
+  chosen: boolean;
+  /** Not in the URL: the span the default range was fitted to (see fitDefaultRange), or null. */
+  fitMs: number | null;
 }
 
+export const DEFAULT_RANGE: RangeName = "1h";
+
 export const DEFAULT_STATE: ExplorerState = {
-  range: "1h",
+  range: DEFAULT_RANGE,
   fromMs: null,
   toMs: null,
   hidden: [],
@@ -39,6 +46,8 @@ export const DEFAULT_STATE: ExplorerState = {
   log: false,
   points: 600,
   zoomFrom: null,
+  chosen: false,
+  fitMs: null,
 };
 
 function instant(text: string | null): number | null {
@@ -58,10 +67,11 @@ export function parseExplorerState(params: URLSearchParams): ExplorerState {
   const fromMs = instant(params.get("from"));
   const toMs = instant(params.get("to"));
   const custom = fromMs !== null && toMs !== null && fromMs < toMs;
+  const named = range !== null && range in RANGES;
   const source = params.get("source");
   const preset = params.get("preset");
   return {
-    range: custom ? "custom" : range && range in RANGES ? (range as RangeName) : DEFAULT_STATE.range,
+    range: custom ? "custom" : named ? (range as RangeName) : DEFAULT_STATE.range,
     fromMs: custom ? fromMs : null,
     toMs: custom ? toMs : null,
     hidden: (params.get("hide") ?? "")
@@ -72,6 +82,8 @@ export function parseExplorerState(params: URLSearchParams): ExplorerState {
     log: params.get("log") === "1",
     points: pointsParam(params.get("pts")),
     zoomFrom: custom && preset && preset in RANGES ? (preset as RangeName) : null,
+    chosen: custom || named,
+    fitMs: null,
   };
 }
 
@@ -82,7 +94,8 @@ export function explorerSearch(state: ExplorerState): string {
     params.set("from", new Date(state.fromMs).toISOString());
     params.set("to", new Date(state.toMs).toISOString());
     if (state.zoomFrom) params.set("preset", state.zoomFrom);
-  } else if (state.range !== DEFAULT_STATE.range) {
+  } else if (state.chosen || state.range !== DEFAULT_STATE.range) {
+    // A chosen "1h" is written too: without it the page would fit the range to the data again.
     params.set("range", state.range);
   }
   if (state.hidden.length) params.set("hide", [...state.hidden].sort((a, b) => a - b).join(","));
@@ -97,7 +110,28 @@ export function explorerWindow(state: ExplorerState): TimeWindow {
   if (state.range === "custom" && state.fromMs !== null && state.toMs !== null) {
     return { kind: "fixed", startMs: state.fromMs, endMs: state.toMs };
   }
+  if (state.fitMs !== null) return { kind: "last", spanMs: state.fitMs };
   return { kind: "last", spanMs: RANGES[state.range === "custom" ? "1h" : state.range] };
+}
+
+/** A fitted span is whole minutes, at least this, with this much room before the first sample. */
+export const FIT_STEP_MS = 60_000;
+export const FIT_MIN_MS = 2 * FIT_STEP_MS;
+export const FIT_LEAD_MS = 30_000;
+
+/**
+ * The default range fitted to the data: a cluster younger than the default hour (a fresh demo)
+ * is drawn from its start to now, not as two minutes against the right edge of an hour. The
+ * span is whole minutes (so the queries' window changes once a minute, not every render) and
+ * follows the clock like the preset; once the data is an hour old the preset is the fit.
+ * A range the user chose (or one in the URL) is left as it is. `dataStartMs`: when the data
+ * can begin at the earliest (the cluster's creation: no sample predates it); null: unknown.
+ */
+export function fitDefaultRange(state: ExplorerState, dataStartMs: number | null, nowMs: number): ExplorerState {
+  if (state.chosen || state.range !== DEFAULT_STATE.range || dataStartMs === null) return { ...state, fitMs: null };
+  const age = Math.max(0, nowMs - dataStartMs);
+  const span = Math.max(FIT_MIN_MS, Math.ceil((age + FIT_LEAD_MS) / FIT_STEP_MS) * FIT_STEP_MS);
+  return { ...state, fitMs: span < RANGES[DEFAULT_RANGE] ? span : null };
 }
 
 export function isLive(state: ExplorerState): boolean {
@@ -113,10 +147,13 @@ export function zoomedOut(startMs: number, endMs: number, nowMs: number): { from
 
 /** Zoom in to [fromMs, toMs], remembering the named range the first zoom left. */
 export function zoomedIn(state: ExplorerState, fromMs: number, toMs: number): Partial<ExplorerState> {
-  return { range: "custom", fromMs, toMs, zoomFrom: state.range === "custom" ? state.zoomFrom : state.range };
+  return { range: "custom", fromMs, toMs, zoomFrom: state.range === "custom" ? state.zoomFrom : state.range, chosen: true };
 }
 
-/** "Reset zoom": back to the named range the zoom left, following the clock again. */
+/** "Reset zoom": back to the named range the zoom left, following the clock again. Back to the
+ * default range it is the default again, fitted to young data (the URL does not tell a clicked
+ * "1h" from the default one a zoom left; the two differ only while the data is under an hour). */
 export function zoomReset(state: ExplorerState): Partial<ExplorerState> {
-  return { range: state.zoomFrom ?? DEFAULT_STATE.range, fromMs: null, toMs: null, zoomFrom: null };
+  const range = state.zoomFrom ?? DEFAULT_STATE.range;
+  return { range, fromMs: null, toMs: null, zoomFrom: null, chosen: range !== DEFAULT_STATE.range };
 }

@@ -65,8 +65,13 @@ def logout(_: PrincipalDep, token: BearerDep, session: SessionDep) -> Response:
 
 
 @router.get("/auth/me", response_model=MeOut)
-def me(principal: PrincipalDep) -> MeOut:
-    return MeOut(user_id=principal.user_id, username=principal.username, role=principal.role)
+def me(principal: PrincipalDep, settings: SettingsDep) -> MeOut:
+    return MeOut(
+        user_id=principal.user_id,
+        username=principal.username,
+        role=principal.role,
+        demo=settings.demo,
+    )
 
 
 @router.get("/auth/tokens", response_model=list[TokenInfoOut])

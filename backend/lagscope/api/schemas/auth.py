@@ -59,6 +59,9 @@ class MeOut(Schema):
     user_id: int | None = Field(description="null in demo mode (no account)")
     username: str
     role: Role
+    demo: bool = Field(
+        default=False, description="demo mode: every caller this admin (`lagscope demo`)"
+    )
 
 
 class UserIn(Schema):
