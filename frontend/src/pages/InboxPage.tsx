@@ -65,8 +65,18 @@ function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
         <div className="inbox-why">
           <strong className="small">Why:</strong>
           <ul>
-            {item.why.map((sentence, i) => (
-              <li key={i}>{sentence}</li>
+            {item.why.map((why, i) => (
+              <li key={i}>
+                {why.words ? <strong className="inbox-why-words">{why.words}</strong> : null}
+                {why.words && why.sentence ? ": " : null}
+                {why.sentence}
+                {why.action ? (
+                  <div className="inbox-why-action">
+                    <span className="muted">What to do: </span>
+                    {why.action}
+                  </div>
+                ) : null}
+              </li>
             ))}
           </ul>
         </div>
