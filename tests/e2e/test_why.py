@@ -40,7 +40,7 @@ from tests.integration.api_stack import ApiServer, api_server
 from tests.integration.pipeline_stack import Pipeline, start_pipeline
 from tests.integration.waiting import wait_until
 
-from .conftest import DIST, shot
+from .conftest import ARTIFACTS, DIST
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
@@ -131,10 +131,15 @@ def held(lab: Lab, pipeline: Pipeline) -> Iterator[Held]:
         incident.undo()
 
 
-def save(page: Page, name: str) -> None:
+def save(page: Page, name: str, full_page: bool = True) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    shot(page, f"why-{name}")
+    path = SHOTS / f"{name}.png"
+    # The live explorer keeps redrawing its charts: a full-page capture of it (viewport resized
+    # to the page's height, charts re-laid out) took 30 s on a busy box. Its viewport shows the
+    # chart, the strips and the evidence.
+    page.screenshot(path=str(path), full_page=full_page)
+    (ARTIFACTS / f"why-{name}.png").parent.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"why-{name}.png").write_bytes(path.read_bytes())
 
 
 def test_the_overview_card_names_the_blocking_session_as_the_cause(
@@ -164,7 +169,7 @@ def test_the_why_strip_shows_the_segment_and_its_evidence_names_the_session(
     expect(segment).to_have_accessible_name(re.compile(r"^blocked by a session"))
     # Seconds old in a 15-minute range: a sliver, with its words beside it.
     expect(strip.locator(".why-beside")).to_have_text(segment.text_content() or "")
-    save(page, "2-explorer")
+    save(page, "2-explorer", full_page=False)
     segment.hover()
     detail = strips.get_by_test_id("why-detail")
     expect(detail).to_contain_text(f"session {held.made.session_id}")
@@ -175,7 +180,7 @@ def test_the_why_strip_shows_the_segment_and_its_evidence_names_the_session(
     expect(detail.locator('[data-key="blocker_object"] dd')).to_have_text(
         f"{held.made.schema}.{TABLE}"
     )
-    save(page, "3-why-detail-hover")
+    save(page, "3-why-detail-hover", full_page=False)
     strips.screenshot(path=str(SHOTS / "3b-why-strips.png"))
     # Keyboard: focusing the segment shows the same evidence.
     page.mouse.move(0, 0)
