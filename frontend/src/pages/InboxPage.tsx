@@ -30,7 +30,7 @@ export function InboxPage() {
       <header className="page-head">
         <h1>Webhook inbox</h1>
         <span className="muted small">
-          The demo's rule (lag over 30 s for 30 s, on every replica) sends to this built-in receiver; it keeps the newest{" "}
+          The demo's alert rule (as shipped: lag over 30 s for 30 s, on every replica) sends to this built-in receiver; it keeps the newest{" "}
           {inbox.data?.capacity ?? 200}. Edit the rule or add your own targets on the <Link to="/alerts">Alerts</Link> page.
         </span>
       </header>
@@ -53,7 +53,7 @@ function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
   return (
     <li className={`panel inbox-entry inbox-${item.status === "firing" ? "firing" : "other"}`}>
       <div className="inbox-head">
-        <span className="badge">{item.status}</span>
+        <span className={`badge${item.status === "firing" ? " tone-warn" : ""}`}>{item.status}</span>
         <strong>{item.rule ?? "webhook"}</strong>
         <span className="muted small">
           {formatDateTime(item.receivedMs)}
