@@ -1,5 +1,6 @@
 // A cause's evidence as small tables: the blocking session, the transaction, the table, the rest.
 // Statements and names come from monitored servers: rendered as text, never as HTML.
+import { MISSING } from "../format/format";
 import type { EvidenceGroup } from "../viewmodels/evidence";
 
 export function EvidenceTables({ groups }: { groups: readonly EvidenceGroup[] }) {
@@ -13,7 +14,7 @@ export function EvidenceTables({ groups }: { groups: readonly EvidenceGroup[] })
             {g.rows.map((r) => (
               <tr key={r.key} data-key={r.key}>
                 <th scope="row">{r.label}</th>
-                <td>{r.code ? <code className="evidence-code">{r.text}</code> : r.text}</td>
+                <td>{r.code && r.text !== MISSING ? <code className="evidence-code">{r.text}</code> : r.text}</td>
               </tr>
             ))}
           </tbody>

@@ -2,10 +2,20 @@
 // the chart's time axis (same left offset and width as the plot area). Hover or focus on a
 // segment shows its evidence below the strips; a click keeps it shown. All of it is text.
 import { useId, useState } from "react";
+import { MISSING } from "../format/format";
 import type { CauseDetail, WhyStrip } from "../viewmodels/causes";
 import { RIGHT_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 
 const ROW_PX = 20;
+// Narrower than this (percent of the strip: ~70 px on a laptop) a segment's words do not fit.
+const NARROW_PCT = 7;
+// … and its words go beside it only if there is room on its left for them.
+const BESIDE_ROOM_PCT = 25;
+
+/** An open (current) segment too narrow for its words, with room for them on its left. */
+function besideWords(s: WhyStrip["segments"][number]): boolean {
+  return s.open && s.widthPct < NARROW_PCT && s.leftPct >= BESIDE_ROOM_PCT;
+}
 
 interface Props {
   strips: readonly WhyStrip[];
@@ -38,7 +48,7 @@ export function WhyStrips({ strips, emptyText = "no cause named in this range" }
               <button
                 key={s.key}
                 type="button"
-                className={`why-segment tone-bg-${s.tone}${s.tentative ? " tentative" : ""}${s.open ? " open" : ""}`}
+                className={`why-segment tone-bg-${s.tone}${s.tentative ? " tentative" : ""}${s.open ? " open" : ""}${besideWords(s) ? " words-beside" : ""}`}
                 style={{ left: `${s.leftPct}%`, width: `${s.widthPct}%`, top: s.row * ROW_PX }}
                 data-testid="why-segment"
                 data-cause={s.cause}
@@ -53,6 +63,22 @@ export function WhyStrips({ strips, emptyText = "no cause named in this range" }
               >
                 {s.words}
               </button>
+            ))}
+            {strip.segments.filter(besideWords).map((s) => (
+              // The current cause as a sliver (a short cause in a long range) keeps its words,
+              // beside it on the left: the same hover target, read by screen readers once (its
+              // button has the words).
+              <span
+                key={`beside:${s.key}`}
+                className={`why-beside tone-${s.tone}`}
+                style={{ right: `${100 - s.leftPct}%`, top: s.row * ROW_PX }}
+                aria-hidden="true"
+                onMouseEnter={() => setHovered(s.key)}
+                onMouseLeave={() => setHovered(null)}
+                onClick={() => setPinned(pinned === s.key ? null : s.key)}
+              >
+                {s.words}
+              </span>
             ))}
           </div>
         </div>
@@ -84,15 +110,27 @@ export function CauseDetailView({ detail, withEvidence = true }: { detail: Cause
         </p>
       ) : null}
       {detail.needs ? <p className="muted small">Evidence incomplete: {detail.needs}</p> : null}
-      {withEvidence && detail.evidence.length ? (
-        <dl className="cause-evidence">
-          {detail.evidence.map((e) => (
-            <div key={e.key}>
-              <dt>{e.key}</dt>
-              <dd>{e.text}</dd>
-            </div>
-          ))}
-        </dl>
+      {withEvidence && detail.groups.length ? (
+        <div className="cause-evidence">
+          {detail.groups.map((g) => {
+            // A hover is a glance: what the server left empty is left out here (the episode
+            // page's tables show every row, missing ones as "—").
+            const rows = g.rows.filter((r) => r.text !== MISSING);
+            return rows.length ? (
+              <div key={g.kind} className="cause-evidence-group" data-kind={g.kind}>
+                <span className="cause-evidence-title">{g.title}</span>
+                <dl>
+                  {rows.map((r) => (
+                    <div key={r.key} data-key={r.key}>
+                      <dt>{r.label}</dt>
+                      <dd>{r.code ? <code className="evidence-code">{r.text}</code> : r.text}</dd>
+                    </div>
+                  ))}
+                </dl>
+              </div>
+            ) : null;
+          })}
+        </div>
       ) : null}
     </div>
   );

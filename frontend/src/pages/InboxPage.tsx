@@ -30,7 +30,7 @@ export function InboxPage() {
       <header className="page-head">
         <h1>Webhook inbox</h1>
         <span className="muted small">
-          The demo's rule (lag over 30 s for 30 s, on every replica) sends to this built-in receiver; it keeps the newest{" "}
+          The demo's alert rule (as shipped: lag over 30 s for 30 s, on every replica) sends to this built-in receiver; it keeps the newest{" "}
           {inbox.data?.capacity ?? 200}. Edit the rule or add your own targets on the <Link to="/alerts">Alerts</Link> page.
         </span>
       </header>
@@ -53,7 +53,7 @@ function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
   return (
     <li className={`panel inbox-entry inbox-${item.status === "firing" ? "firing" : "other"}`}>
       <div className="inbox-head">
-        <span className="badge">{item.status}</span>
+        <span className={`badge${item.status === "firing" ? " tone-warn" : ""}`}>{item.status}</span>
         <strong>{item.rule ?? "webhook"}</strong>
         <span className="muted small">
           {formatDateTime(item.receivedMs)}
@@ -65,8 +65,18 @@ function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
         <div className="inbox-why">
           <strong className="small">Why:</strong>
           <ul>
-            {item.why.map((sentence, i) => (
-              <li key={i}>{sentence}</li>
+            {item.why.map((why, i) => (
+              <li key={i}>
+                {why.words ? <strong className="inbox-why-words">{why.words}</strong> : null}
+                {why.words && why.sentence ? ": " : null}
+                {why.sentence}
+                {why.action ? (
+                  <div className="inbox-why-action">
+                    <span className="muted">What to do: </span>
+                    {why.action}
+                  </div>
+                ) : null}
+              </li>
             ))}
           </ul>
         </div>

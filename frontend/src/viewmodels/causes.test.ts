@@ -153,6 +153,15 @@ describe("evidence as text", () => {
     expect(detail.evidence).toContainEqual({ key: "near_and_far_alike", text: "yes" });
   });
 
+  it("details a blocking session in an operator's words, grouped as on the episode page", () => {
+    const detail = causeDetail(blockedSegment(), T0 + 600_000);
+    const session = detail.groups.find((g) => g.kind === "session");
+    expect(session?.rows.find((r) => r.key === "blocker_thread_id")).toMatchObject({ label: "session id", text: "4711" });
+    expect(session?.rows.find((r) => r.key === "blocker_object")).toMatchObject({ label: "object", text: "shop.orders" });
+    // No raw evidence key reads as a label.
+    expect(detail.groups.flatMap((g) => g.rows.map((r) => r.label))).not.toContain("blocker_thread_id");
+  });
+
   it("confidence is clamped", () => {
     expect(confidenceText(1.3)).toBe("confidence 100 %");
   });

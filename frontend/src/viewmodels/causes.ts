@@ -2,8 +2,9 @@
 // channel, cause segments in words on the chart's time axis), the evidence a segment shows on
 // hover or focus, and the evidence as tables (the blocking session, the transaction, the table).
 // Pure: API answers in, geometry and text out. Every string here is rendered as text.
-import { formatClock, formatDateTime, formatDuration, MISSING } from "../format/format";
+import { formatClock, formatDateTime, formatDuration } from "../format/format";
 import { channelLabel } from "./colors";
+import { evidenceGroups, evidenceValueText, type EvidenceGroup } from "./evidence";
 import type { CauseSegment, ChannelCauses, CurrentCause, EvidenceValue } from "./episodeTypes";
 
 export type CauseTone = "bad" | "warn" | "muted";
@@ -22,29 +23,12 @@ export const TENTATIVE_BELOW = 0.5;
 /** A segment one poll long in a day's range still gets a visible sliver (percent of the strip). */
 export const MIN_WIDTH_PCT = 0.5;
 
+// Kept here for the modules that read it from causes (it lives with the evidence tables now).
+export { evidenceValueText };
+
 export interface EvidenceItem {
   key: string;
   text: string;
-}
-
-/** One evidence value as text: durations for `_s` keys, yes/no for flags, the rest verbatim
- * (ids and counts exactly: a thread id shown as "4.71 k" could not be found on the server). */
-export function evidenceValueText(key: string, value: EvidenceValue): string {
-  // An empty server string (a session with no state) reads as missing, not as a blank.
-  if (value === null || value === "") return MISSING;
-  if (typeof value === "boolean") return value ? "yes" : "no";
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) return String(value);
-    if (key.endsWith("_per_s")) return `${trimNumber(value)}/s`;
-    if (/(^|_)s$/.test(key) || key.endsWith("_seconds")) return formatDuration(value);
-    if (key.endsWith("_pct") || key.endsWith("_percent")) return `${trimNumber(value)} %`;
-    return Number.isInteger(value) ? String(value) : trimNumber(value);
-  }
-  return value;
-}
-
-function trimNumber(value: number): string {
-  return String(Number(value.toPrecision(4)));
 }
 
 export function evidenceItems(evidence: Readonly<Record<string, EvidenceValue>>): EvidenceItem[] {
@@ -72,6 +56,9 @@ export interface CauseDetail {
   confidence: string;
   needs: string | null;
   evidence: EvidenceItem[];
+  /** The same evidence labelled and grouped as on the episode page (session, transaction,
+   * table, other), so the hover reads "session id 15", not "blocker_thread_id 15". */
+  groups: EvidenceGroup[];
 }
 
 function whenText(fromMs: number, toMs: number | null, nowMs: number): string {
@@ -91,6 +78,7 @@ export function causeDetail(segment: CauseSegment, nowMs: number): CauseDetail {
     confidence: confidenceText(segment.confidence),
     needs: segment.needs,
     evidence: evidenceItems(segment.evidence),
+    groups: evidenceGroups(segment.evidence),
   };
 }
 

@@ -91,14 +91,17 @@ describe("buildEpisodeRows", () => {
 });
 
 describe("episodeWindow", () => {
-  it("adds a fifth either side, at least a minute", () => {
+  it("adds a fifth either side, or as long as the episode when short (15 s to a minute)", () => {
     expect(episodeWindow(episodeSummary(), T0 + 3_600_000)).toEqual({ startMs: T0 - 60_000, endMs: T0 + 360_000 });
     const long = episodeSummary({ ended_at: iso(T0 + 3_600_000) });
     expect(episodeWindow(long, T0 + 86_400_000)).toEqual({ startMs: T0 - 720_000, endMs: T0 + 4_320_000 });
+    // A ten-second episode is not a sliver at the edge of a two-minute chart (seen in e2e).
+    const short = episodeSummary({ ended_at: iso(T0 + 10_000) });
+    expect(episodeWindow(short, T0 + 3_600_000)).toEqual({ startMs: T0 - 15_000, endMs: T0 + 25_000 });
   });
 
   it("runs an ongoing episode to now", () => {
-    expect(episodeWindow(episodeSummary({ ended_at: null }), T0 + 30_000)).toEqual({ startMs: T0 - 60_000, endMs: T0 + 30_000 });
+    expect(episodeWindow(episodeSummary({ ended_at: null }), T0 + 30_000)).toEqual({ startMs: T0 - 30_000, endMs: T0 + 30_000 });
   });
 });
 

@@ -91,12 +91,15 @@ export function journalHref(clusterId: number, atMs: number): string {
   return `/clusters/${clusterId}/journal${search}`;
 }
 
-/** The chart's range over an episode: the episode with a margin either side (a fifth of it, at
- * least a minute) so its start and end read; an ongoing one runs to now. */
+/** The chart's range over an episode: the episode with a margin either side so its start and
+ * end read — as long as the episode itself (15 s to a minute), or a fifth of it if longer — so a
+ * ten-second episode is not a sliver at the edge of a two-minute chart; an ongoing one runs to
+ * now. */
 export function episodeWindow(episode: Pick<EpisodeSummary, "started_at" | "ended_at">, nowMs: number): { startMs: number; endMs: number } {
   const from = Date.parse(episode.started_at);
   const to = episode.ended_at === null ? nowMs : Date.parse(episode.ended_at);
-  const margin = Math.max(60_000, (to - from) / 5);
+  const lasted = Math.max(0, to - from);
+  const margin = Math.max(Math.min(60_000, Math.max(15_000, lasted)), lasted / 5);
   return { startMs: from - margin, endMs: episode.ended_at === null ? nowMs : Math.min(to + margin, nowMs) };
 }
 

@@ -4,9 +4,28 @@
 // key → value map (keys as analysis/causes writes them: blocker_*, candidate_*, trx_*, gtid,
 // rows_modified, table, has_primary_key, …); they are grouped by prefix or name, and a key this
 // file does not know still shows, under its own name, as text.
-import { MISSING } from "../format/format";
-import { evidenceValueText } from "./causes";
+import { formatDuration, MISSING } from "../format/format";
 import type { EvidenceValue } from "./episodeTypes";
+
+/** One evidence value as text: durations for `_s` keys, yes/no for flags, the rest verbatim
+ * (ids and counts exactly: a thread id shown as "4.71 k" could not be found on the server). */
+export function evidenceValueText(key: string, value: EvidenceValue): string {
+  // An empty server string (a session with no state) reads as missing, not as a blank.
+  if (value === null || value === "") return MISSING;
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) return String(value);
+    if (key.endsWith("_per_s")) return `${trimNumber(value)}/s`;
+    if (/(^|_)s$/.test(key) || key.endsWith("_seconds")) return formatDuration(value);
+    if (key.endsWith("_pct") || key.endsWith("_percent")) return `${trimNumber(value)} %`;
+    return Number.isInteger(value) ? String(value) : trimNumber(value);
+  }
+  return value;
+}
+
+function trimNumber(value: number): string {
+  return String(Number(value.toPrecision(4)));
+}
 
 export type EvidenceGroupKind = "session" | "candidate" | "transaction" | "table" | "other";
 

@@ -31,7 +31,10 @@ describe("the demo's inbox", () => {
       status: "firing",
       rule: "demo: replica lag over 30 s",
       summary: "replica1 lag 41 s > 30 s",
-      why: ["A session on replica1 holds a row lock.", "not explained"],
+      why: [
+        { words: "blocked by a session", sentence: "A session on replica1 holds a row lock.", action: "…" },
+        { words: "not explained", sentence: null, action: null },
+      ],
       times: 2,
     });
     expect(item.lastReceivedMs - item.receivedMs).toBe(5000);

@@ -14,11 +14,18 @@ export interface InboxItem {
   status: string;
   rule: string | null;
   summary: string | null;
-  /** The payload's "why" sentences, strongest first (empty when it has none). */
-  why: string[];
+  /** The payload's "why", strongest first (empty when it has none). */
+  why: InboxWhy[];
   headers: [string, string][];
   signature: string;
   json: string;
+}
+
+/** One cause as the payload carries it: its words, what is happening, what to do. */
+export interface InboxWhy {
+  words: string | null;
+  sentence: string | null;
+  action: string | null;
 }
 
 const HEADER_ORDER = ["Idempotency-Key", "X-Lagscope-Signature", "X-Lagscope-Timestamp", "X-Lagscope-Delivery", "Content-Type", "User-Agent"];
@@ -37,13 +44,15 @@ function text(value: unknown): string | null {
   return typeof value === "string" && value.trim() !== "" ? value : null;
 }
 
-function whyOf(payload: Record<string, unknown> | null): string[] {
+// The words lead, as on the overview ("blocked by a session on the replica"), then the sentence
+// and the action: a newcomer reading the inbox sees what the receiver gets, in full.
+function whyOf(payload: Record<string, unknown> | null): InboxWhy[] {
   const why = payload?.why;
   if (!Array.isArray(why)) return [];
   return why.flatMap((item) => {
     const cause = record(item);
-    const sentence = text(cause?.sentence) ?? text(cause?.words);
-    return sentence ? [sentence] : [];
+    const shown = { words: text(cause?.words), sentence: text(cause?.sentence), action: text(cause?.action) };
+    return shown.words || shown.sentence ? [shown] : [];
   });
 }
 
