@@ -162,6 +162,7 @@ class ApplierWorker:
     # The statement the thread runs (MariaDB PROCESSLIST INFO: an ALTER shows here), bounded.
     statement: str = ""
 
+
 # Cause readings (CAUSES.md): taken only while a channel is behind or its applier is busy on one
 # transaction across polls; None on a snapshot whose poll did not take them. Server text in
 # here (statements, user names, hosts) is bounded to EVIDENCE_TEXT_MAX characters by the parser.
