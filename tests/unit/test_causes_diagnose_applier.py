@@ -196,6 +196,9 @@ def test_large_transaction_within_ten_seconds_with_its_progress() -> None:
     assert "for 11 s" in finding.sentence
     assert "220,000 rows changed so far (20,000 rows/s)" in finding.sentence
     assert finding.evidence["rows_per_s"] == 20_000.0
+    # The table from the relay log's Table_map at the applier's position.
+    assert finding.evidence["table"] == f"{KEYED.schema}.{KEYED.table}"
+    assert f" on {KEYED.schema}.{KEYED.table} for " in finding.sentence
     assert_operator_words(finding)
 
 

@@ -278,6 +278,10 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
         key.removeprefix("gtid:") if key.startswith("gtid:") else ""
     )
     ident = f" ({words.bounded(gtid, 60)})" if gtid else ""
+    # The relay log's Table_map at the applier's position: the table its row events change.
+    table = seen.table()
+    name = f"{table.schema}.{table.table}" if table is not None and table.table else None
+    on = f" on {name}" if name else ""
     figures = f", {words.count(rows)} rows changed so far" if rows else ""
     if rate is not None and rate > 0:
         figures += f" ({words.count(rate)} rows/s)"
@@ -285,7 +289,8 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
     return Finding(
         Cause.LARGE_TRANSACTION,
         confidence,
-        f"{seen.name} has been applying one transaction{ident} for {words.seconds(age)}{figures}.",
+        f"{seen.name} has been applying one transaction{ident}{on} for {words.seconds(age)}"
+        f"{figures}.",
         "Nothing to tune on the replica: it catches up when this transaction commits; split "
         "such transactions at the source.",
         MappingProxyType(
@@ -296,6 +301,7 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
                 "rows_modified": rows,
                 "rows_per_s": None if rate is None else round(rate, 1),
                 "trx_state": trx.state if trx is not None else None,
+                "table": words.bounded(name) if name else None,
             }
         ),
         None if trxs else seen.needs("transactions"),
