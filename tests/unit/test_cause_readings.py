@@ -186,9 +186,7 @@ def _mysql_replay() -> tuple[FakeExecutor, InstancePoller]:
         cause_readings.receive_statement(d): results["receive"],
         results["relay_events"]["statement"]: results["relay_events"],
         cause_readings.table_keys_statement("shop", "orders"): results["table_keys"],
-        cause_readings.table_dictionary_statement(d, "shop", "orders"): results[
-            "table_dictionary"
-        ],
+        cause_readings.table_dictionary_statement(d, "shop", "orders"): results["table_dictionary"],
     }
     for sql, recorded in answers.items():
         assert sql is not None

@@ -4,6 +4,8 @@ wait), one large transaction, a schema change."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lagscope.analysis.causes.model import Cause
 from lagscope.collectors.snapshot import (
     ApplierWorker,
@@ -149,8 +151,12 @@ def test_metadata_lock_without_the_plugin_offers_candidates() -> None:
         )
         for tid in (31, 32, 33)
     )
-    (finding,) = last([_poll(NOW, SQL_MDL, CauseEvidence(blockers=candidates))])
+    alter = "ALTER TABLE shop.orders ADD COLUMN note INT"
+    poll = replace(_poll(NOW, SQL_MDL, CauseEvidence(blockers=candidates)), applier_statement=alter)
+    (finding,) = last([poll])
     assert finding.cause is Cause.BLOCKED_BY_SESSION
+    # The table comes from what the applier waits to run: the candidates cannot name it.
+    assert finding.evidence["waiting_statement"] == alter
     assert "likely held by session 31 (app@h31" in finding.sentence
     assert "session 32" in finding.sentence and "(and 1 more)" in finding.sentence
     assert finding.needs is not None and "METADATA_LOCK_INFO" in finding.needs

@@ -68,7 +68,14 @@ def _blocked(
     waited = f" for {words.seconds(wait_s)}" if wait_s is not None and wait_s >= 1 else ""
     certain = [b for b in blockers if b.certain and b.lock == lock]
     candidates = [b for b in blockers if not b.certain and b.lock == lock]
-    evidence: dict[str, EvidenceValue] = {"lock": lock, "wait_s": _round(wait_s)}
+    # What the applier waits to run (MariaDB's PROCESSLIST INFO): names the table of a metadata
+    # lock even when the holder's own readings cannot (no METADATA_LOCK_INFO plugin).
+    waiting = seen.inputs.applier_statement
+    evidence: dict[str, EvidenceValue] = {
+        "lock": lock,
+        "wait_s": _round(wait_s),
+        "waiting_statement": words.bounded(waiting) or None,
+    }
     needs: str | None = None
     if certain:
         b = certain[0]
