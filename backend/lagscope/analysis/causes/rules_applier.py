@@ -189,7 +189,9 @@ def applier_findings(seen: Seen) -> ApplierFindings:
     no_key = _no_usable_key(seen, trxs, waiting_trx)
     if no_key is not None:
         found.append(no_key)
-    if not mdl_wait and not waiting_trx and ddl_state is None:
+    # A transaction scanning a keyless table lasts long because of the scans: "large" would
+    # send the operator to split it at the source, when the fix is a key on the replica.
+    if not mdl_wait and not waiting_trx and ddl_state is None and no_key is None:
         large = _large_transaction(seen, trxs)
         if large is not None:
             found.append(large)
