@@ -189,6 +189,25 @@ def watch_more(pipe: Pipeline, replica: str, seen: dict[str, set[str]], for_poll
         time.sleep(0.2)
 
 
+def assert_each(
+    pipe: Pipeline,
+    replica: str,
+    cause: str,
+    holds: Callable[[dict[str, Any]], bool],
+    for_s: float = 4.0,
+) -> None:
+    """For ``for_s`` seconds, every ``cause`` finding ``replica`` shows has evidence that
+    ``holds``."""
+    cid = pipe.channel_id(replica)
+    assert cid is not None
+    until = time.time() + for_s
+    while time.time() < until:
+        for row in _causes(pipe, cid):
+            if row["cause"] == cause:
+                assert holds(row["evidence"]), row
+        time.sleep(0.2)
+
+
 def table_of(made: inc.Incident) -> str:
     return f"{made.schema}.{made.table}"
 
@@ -388,6 +407,9 @@ def test_network_bound_far_replica_while_the_near_one_is_not(
     assert_target(naming)
     assert_none_of(seen, "replica2", {"relay_log_durability"})
     assert_none_of(seen, "replica1", {"network"})
+    # The link's limit lifted and the backlog received: never "0 transactions short … the
+    # link is the limit" while the verdict, a vote over a few polls, still says receive-bound.
+    assert_each(pipeline, made.replica, "network", lambda e: e["not_received"] > 0, for_s=4)
 
 
 def test_delayed_replica_is_delayed_by_design(
@@ -402,14 +424,7 @@ def test_delayed_replica_is_delayed_by_design(
     assert_none_of(seen, made.replica, {"stopped", "broken", "unexplained"})
     # The delay removed (the incident left): never "delayed by design … 0 s" while the verdict,
     # a vote over a few polls, still says delayed.
-    cid = pipeline.channel_id(made.replica)
-    assert cid is not None
-    until = time.time() + 4
-    while time.time() < until:
-        for row in _causes(pipeline, cid):
-            if row["cause"] == "delayed_by_design":
-                assert row["evidence"]["sql_delay_s"] > 0, row
-        time.sleep(0.2)
+    assert_each(pipeline, made.replica, "delayed_by_design", lambda e: e["sql_delay_s"] > 0)
 
 
 def test_stopped_sql_thread_is_named_stopped(
