@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from lagscope.analysis.codes import Verdict
 from lagscope.lab import Lab
 from lagscope.lab import incidents as inc
 from lagscope.lab.servers import libfaketime_path
-from lagscope.analysis.codes import Verdict
 from lagscope.models import Channel, Sample
 
 from .pipeline_stack import Pipeline
