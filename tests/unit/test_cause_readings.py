@@ -186,6 +186,7 @@ def _mysql_replay() -> tuple[FakeExecutor, InstancePoller]:
         cause_readings.receive_statement(d): results["receive"],
         results["relay_events"]["statement"]: results["relay_events"],
         cause_readings.table_keys_statement("shop", "orders"): results["table_keys"],
+        cause_readings.table_dictionary_statement(d, "shop", "orders"): results["table_dictionary"],
     }
     for sql, recorded in answers.items():
         assert sql is not None
@@ -366,6 +367,49 @@ def test_table_keys_usable_key_needs_not_null_columns() -> None:
         ("app", "c"): (False, False),
         ("app", "hidden"): None,
     }
+
+
+def test_innodb_dictionary_answers_for_tables_the_user_cannot_see() -> None:
+    """A monitoring user without SELECT on the application's tables: information_schema.TABLES
+    hides them, InnoDB's dictionary (PROCESS) still tells a keyless table (clustered on its
+    hidden row id) from one with a primary key or a unique NOT NULL key (clustered on it)."""
+    memory = CauseMemory()
+    asked = [("app", "keyless"), ("app", "pk"), ("app", "uk"), ("app", "visible")]
+    cause_readings.parse_table_keys(
+        rs(
+            ("table_schema", "table_name", "index_name", "non_unique", "nullable"),
+            ("app", "visible", "PRIMARY", 0, ""),
+        ),
+        asked,
+        memory,
+    )
+    assert memory.keys[("app", "keyless")] is None
+    cause_readings.parse_table_dictionary(
+        rs(
+            ("table_schema", "table_name", "index_name", "non_unique", "nullable"),
+            ("app", "keyless", "GEN_CLUST_INDEX", 1, "NO"),
+            ("app", "pk", "PRIMARY", 0, "NO"),
+            ("app", "uk", "uk_code", 0, "NO"),
+            ("app", "visible", "GEN_CLUST_INDEX", 1, "NO"),  # TABLES answered: kept
+            ("app", "never_asked", "PRIMARY", 0, "NO"),
+        ),
+        memory,
+    )
+    assert memory.keys == {
+        ("app", "keyless"): (False, False),
+        ("app", "pk"): (True, True),
+        ("app", "uk"): (False, True),
+        ("app", "visible"): (True, True),
+    }
+
+
+def test_innodb_dictionary_statement_by_flavor() -> None:
+    maria = cause_readings.table_dictionary_statement(MARIADB, "shop", "audit_log")
+    mysql = cause_readings.table_dictionary_statement(MYSQL_84, "shop", "audit_log")
+    assert maria is not None and "INNODB_SYS_INDEXES" in maria
+    assert mysql is not None and "information_schema.INNODB_INDEXES" in mysql
+    assert "CONCAT('shop', '/', 'audit_log')" in maria
+    assert cause_readings.table_dictionary_statement(MARIADB, "shop", "a\\b") is None
 
 
 def test_server_text_is_bounded() -> None:

@@ -98,6 +98,14 @@ def test_state_causes(verdict: Verdict, chan: object, cause: Cause) -> None:
     assert_operator_words(found[0])
 
 
+def test_a_delay_just_removed_is_not_delayed_by_design() -> None:
+    """Seen on the live lab: after CHANGE MASTER TO MASTER_DELAY=0 the verdict still said
+    delayed for a poll, and the replica was named "delayed by design … 0.0 s"."""
+    chan = status(sql_delay=0, sql_thread_state="Slave has read all relay log; waiting for more")
+    found = last([inputs(metrics(Verdict.DELAYED_BY_DESIGN, lag_s=0.8), channel=chan)])
+    assert Cause.DELAYED_BY_DESIGN not in [f.cause for f in found]
+
+
 def test_broken_names_the_error_and_how_far_behind() -> None:
     chan = status(sql_running=False, last_sql_errno=1062, last_sql_error="Duplicate entry '7'")
     (finding,) = last([inputs(metrics(Verdict.BROKEN, lag_s=340.0), channel=chan)])

@@ -4,6 +4,8 @@ wait), one large transaction, a schema change."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lagscope.analysis.causes.model import Cause
 from lagscope.collectors.snapshot import (
     ApplierWorker,
@@ -97,6 +99,8 @@ def test_the_same_find_row_state_on_a_keyless_table_is_a_scan_when_running() -> 
     assert finding.evidence["table"] == "shop.audit_log"
     assert finding.evidence["trx_state"] == "RUNNING"
     assert Cause.BLOCKED_BY_SESSION not in [f.cause for f in seen[1]]
+    # Open for 100 s, yet not "one large transaction": the scans make it long (live lab).
+    assert Cause.LARGE_TRANSACTION not in [f.cause for f in seen[1]]
     assert_operator_words(finding)
 
 
@@ -149,8 +153,12 @@ def test_metadata_lock_without_the_plugin_offers_candidates() -> None:
         )
         for tid in (31, 32, 33)
     )
-    (finding,) = last([_poll(NOW, SQL_MDL, CauseEvidence(blockers=candidates))])
+    alter = "ALTER TABLE shop.orders ADD COLUMN note INT"
+    poll = replace(_poll(NOW, SQL_MDL, CauseEvidence(blockers=candidates)), applier_statement=alter)
+    (finding,) = last([poll])
     assert finding.cause is Cause.BLOCKED_BY_SESSION
+    # The table comes from what the applier waits to run: the candidates cannot name it.
+    assert finding.evidence["waiting_statement"] == alter
     assert "likely held by session 31 (app@h31" in finding.sentence
     assert "session 32" in finding.sentence and "(and 1 more)" in finding.sentence
     assert finding.needs is not None and "METADATA_LOCK_INFO" in finding.needs
@@ -196,6 +204,9 @@ def test_large_transaction_within_ten_seconds_with_its_progress() -> None:
     assert "for 11 s" in finding.sentence
     assert "220,000 rows changed so far (20,000 rows/s)" in finding.sentence
     assert finding.evidence["rows_per_s"] == 20_000.0
+    # The table from the relay log's Table_map at the applier's position.
+    assert finding.evidence["table"] == f"{KEYED.schema}.{KEYED.table}"
+    assert f" on {KEYED.schema}.{KEYED.table} for " in finding.sentence
     assert_operator_words(finding)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from lagscope.analysis.causes.model import Cause
+from lagscope.analysis.causes.model import Cause, SiblingView
+from lagscope.analysis.codes import Verdict
 from lagscope.collectors.snapshot import CauseEvidence, ReceiveProgress
 from tests.cause_factories import (
     IO_QUEUEING,
@@ -118,6 +119,31 @@ def test_not_network_when_the_near_one_lags_alike() -> None:
     siblings = (sibling("replica1", "eu", 19.0),)
     found = last([_far(NOW + i, 1000 + 150 * i, siblings) for i in range(3)])
     assert Cause.NETWORK not in [f.cause for f in found]
+
+
+def test_not_network_when_the_other_replica_is_as_short_though_its_seconds_are_low() -> None:
+    """Seen on the live lab as sync_relay_log=1 began: both replicas ~1,050 transactions short,
+    both under a second of lag; each was named "the link", citing the other as not lagging."""
+    other = SiblingView("replica1", "eu", 0.4, 1052, 0, int(Verdict.RECEIVE_BOUND))
+    polls = [
+        inputs(
+            behind_on_receive(lag_s=0.6, not_received=1059 + 500 * i),
+            at=NOW + i,
+            channel=status(io_thread_state=IO_WAITING),
+            params=SERIAL_DURABLE,
+            src=source(region="eu"),
+            siblings=(other,),
+        )
+        for i in range(3)
+    ]
+    assert all(Cause.NETWORK not in [f.cause for f in found] for found in run(polls))
+
+
+def test_not_network_once_nothing_is_left_to_receive() -> None:
+    """The verdict votes over a few polls: at the end of a receive backlog it can still say
+    receive-bound while nothing is short any more ("0 transactions short … the link")."""
+    polls = [_far(NOW + i, 1000 + 150 * i) for i in range(3)] + [_far(NOW + 3, 0)]
+    assert Cause.NETWORK not in [f.cause for f in run(polls)[-1]]
 
 
 def test_network_without_a_sibling_is_only_likely() -> None:

@@ -40,6 +40,7 @@ def test_incident_json_is_plain() -> None:
         "schema": "s",
         "table": "t",
         "session_id": 42,
+        "started_at": None,
         "details": {"rows": 10},
     }
 

@@ -509,28 +509,70 @@ def table_keys_statement(schema: str, table: str) -> str | None:
     )
 
 
+def _rows_by_table(result: ResultSet) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in result.records():
+        name = (as_text(r.get("table_schema")), as_text(r.get("table_name")))
+        rows.setdefault(name, []).append(r)
+    return rows
+
+
+def _keys(rows: Iterable[Mapping[str, Any]]) -> tuple[bool, bool]:
+    """(has primary key, has a unique key over NOT NULL columns only) from index rows."""
+    unique: dict[str, bool] = {}  # index → every column NOT NULL
+    for r in rows:
+        index = as_text(r.get("index_name"))
+        if not index or as_int(r.get("non_unique")):
+            continue
+        not_null = as_text(r.get("nullable")).upper() != "YES"
+        unique[index] = unique.get(index, True) and not_null
+    return "PRIMARY" in unique, any(unique.values())
+
+
 def parse_table_keys(
     result: ResultSet, asked: Iterable[tuple[str, str]], memory: CauseMemory
 ) -> None:
     """Cache, per asked table, (has primary key, has a unique key over NOT NULL columns only),
     or None when the server shows no such table (this user may not see it). The answers of
     several tables arrive in one result; their name columns tell them apart."""
-    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in result.records():
-        name = (as_text(r.get("table_schema")), as_text(r.get("table_name")))
-        rows.setdefault(name, []).append(r)
+    rows = _rows_by_table(result)
     for name in asked:
-        if name not in rows:
-            memory.keys[name] = None
-            continue
-        unique: dict[str, bool] = {}  # index → every column NOT NULL
-        for r in rows[name]:
-            index = as_text(r.get("index_name"))
-            if not index or as_int(r.get("non_unique")):
-                continue
-            not_null = as_text(r.get("nullable")).upper() != "YES"
-            unique[index] = unique.get(index, True) and not_null
-        memory.keys[name] = ("PRIMARY" in unique, any(unique.values()))
+        memory.keys[name] = _keys(rows[name]) if name in rows else None
+
+
+# InnoDB's own dictionary answers for a table the user has no privilege on (a monitoring user
+# rarely has SELECT on the application's tables, and ``information_schema.TABLES`` hides those):
+# it needs PROCESS only, which the applier readings need anyway. InnoDB clusters a table on its
+# primary key, else on its first UNIQUE index over NOT NULL columns, else on a hidden row id
+# (GEN_CLUST_INDEX): the clustered index alone (TYPE bit 1; bit 2 = unique) says both answers.
+_DICTIONARY_TABLES = {
+    "old": ("INNODB_SYS_TABLES", "INNODB_SYS_INDEXES"),  # MariaDB, MySQL 5.7
+    "new": ("INNODB_TABLES", "INNODB_INDEXES"),  # MySQL 8.0+
+}
+
+
+def table_dictionary_statement(dialect: Dialect, schema: str, table: str) -> str | None:
+    """The clustered index of one InnoDB table, from InnoDB's dictionary (``db/table`` names;
+    a name InnoDB stores encoded does not match: the keys then stay unknown)."""
+    s, t = sql_string(schema), sql_string(table)
+    if s is None or t is None:
+        return None
+    old = dialect.product == "mariadb" or dialect.name == "mysql-5.7"
+    tables, indexes = _DICTIONARY_TABLES["old" if old else "new"]
+    return (
+        f"SELECT {s} AS table_schema, {t} AS table_name, i.NAME AS index_name, "  # noqa: S608 - literals quoted by sql_string
+        "IF(i.TYPE & 3 = 3, 0, 1) AS non_unique, 'NO' AS nullable "
+        f"FROM information_schema.{tables} tt "
+        f"JOIN information_schema.{indexes} i ON i.TABLE_ID = tt.TABLE_ID "
+        f"WHERE tt.NAME = CONCAT({s}, '/', {t}) AND i.TYPE & 1 = 1"
+    )
+
+
+def parse_table_dictionary(result: ResultSet, memory: CauseMemory) -> None:
+    """Fill in the keys of the tables ``information_schema.TABLES`` did not show this user."""
+    for name, rows in _rows_by_table(result).items():
+        if name in memory.keys and memory.keys[name] is None:
+            memory.keys[name] = _keys(rows)
 
 
 def hidden_tables(tables: Iterable[RowEventTable], memory: CauseMemory) -> list[str]:

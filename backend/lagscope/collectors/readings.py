@@ -277,6 +277,20 @@ def _table_keys(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     return {}
 
 
+def _table_dictionary_statements(setup: Setup, previous: InstanceSnapshot) -> tuple[str, ...]:
+    asked = cause_readings.unchecked_tables(previous, setup.cause)
+    return tuple(
+        sql
+        for s, t in asked
+        if (sql := cause_readings.table_dictionary_statement(setup.dialect, s, t)) is not None
+    )
+
+
+def _table_dictionary(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    cause_readings.parse_table_dictionary(result, setup.cause)
+    return {}
+
+
 def _relay_events_statements(setup: Setup, previous: InstanceSnapshot) -> tuple[str, ...]:
     return tuple(
         sql
@@ -345,6 +359,10 @@ READINGS: tuple[Reading, ...] = (
     # Keys first: the relay log's parse reads the keys this poll cached.
     Reading("table_keys", _none, _table_keys, when=cause_readings.behind,
             statements=_table_keys_statements),
+    # The same tables from InnoDB's dictionary, for those the user's grants hide (PROCESS).
+    Reading("table_dictionary", _none, _table_dictionary, when=cause_readings.behind,
+            statements=_table_dictionary_statements,
+            privilege_hint="needs PROCESS"),
     Reading("relay_events", _none, _relay_events, when=cause_readings.behind,
             statements=_relay_events_statements,
             privilege_hint="needs REPLICA MONITOR (MariaDB) or REPLICATION SLAVE (MySQL)"),

@@ -80,6 +80,9 @@ class Incident:
     # CONNECTION_ID() of the session on the replica that blocks the applier.
     session_id: int | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    # When the cause began (epoch s, this machine's clock): the triggering statement sent, the
+    # load started, the setting changed — for measuring how soon a monitor names it.
+    started_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -284,6 +287,7 @@ def large_transaction(
         began = time.monotonic()
         query(lab, "source", _sql("UPDATE {t} SET n = n + 1", table))
         source_s = time.monotonic() - began
+        committed = time.time()  # replicated from its commit on
         gtid = _source_gtid(lab)
         trx = wait_for(
             lambda: next(
@@ -304,6 +308,7 @@ def large_transaction(
                 "source_seconds": round(source_s, 3),
                 "applier_thread_id": int(trx["trx_mysql_thread_id"]),
             },
+            started_at=committed,
         )
 
 
@@ -323,6 +328,7 @@ def long_alter(
             table,
         )
         query(lab, "source", statement)
+        committed = time.time()  # binlogged once done on the source
         thread = wait_for(
             lambda: next(
                 (
@@ -342,6 +348,7 @@ def long_alter(
             SCHEMA,
             table,
             details={"rows": rows, "statement": statement, "applier_thread_id": int(thread["ID"])},
+            started_at=committed,
         )
 
 
@@ -362,6 +369,7 @@ def metadata_lock(
             cur.execute("START TRANSACTION")
             cur.execute(_sql("SELECT COUNT(*) FROM {t}", table))
             cur.fetchall()
+        began = time.time()
         query(lab, "source", _sql("ALTER TABLE {t} ADD COLUMN extra INT NULL", table))
         thread = wait_for(
             lambda: _state_shown(lab, replica, r"Waiting for table metadata lock"),
@@ -376,6 +384,7 @@ def metadata_lock(
             table,
             session_id,
             details={"lock": "metadata", "applier_thread_id": int(thread["ID"])},
+            started_at=began,
         )
 
 
@@ -396,6 +405,7 @@ def row_lock(
                 cur.execute("START TRANSACTION")
                 cur.execute(_sql("SELECT id FROM {t} WHERE id <= %s FOR UPDATE", table), (rows,))
                 cur.fetchall()
+            began = time.time()
             query(lab, "source", _sql("UPDATE {t} SET n = n + 1 WHERE id <= %s", table), (rows,))
             waiting = wait_for(
                 lambda: next(
@@ -429,6 +439,7 @@ def row_lock(
                     "applier_trx_id": str(waiting["trx_id"]),
                     "blocking_trx_id": str(blocker[0]["trx_id"]) if blocker else None,
                 },
+                started_at=began,
             )
 
 
@@ -449,6 +460,7 @@ def no_primary_key(
     with _table_lifetime(lab, table):
         _fill_everywhere(lab, table, rows)
         query(lab, "source", _sql("UPDATE {t} SET n = n + 1", table))
+        committed = time.time()
 
         def scanning() -> dict[str, Any] | None:
             thread = _state_shown(lab, replica, r"find_row\(\)")
@@ -463,6 +475,7 @@ def no_primary_key(
             SCHEMA,
             table,
             details={"rows": rows, "applier_thread_id": int(thread["ID"])},
+            started_at=committed,
         )
 
 
@@ -494,6 +507,7 @@ def serial_apply(
             undo.callback(_set_parallel_threads, lab, replica, parallel)
         query(lab, "source", "SET GLOBAL sync_binlog = 1")
         undo.callback(query, lab, "source", "SET GLOBAL sync_binlog = %s", (sync_binlog,))
+        began = time.time()
         load = undo.enter_context(
             _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
         )
@@ -509,6 +523,7 @@ def serial_apply(
             SCHEMA,
             table,
             details={"threads": threads, "commits_per_group": round(ratio, 2)},
+            started_at=began,
         )
 
 
@@ -532,6 +547,7 @@ def relay_log_durability(
             )[0]
             undo.callback(_set_relay_sync, lab, name, int(before["r"]), int(before["m"]))
             _set_relay_sync(lab, name, 1, 1)
+        began = time.time()
         undo.enter_context(
             _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
         )
@@ -547,6 +563,7 @@ def relay_log_durability(
             SCHEMA,
             table,
             details={"threads": threads, "not_received_at_start": backlog, "replicas": names},
+            started_at=began,
         )
 
 
@@ -584,6 +601,7 @@ def durable_apply(
         if parallel != 0:
             _set_parallel_threads(lab, replica, 0)
             undo.callback(_set_parallel_threads, lab, replica, parallel)
+        began = time.time()
         undo.enter_context(
             _Load(lab, _sql("INSERT INTO {t} (n) VALUES (1)", table), threads=threads)
         )
@@ -599,6 +617,7 @@ def durable_apply(
             SCHEMA,
             table,
             details={"threads": threads, "not_applied_at_start": backlog},
+            started_at=began,
         )
 
 
@@ -660,6 +679,7 @@ def delayed(
         undo.enter_context(_table_lifetime(lab, table))
         _set_master_delay(lab, replica, delay_s)
         undo.callback(_set_master_delay, lab, replica, 0)
+        began = time.time()
         query(lab, "source", _sql("INSERT INTO {t} VALUES (1, NOW(6))", table))
         status = wait_for(
             lambda: next(
@@ -681,6 +701,7 @@ def delayed(
             SCHEMA,
             table,
             details={"delay_s": delay_s, "sql_state": str(status["Slave_SQL_Running_State"])},
+            started_at=began,
         )
 
 
@@ -700,6 +721,7 @@ def stopped(lab: Lab, *, replica: str = "replica1", table: str = "stopped") -> I
     _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
     with contextlib.ExitStack() as undo:
         undo.enter_context(_table_lifetime(lab, table))
+        began = time.time()
         query(lab, replica, "STOP SLAVE SQL_THREAD")
         undo.callback(query, lab, replica, "START SLAVE")
         query(lab, "source", _sql("INSERT INTO {t} VALUES (1, 0)", table))
@@ -708,7 +730,7 @@ def stopped(lab: Lab, *, replica: str = "replica1", table: str = "stopped") -> I
             timeout_s=30,
             what=f"{replica} to receive the write it does not apply",
         )
-        yield Incident("stopped", "stopped", replica, SCHEMA, table)
+        yield Incident("stopped", "stopped", replica, SCHEMA, table, started_at=began)
 
 
 @contextlib.contextmanager
@@ -725,6 +747,7 @@ def broken(lab: Lab, *, replica: str = "replica1", table: str = "broken") -> Ite
             cur.execute("SET SESSION sql_log_bin = 0")
             cur.execute(_sql("INSERT INTO {t} VALUES (1, -1)", table))
         undo.callback(_repair, lab, replica, table)
+        began = time.time()
         query(lab, "source", _sql("INSERT INTO {t} VALUES (1, 0)", table))
         status = wait_for(
             lambda: next(
@@ -748,6 +771,7 @@ def broken(lab: Lab, *, replica: str = "replica1", table: str = "broken") -> Ite
                 "errno": int(status["Last_SQL_Errno"]),
                 "error": str(status["Last_SQL_Error"])[:500],
             },
+            started_at=began,
         )
 
 
@@ -788,6 +812,7 @@ def network_bound(
     before = proxy.bandwidth_bps
     with contextlib.ExitStack() as undo:
         undo.enter_context(_table_lifetime(lab, table))
+        began = time.time()
         proxy.set_bandwidth(bandwidth_bps)
         undo.callback(proxy.set_bandwidth, before)
         undo.enter_context(
@@ -816,6 +841,7 @@ def network_bound(
                 "not_received_at_start": backlog,
                 "near": near,
             },
+            started_at=began,
         )
 
 
@@ -852,6 +878,7 @@ def clock_offset(
     midpoint of the query's round trip."""
     _check_replica(lab, replica)
     lab.set_clock_offset(replica, offset_s)
+    began = time.time()  # the server is back, its clock shifted
     try:
         lab.wait_caught_up(timeout_s=60)
         measured = measure_clock_offset(lab, replica)
@@ -860,6 +887,7 @@ def clock_offset(
             "clock_skew",
             replica,
             details={"offset_s": offset_s, "measured_offset_s": round(measured, 4)},
+            started_at=began,
         )
     finally:
         lab.set_clock_offset(replica, 0.0)

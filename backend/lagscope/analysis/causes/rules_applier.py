@@ -68,7 +68,14 @@ def _blocked(
     waited = f" for {words.seconds(wait_s)}" if wait_s is not None and wait_s >= 1 else ""
     certain = [b for b in blockers if b.certain and b.lock == lock]
     candidates = [b for b in blockers if not b.certain and b.lock == lock]
-    evidence: dict[str, EvidenceValue] = {"lock": lock, "wait_s": _round(wait_s)}
+    # What the applier waits to run (MariaDB's PROCESSLIST INFO): names the table of a metadata
+    # lock even when the holder's own readings cannot (no METADATA_LOCK_INFO plugin).
+    waiting = seen.inputs.applier_statement
+    evidence: dict[str, EvidenceValue] = {
+        "lock": lock,
+        "wait_s": _round(wait_s),
+        "waiting_statement": words.bounded(waiting) or None,
+    }
     needs: str | None = None
     if certain:
         b = certain[0]
@@ -182,7 +189,9 @@ def applier_findings(seen: Seen) -> ApplierFindings:
     no_key = _no_usable_key(seen, trxs, waiting_trx)
     if no_key is not None:
         found.append(no_key)
-    if not mdl_wait and not waiting_trx and ddl_state is None:
+    # A transaction scanning a keyless table lasts long because of the scans: "large" would
+    # send the operator to split it at the source, when the fix is a key on the replica.
+    if not mdl_wait and not waiting_trx and ddl_state is None and no_key is None:
         large = _large_transaction(seen, trxs)
         if large is not None:
             found.append(large)
@@ -278,6 +287,10 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
         key.removeprefix("gtid:") if key.startswith("gtid:") else ""
     )
     ident = f" ({words.bounded(gtid, 60)})" if gtid else ""
+    # The relay log's Table_map at the applier's position: the table its row events change.
+    table = seen.table()
+    name = f"{table.schema}.{table.table}" if table is not None and table.table else None
+    on = f" on {name}" if name else ""
     figures = f", {words.count(rows)} rows changed so far" if rows else ""
     if rate is not None and rate > 0:
         figures += f" ({words.count(rate)} rows/s)"
@@ -285,7 +298,8 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
     return Finding(
         Cause.LARGE_TRANSACTION,
         confidence,
-        f"{seen.name} has been applying one transaction{ident} for {words.seconds(age)}{figures}.",
+        f"{seen.name} has been applying one transaction{ident}{on} for {words.seconds(age)}"
+        f"{figures}.",
         "Nothing to tune on the replica: it catches up when this transaction commits; split "
         "such transactions at the source.",
         MappingProxyType(
@@ -296,6 +310,7 @@ def _large_transaction(seen: Seen, trxs: tuple[OpenTransaction, ...]) -> Finding
                 "rows_modified": rows,
                 "rows_per_s": None if rate is None else round(rate, 1),
                 "trx_state": trx.state if trx is not None else None,
+                "table": words.bounded(name) if name else None,
             }
         ),
         None if trxs else seen.needs("transactions"),

@@ -25,14 +25,24 @@ _ALIKE_SHARE = 0.5
 _SYNC_INFO = ("sync_master_info", "sync_source_info")
 
 
-def _sibling_lags(sibling: SiblingView, lag: float) -> bool | None:
-    """True: lags alike; False: does not lag; None: in between or unknown."""
+def _sibling_lags(sibling: SiblingView, lag: float, short: int | None = None) -> bool | None:
+    """True: lags alike; False: does not lag; None: in between or unknown.
+
+    ``short``: our transactions not yet received. A backlog of small transactions can be
+    thousands of transactions short while the lag in seconds still reads under a second (seen
+    on the live lab as a receive backlog began): a sibling just as short is not "not lagging"
+    whatever its seconds say."""
     if sibling.verdict is not None and sibling.verdict in (
         Verdict.STOPPED,
         Verdict.BROKEN,
         Verdict.UNREACHABLE,
     ):
         return None
+    if short and sibling.not_received is not None:
+        if sibling.not_received >= _ALIKE_SHARE * short:
+            return True
+        if sibling.not_received > _NOT_LAGGING_SHARE * short:
+            return None
     if sibling.lag_s is None:
         return None
     if sibling.lag_s < max(_NOT_LAGGING_S, _NOT_LAGGING_SHARE * lag):
@@ -78,7 +88,8 @@ def relay_log_durability(seen: Seen) -> Finding | None:
         metrics.received_not_applied or 0
     )
     lag = metrics.lag_s or 0.0
-    alike = [s for s in seen.inputs.siblings if _sibling_lags(s, lag) is True]
+    short = metrics.not_received
+    alike = [s for s in seen.inputs.siblings if _sibling_lags(s, lag, short) is True]
     confidence = 0.6 + (0.15 if receive_side else 0.0) + (0.15 if alike else 0.0)
     if alike:
         other = alike[0]
@@ -126,11 +137,13 @@ def network(seen: Seen) -> Finding | None:
     status, metrics = seen.inputs.status, seen.inputs.metrics
     if status is None or metrics.verdict is not Verdict.RECEIVE_BOUND or not seen.held_behind:
         return None
+    if metrics.not_received == 0:
+        return None  # nothing left to receive: the verdict (a vote) has not caught up yet
     waiting, polls = seen.count(seen.io, "waiting")
     if waiting < 2 or seen.most(seen.io, "queueing"):
         return None
     lag = metrics.lag_s or 0.0
-    ranked = [(s, _sibling_lags(s, lag)) for s in _near(seen)]
+    ranked = [(s, _sibling_lags(s, lag, metrics.not_received)) for s in _near(seen)]
     calm = [s for s, lags in ranked if lags is False]
     alike = [s for s, lags in ranked if lags is True]
     if alike and not calm:

@@ -130,6 +130,10 @@ def state_findings(seen: Seen) -> tuple[Finding, ...] | None:
     if status is None:
         return (stopped(seen, None),) if verdict is not Verdict.DELAYED_BY_DESIGN else None
     if verdict is Verdict.DELAYED_BY_DESIGN:
+        if status.sql_delay <= 0:
+            # The delay was just removed (the verdict votes over a few polls): "delayed by 0 s"
+            # would be false; a backlog left over is for the other rules.
+            return None
         return (delayed(seen, status),)
     if status.broken:
         return (broken(seen, status),)
