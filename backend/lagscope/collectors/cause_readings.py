@@ -568,11 +568,17 @@ def table_dictionary_statement(dialect: Dialect, schema: str, table: str) -> str
     )
 
 
-def parse_table_dictionary(result: ResultSet, memory: CauseMemory) -> None:
-    """Fill in the keys of the tables ``information_schema.TABLES`` did not show this user."""
+def parse_table_dictionary(
+    result: ResultSet, memory: CauseMemory, asked: Iterable[tuple[str, str]] = ()
+) -> None:
+    """Fill in the keys of the tables no earlier check answered for this user; ``asked`` tables
+    the dictionary does not show either are remembered as unknown."""
+    asked = list(asked)
     for name, rows in _rows_by_table(result).items():
-        if name in memory.keys and memory.keys[name] is None:
+        if name in asked or (name in memory.keys and memory.keys[name] is None):
             memory.keys[name] = _keys(rows)
+    for name in asked:
+        memory.keys.setdefault(name, None)
 
 
 def hidden_tables(tables: Iterable[RowEventTable], memory: CauseMemory) -> list[str]:
