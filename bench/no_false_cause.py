@@ -225,7 +225,11 @@ def report_segments(store: Path, clock: PhaseClock | None) -> None:
 def print_table(title: str, tally: Tally, phases: list[str]) -> None:
     replicas = sorted({r for _, r in tally.polls_seen})
     causes = sorted({c for _, _, c in tally.polls})
-    print(f"\n{title}: polls that named each cause (false ones marked *, unjudged ?)")
+    print(
+        f"\n{title}: polls that named each cause (false ones marked *, unjudged ?); polls: "
+        "the polls sampled (each channel's newest, read once a second), named: those that "
+        "named any cause"
+    )
     header = f"  {'phase':8} {'replica':9} {'polls':>5} {'named':>5}  " + "  ".join(causes)
     print(header)
     false_total: Counter[str] = Counter()
