@@ -270,6 +270,26 @@ def test_no_source_burst_when_a_replica_side_cause_is_named() -> None:
         assert Cause.SOURCE_BURST not in [f.cause for f in found]
 
 
+def test_half_the_workers_waiting_their_turn_is_no_ordering() -> None:
+    """Seen live (bench/no_false_cause.py, the tuning story's phase C): 4 optimistic workers
+    draining a backlog fast, sampled (applying, waiting) = (3, 1), (2, 2), (1, 3), (3, 1), then
+    mostly (4, 0) and (3, 1): 2.0 vs 2.0 over the last three polls, twice, named ordering. Commit
+    order keeps some workers waiting at any moment; half of them is not "mostly"."""
+    rows = [(4, 0), (3, 1), (2, 2), (1, 3), (3, 1), (4, 0), (3, 1)]
+    polls = [
+        inputs(
+            behind_on_apply(),
+            at=NOW + i,
+            params=PARALLEL_RELAXED,
+            workers=_workers(["Write_rows_log_event::write_row()"] * a + [WORKER_PRIOR] * w),
+            channel=status(sql_thread_state="Waiting for room in worker thread event queue"),
+        )
+        for i, (a, w) in enumerate(rows)
+    ]
+    for found in run(polls):
+        assert Cause.ORDERING not in [f.cause for f in found]
+
+
 def test_parallel_settings_by_flavor() -> None:
     from lagscope.analysis.causes.history import observe
     from lagscope.analysis.causes.model import DiagnosisMemory
