@@ -14,6 +14,7 @@ from lagscope.analysis.codes import Verdict
 from lagscope.collectors.params import TRACKED_PARAMS
 from lagscope.collectors.snapshot import EVIDENCE_TEXT_MAX, ClockReading, IoState
 from tests.cause_factories import (
+    IO_QUEUEING,
     NOW,
     PARALLEL_RELAXED,
     SQL_IDLE,
@@ -135,6 +136,21 @@ def test_unreachable() -> None:
     (finding,) = last([inputs(metrics(Verdict.UNREACHABLE), unreachable=True)])
     assert finding.cause is Cause.UNREACHABLE
     assert_operator_words(finding)
+
+
+def test_one_poll_that_did_not_answer_names_nothing_until_the_verdict_says_unreachable() -> None:
+    """Seen live (bench/no_false_cause.py, the tuning story on a box at load 18): one poll of
+    each replica timed out while the verdict (a vote over 3 polls) still said receive-bound, and
+    "does not answer" was named from it: a 0 s segment that became the episodes' main cause."""
+    behind = metrics(Verdict.RECEIVE_BOUND, lag_s=40.0, trx_behind=20_000)
+    polls = [
+        inputs(behind, at=NOW + i, channel=status(io_thread_state=IO_QUEUEING)) for i in range(3)
+    ]
+    polls.append(inputs(behind, at=NOW + 3, unreachable=True))
+    assert last(polls) == ()
+    # Still silent at the next poll: the vote turns, and the cause with it (the second poll).
+    polls.append(inputs(metrics(Verdict.UNREACHABLE), at=NOW + 4, unreachable=True))
+    assert causes(last(polls)) == ["unreachable"]
 
 
 def test_server_error_text_is_bounded() -> None:

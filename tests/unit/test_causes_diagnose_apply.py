@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from lagscope.analysis.causes.model import Cause
+from lagscope.analysis.codes import Verdict
 from lagscope.analysis.rates import CounterRates
 from lagscope.collectors.snapshot import ApplierWorker
 from tests.cause_factories import (
@@ -20,6 +21,7 @@ from tests.cause_factories import (
     causes,
     inputs,
     last,
+    metrics,
     run,
     source,
     status,
@@ -172,14 +174,35 @@ def test_mysql_database_type_on_one_schema_is_serial() -> None:
     assert "LOGICAL_CLOCK" in finding.action
 
 
+def _quiet_source(polls: int, rate: float = 600.0) -> list:  # type: ignore[type-arg]
+    """A caught-up replica while the source writes its usual ``rate``, ending at NOW - 1."""
+    return [
+        inputs(
+            metrics(
+                Verdict.CAUGHT_UP,
+                lag_s=0.1,
+                trx_behind=0,
+                not_received=0,
+                received_not_applied=0,
+                apply_rate=rate,
+                source_rate=rate,
+            ),
+            at=NOW - polls + i,
+            params=PARALLEL_RELAXED,
+        )
+        for i in range(polls)
+    ]
+
+
 def test_source_burst_when_the_replica_applies_at_capacity_and_nothing_else_holds_it() -> None:
-    polls = []
+    polls = _quiet_source(8)
     for i in range(5):
         m = behind_on_apply(
             trx=1000 + 400 * i, apply_rate=1150.0 if i else 1200.0, source_rate=1800.0
         )
         polls.append(inputs(m, at=NOW + i, params=PARALLEL_RELAXED))
     seen = run(polls)
+    assert "source_burst" in causes(seen[9])  # the burst's second poll
     assert causes(seen[-1]) == ["source_burst"]
     finding = seen[-1][0]
     assert (
@@ -187,7 +210,41 @@ def test_source_burst_when_the_replica_applies_at_capacity_and_nothing_else_hold
         in finding.sentence
     )
     assert "falls 650 trx/s further behind" in finding.sentence
+    assert finding.evidence["usual_source_rate"] == 600.0
     assert_operator_words(finding)
+
+
+def test_a_long_burst_stays_a_burst() -> None:
+    """The usual rate is the one the burst started from, not the burst's own (kept 60 polls)."""
+    polls = _quiet_source(8)
+    for i in range(90):
+        m = behind_on_apply(trx=1000 + 600 * i, apply_rate=1200.0, source_rate=1800.0)
+        polls.append(inputs(m, at=NOW + i, params=PARALLEL_RELAXED))
+    assert causes(last(polls)) == ["source_burst"]
+
+
+def test_a_constant_load_above_capacity_is_no_burst() -> None:
+    """Seen live (bench/no_false_cause.py, the tuning story's phase B on a busy box): the source
+    wrote 2,000 trx/s all along (per-second rates 1,600-2,350), the serial replica applied
+    1,100-1,700/s, and 9 polls said "the source has written 2,270 trx/s … catches up once the
+    source slows down". The source never rose: that is the replica's capacity, not a burst."""
+    rates = (2000.0, 2350.0, 1600.0, 2270.0, 1800.0, 2100.0)
+    polls = [
+        inputs(
+            behind_on_apply(
+                lag_s=60.0 + i,
+                trx=90_000 + 500 * i,
+                apply_rate=1700.0 if i % 7 == 0 else 1150.0,
+                source_rate=rates[i % len(rates)],
+            ),
+            at=NOW + i,
+            params=PARALLEL_RELAXED,
+        )
+        for i in range(60)
+    ]
+    for found in run(polls):
+        assert Cause.SOURCE_BURST not in [f.cause for f in found]
+    assert causes(last(polls)) == ["unexplained"]
 
 
 def test_a_source_within_ten_percent_of_capacity_is_no_burst() -> None:
@@ -211,6 +268,26 @@ def test_no_source_burst_when_a_replica_side_cause_is_named() -> None:
     assert causes(seen[-1]) == ["durable_apply"]
     for found in seen:
         assert Cause.SOURCE_BURST not in [f.cause for f in found]
+
+
+def test_half_the_workers_waiting_their_turn_is_no_ordering() -> None:
+    """Seen live (bench/no_false_cause.py, the tuning story's phase C): 4 optimistic workers
+    draining a backlog fast, sampled (applying, waiting) = (3, 1), (2, 2), (1, 3), (3, 1), then
+    mostly (4, 0) and (3, 1): 2.0 vs 2.0 over the last three polls, twice, named ordering. Commit
+    order keeps some workers waiting at any moment; half of them is not "mostly"."""
+    rows = [(4, 0), (3, 1), (2, 2), (1, 3), (3, 1), (4, 0), (3, 1)]
+    polls = [
+        inputs(
+            behind_on_apply(),
+            at=NOW + i,
+            params=PARALLEL_RELAXED,
+            workers=_workers(["Write_rows_log_event::write_row()"] * a + [WORKER_PRIOR] * w),
+            channel=status(sql_thread_state="Waiting for room in worker thread event queue"),
+        )
+        for i, (a, w) in enumerate(rows)
+    ]
+    for found in run(polls):
+        assert Cause.ORDERING not in [f.cause for f in found]
 
 
 def test_parallel_settings_by_flavor() -> None:

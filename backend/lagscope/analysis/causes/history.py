@@ -100,6 +100,10 @@ class Seen:
     trx: dict[str, Any] | None = None
     wait: dict[str, Any] | None = None
     burst_since: float | None = None  # the source burst seen since (poller clock)
+    # The source's write rates (trx/s) of the last CAPACITY_POLLS polls, and the usual rate a
+    # burst under way is measured against (kept while it lasts, so a long burst stays one).
+    source_rates: list[float] = field(default_factory=list)
+    burst_base: float | None = None
     trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
 
     # --- this poll ---------------------------------------------------------------------------
@@ -247,6 +251,8 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         trx=raw.get("trx"),
         wait=raw.get("wait"),
         burst_since=raw.get("burst_since"),
+        source_rates=[float(r) for r in raw.get("src") or []],
+        burst_base=raw.get("burst_base"),
     )
     status, metrics = inputs.status, inputs.metrics
     seen.behind_polls = _tail([*seen.behind_polls, "b" if seen.behind else "-"], RECENT)
@@ -261,6 +267,8 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         seen.trx_behind = _tail([*seen.trx_behind, (inputs.at, metrics.trx_behind)], RECENT)
     if metrics.apply_rate is not None:
         seen.apply_rates = _tail([*seen.apply_rates, metrics.apply_rate], CAPACITY_POLLS)
+    if metrics.source_rate is not None:
+        seen.source_rates = _tail([*seen.source_rates, metrics.source_rate], CAPACITY_POLLS)
     workers = seen.channel_workers()
     if workers:
         classes = [worker_class(w) for w in workers]
@@ -328,6 +336,8 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
         "trx": seen.trx,
         "wait": wait,
         "burst_since": seen.burst_since,
+        "src": [round(r, 3) for r in seen.source_rates],
+        "burst_base": seen.burst_base if seen.burst_since is not None else None,
     }
     return DiagnosisMemory(MappingProxyType(data))
 

@@ -4,11 +4,12 @@ on each other, and a source writing faster than the replica can apply (CAUSES.md
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.history import Seen
+from lagscope.analysis.causes.history import RECENT, Seen
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
 from lagscope.analysis.codes import Verdict
 
@@ -21,6 +22,14 @@ FSYNC_PER_COMMIT_MIN = 0.8
 # this share of it or more ("at capacity"), for a source burst.
 BURST_OVER_CAPACITY = 1.1
 AT_CAPACITY = 0.8
+# A burst is a rise: the source writes at least this many times its usual rate, the median of
+# its rate over the polls before the recent ones (at least USUAL_POLLS_MIN of them). Without it a
+# constant load above a slow replica's capacity was called a burst that "catches up once the
+# source slows down" (the tuning story's phase B on a busy box: 2,000 trx/s all along, a serial
+# replica applying 1,100-1,700/s); that is the replica's capacity, not the load. Per-second
+# rates of a steady load swing by ~20 %, hence 1.5.
+BURST_OVER_USUAL = 1.5
+USUAL_POLLS_MIN = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +227,11 @@ def ordering(seen: Seen, parallel: Parallel) -> Finding | None:
         applying = sum(a for a, _, _ in recent) / len(recent)
         waiting = sum(w for _, w, _ in recent) / len(recent)
         total = max(t for _, _, t in recent)
-        mostly_waiting = waiting >= 1.0 and waiting >= applying
+        # "Mostly": more wait than apply. In-order commit leaves some workers waiting their
+        # turn at any moment: with 4 workers draining fast (the tuning story's phase C, the
+        # apply rate up 45 % on serial) three polls sampled (3, 1), (2, 2), (1, 3) applying /
+        # waiting, and a tie (2.0 vs 2.0) was called ordering.
+        mostly_waiting = waiting >= 1.0 and waiting > applying
     if not (mostly_waiting or retrying):
         return None
     head = f"{seen.name} has {total:.0f} applier threads" if total else f"{seen.name}'s applier"
@@ -264,8 +277,12 @@ def source_burst(seen: Seen) -> Finding | None:
         return None
     if not seen.growing(seen.trx_behind):
         return None
+    usual = _usual_source_rate(seen)
+    if usual is None or source_rate < BURST_OVER_USUAL * usual:
+        return None
     if seen.burst_since is None:
         seen.burst_since = seen.at
+        seen.burst_base = usual
     lasted = seen.at - seen.burst_since
     for_how_long = f" for {words.seconds(lasted)}" if lasted >= 1 else ""
     # Above capacity, apply cannot gain on the source: the backlog drains once the source slows.
@@ -285,6 +302,19 @@ def source_burst(seen: Seen) -> Finding | None:
                 "capacity": round(capacity, 1),
                 "trx_behind": metrics.trx_behind,
                 "burst_s": round(lasted, 1),
+                "usual_source_rate": round(usual, 1),
             }
         ),
     )
+
+
+def _usual_source_rate(seen: Seen) -> float | None:
+    """What the source usually writes: the rate a burst under way started from, else the median
+    over the polls before the recent ones (those may already be the burst); None when too few
+    polls are known to say (a burst under way when monitoring starts is not named)."""
+    if seen.burst_since is not None and seen.burst_base is not None:
+        return seen.burst_base
+    earlier = seen.source_rates[:-RECENT]
+    if len(earlier) < USUAL_POLLS_MIN:
+        return None
+    return statistics.median(earlier)
