@@ -299,3 +299,16 @@ def test_large_transaction_rate_survives_a_poll_without_readings() -> None:
     assert Cause.LARGE_TRANSACTION not in [f.cause for f in seen[1]]  # nothing read: not named
     finding = next(f for f in seen[2] if f.cause is Cause.LARGE_TRANSACTION)
     assert finding.evidence["rows_per_s"] == 20_000.0
+
+
+def test_a_refused_cause_reading_is_what_the_finding_needs() -> None:
+    """Without PROCESS the server refuses the blockers reading: the poller keeps that in the
+    snapshot's problems (the evidence is then absent), and the finding says what it needs."""
+    refused = "row_blockers: (1227) Access denied; you need the PROCESS privilege; needs PROCESS"
+    seen = _poll(NOW, SQL_MDL, None)
+    replica = seen.replica
+    assert replica is not None
+    seen = replace(seen, replica=replace(replica, problems={"row_blockers": refused}))
+    (finding,) = last([seen])
+    assert finding.cause is Cause.BLOCKED_BY_SESSION
+    assert finding.needs == f"unknown: {refused}"

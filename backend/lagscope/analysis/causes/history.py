@@ -35,6 +35,12 @@ _STALE_MIN_S = 30.0
 MEMORY_VERSION = 1
 
 BEHIND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
+# Cause readings (collectors/readings.py) whose refusal a rule reports as what it needs, and the
+# key a rule asks for (the row-lock blockers reading answers "who blocks it").
+_CAUSE_READINGS = frozenset(
+    {"transactions", "row_blockers", "metadata_blockers", "relay_events", "table_dictionary"}
+)
+_PROBLEM_KEYS = {"row_blockers": "blockers"}
 
 
 def io_class(state: str | None) -> str:
@@ -186,10 +192,20 @@ class Seen:
         )
 
     def problems(self) -> Mapping[str, str]:
+        """What kept a cause reading from answering: the evidence's own notes, and a reading
+        the server refused (the poller keeps those in the snapshot's problems by reading name,
+        e.g. ``row_blockers`` without PROCESS, while the evidence is then absent)."""
         replica = self.inputs.replica
-        if replica is None or replica.evidence is None:
+        if replica is None:
             return MappingProxyType({})
-        return replica.evidence.problems
+        merged = {
+            _PROBLEM_KEYS.get(name, name): text
+            for name, text in replica.problems.items()
+            if name in _CAUSE_READINGS
+        }
+        if replica.evidence is not None:
+            merged.update(replica.evidence.problems)
+        return MappingProxyType(merged)
 
     def needs(self, reading: str) -> str | None:
         """What a cause reading that could not be taken needs, as "unknown: …"."""
