@@ -16,6 +16,7 @@ export function evidenceValueText(key: string, value: EvidenceValue): string {
   if (typeof value === "number") {
     if (!Number.isFinite(value)) return String(value);
     if (key.endsWith("_per_s")) return `${trimNumber(value)}/s`;
+    if (key.endsWith("_rate")) return `${trimNumber(value)} trx/s`;
     if (/(^|_)s$/.test(key) || key.endsWith("_seconds")) return formatDuration(value);
     if (key.endsWith("_pct") || key.endsWith("_percent")) return `${trimNumber(value)} %`;
     return Number.isInteger(value) ? String(value) : trimNumber(value);
@@ -73,6 +74,8 @@ const WHOLE_KEYS: Record<string, EvidenceGroupKind> = {
   wait_s: "session",
   lock: "session",
   candidates: "candidate",
+  // The channel's figures, not the applier's transaction (whose keys also start trx_).
+  trx_behind: "other",
 };
 
 const SESSION_LABELS: Record<string, string> = {
@@ -122,7 +125,18 @@ const LABELS: Record<EvidenceGroupKind, Record<string, string>> = {
     rows: "rows (estimate)",
     event: "row event",
   },
-  other: {},
+  // The channel's figures in words (UI.md: never received_not_applied in front of an
+  // operator); any other key, e.g. a parameter name, is shown as the server spells it.
+  other: {
+    lag_s: "lag",
+    trx_behind: "transactions behind",
+    not_received: "transactions not yet received",
+    received_not_applied: "received, not yet applied",
+    io_state: "IO thread",
+    sql_state: "SQL thread",
+    apply_rate: "apply rate",
+    source_rate: "source write rate",
+  },
 };
 
 const CODE_PARTS = new Set(["statement", "info", "query"]);
