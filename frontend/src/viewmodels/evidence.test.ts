@@ -97,7 +97,7 @@ describe("the channel's figures in the evidence", () => {
   it("reads them in words, with units, never as field names", () => {
     const groups = evidenceGroups({ lag_s: 12, trx_behind: 400, received_not_applied: 395, apply_rate: 187.8, sync_relay_log: "1" });
     expect(groups.map((g) => g.kind)).toEqual(["other"]);
-    const labels = Object.fromEntries(groups[0].rows.map((r) => [r.key, `${r.label}: ${r.text}`]));
+    const labels = Object.fromEntries((groups[0]?.rows ?? []).map((r) => [r.key, `${r.label}: ${r.text}`]));
     expect(labels.lag_s).toBe("lag: 12 s");
     expect(labels.trx_behind).toBe("transactions behind: 400");
     expect(labels.received_not_applied).toBe("received, not yet applied: 395");
