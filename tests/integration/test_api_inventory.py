@@ -40,7 +40,7 @@ def test_login_tokens_and_roles(api: ApiServer):
     viewer = token_for(api, "vera", "viewer")
     with api.client(viewer) as c:
         me = c.get("/api/v1/auth/me").json()
-        assert me == {"user_id": me["user_id"], "username": "vera", "role": "viewer"}
+        assert me == {"user_id": me["user_id"], "username": "vera", "role": "viewer", "demo": False}
         assert c.get("/api/v1/clusters").status_code == 200
         denied = c.post("/api/v1/clusters", json={"name": "nope"})
         assert denied.status_code == 403 and "editor" in denied.json()["detail"]
