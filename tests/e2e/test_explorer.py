@@ -137,6 +137,9 @@ def test_parallel_apply_change_shows_a_lane_and_a_marker(
 
 
 def plot_point(chart: Locator, fraction: float) -> tuple[float, float]:
+    # Mouse coordinates are the viewport's: saving a form further down (below the why strips)
+    # scrolls the chart out of view, and a press there lands on nothing.
+    chart.scroll_into_view_if_needed()
     box = chart.bounding_box()
     assert box is not None
     left, right = 64, 16  # the chart's y-axis width and right margin (chartGeometry.ts)

@@ -62,8 +62,9 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
     const t = timeAt(event);
     if (t !== null) setDrag({ ...drag, to: t });
   };
-  const up = () => {
-    if (drag && onSelect) onSelect(drag.from, drag.to);
+  // The drag ends where the button is released, not where the last rendered move left it.
+  const up = (event: MouseEvent) => {
+    if (drag && onSelect) onSelect(drag.from, timeAt(event) ?? drag.to);
     setDrag(null);
   };
 
