@@ -88,9 +88,6 @@ def downgrade() -> None:
         batch.drop_column("episode_state")
         batch.drop_column("diagnosis_memory")
         batch.drop_column("current_causes")
-    op.drop_index(op.f("ix_episode_causes_episode_id"), table_name="episode_causes")
+    # Dropping a table drops its indexes; MySQL refuses to drop an index a foreign key needs.
     op.drop_table("episode_causes")
-    op.drop_index(op.f("ix_episodes_started_at"), table_name="episodes")
-    op.drop_index(op.f("ix_episodes_cluster_id"), table_name="episodes")
-    op.drop_index(op.f("ix_episodes_channel_id"), table_name="episodes")
     op.drop_table("episodes")
