@@ -28,24 +28,10 @@ from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.readings import READINGS
 from lagscope.lab import Lab, LabConfig
+from poll_latency import measure, percentile  # bench/ is the script's own directory
 
 # The registry without its cause rows, and the workers back on their slow cadence only.
 WITHOUT_CAUSES = tuple(replace(r, hurry=None) for r in READINGS if r.when is None)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def measure(poller: InstancePoller, polls: int) -> tuple[list[float], list[float]]:
-    walls, cpus = [], []
-    for _ in range(polls):
-        w0, c0 = time.perf_counter(), time.process_time()
-        poller.poll()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return walls, cpus
 
 
 @contextmanager
