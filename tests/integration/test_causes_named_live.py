@@ -150,6 +150,7 @@ def await_naming(
     seen: dict[str, set[str]] = {r: set() for r in replicas}
 
     last: list[Any] = []
+    latest_rows: list[Any] = []  # what the replica's channel named last, for a failure's message
     failed_check = False  # the cause was named before its evidence was complete
 
     def named() -> tuple[dict[str, Any], float] | None:
@@ -158,6 +159,8 @@ def await_naming(
         for replica, cid in ids.items():
             assert cid is not None
             rows, latest = _causes_at(pipe, cid)
+            if replica == made.replica:
+                latest_rows[:] = [latest, rows]
             for row in rows:
                 seen[replica].add(str(row["cause"]))
                 if replica != made.replica or row["cause"] != made.cause:
@@ -179,7 +182,9 @@ def await_naming(
             message=f"{made.replica}'s current causes to name {made.cause}",
         )
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; named: {seen}; last: {last}") from None
+        raise AssertionError(
+            f"{exc}; named: {seen}; last: {last}; latest poll and causes: {latest_rows}"
+        ) from None
     cid = ids[made.replica]
     assert cid is not None
     began = made.started_at if made.started_at is not None else start

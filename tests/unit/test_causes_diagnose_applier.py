@@ -104,6 +104,23 @@ def test_the_same_find_row_state_on_a_keyless_table_is_a_scan_when_running() -> 
     assert_operator_words(finding)
 
 
+def test_a_poll_between_two_lookups_on_a_keyless_table_is_still_the_scan() -> None:
+    """Live lab (issue 19's CI): one poll caught the applier on the row's update, not its
+    lookup; the scan's transaction, open for 100 s, was then called "one large transaction"."""
+    evidence = CauseEvidence(transactions=(_trx("RUNNING", rows=120_000),), tables=(KEYLESS,))
+    between = "Update_rows_log_event::ha_update_row()"
+    seen = run([_poll(NOW, SQL_FIND_ROW, evidence), _poll(NOW + 1, between, evidence)])
+    assert causes(seen[1]) == ["no_usable_key"]
+    assert seen[1][0].evidence["state"] == between
+
+
+def test_a_keyless_table_without_any_lookup_seen_is_not_a_scan() -> None:
+    evidence = CauseEvidence(transactions=(_trx("RUNNING", rows=120_000),), tables=(KEYLESS,))
+    between = "Update_rows_log_event::ha_update_row()"
+    found = last([_poll(NOW + i, between, evidence) for i in range(3)])
+    assert Cause.NO_USABLE_KEY not in [f.cause for f in found]
+
+
 def test_the_same_state_under_lock_wait_is_a_blocker_even_on_a_keyless_table() -> None:
     evidence = CauseEvidence(
         transactions=(_trx("LOCK WAIT", wait_from=NOW - 30),),

@@ -233,12 +233,16 @@ def _no_usable_key(
     if waiting_trx:
         return None  # the same state under LOCK WAIT is a blocker, not a scan
     lookup = next((s for s in seen.applier_states() if states.matches(s, states.ROW_LOOKUP)), None)
-    if lookup is None:
+    held, polls = seen.count(seen.sql, "row")
+    # A poll can land between two lookups (on the row's update itself): while the applier is
+    # still on the keyless table and a recent poll saw it scanning, it is the same scan, not
+    # suddenly "one large transaction".
+    if lookup is None and held == 0:
         return None
     table = seen.table()
-    held, polls = seen.count(seen.sql, "row")
     if table is None or table.has_usable_key is not False:
         return None
+    state = lookup or next(iter(seen.applier_states()), "")
     running = next((t for t in trxs if t.state.strip().upper() == "RUNNING"), None)
     name = f"{table.schema}.{table.table}"
     keyless = "no primary key" if table.has_primary_key is False else "no usable key"
@@ -260,7 +264,7 @@ def _no_usable_key(
                 "has_primary_key": table.has_primary_key,
                 "has_usable_key": table.has_usable_key,
                 "event": words.bounded(table.event),
-                "state": words.bounded(lookup),
+                "state": words.bounded(state),
                 "state_polls": held,
                 "polls": polls,
                 "trx_state": running.state if running is not None else None,
