@@ -334,7 +334,7 @@ def holder(evidence: Mapping[str, Any]) -> Any:
 def test_large_transaction_is_named_within_ten_seconds(
     lab: Lab, pipeline: Pipeline, namings: list[Naming]
 ) -> None:
-    with inc.large_transaction(lab, rows=LARGE_TRX_ROWS) as made:
+    with inc.large_transaction(lab) as made:
         start = time.time()
         naming, seen = await_naming(
             pipeline,
@@ -350,15 +350,10 @@ def test_large_transaction_is_named_within_ten_seconds(
     assert_none_of(seen, made.replica, {"no_usable_key", "blocked_by_session", "ddl"})
 
 
-# Enough rows for the replica to apply for well over LARGE_TRX_S on the lab, few enough to fill
-# quickly.
-LARGE_TRX_ROWS = 1_000_000
-
-
 def test_long_alter_is_named_ddl_with_its_statement(
     lab: Lab, pipeline: Pipeline, namings: list[Naming]
 ) -> None:
-    with inc.long_alter(lab, rows=400_000) as made:
+    with inc.long_alter(lab) as made:
         start = time.time()
         naming, seen = await_naming(
             pipeline, made, start, check=lambda r: table_of(made) in str(r["evidence"]["statement"])
@@ -373,7 +368,7 @@ def test_long_alter_is_named_ddl_with_its_statement(
 def test_keyless_table_is_named_with_its_name(
     lab: Lab, pipeline: Pipeline, namings: list[Naming]
 ) -> None:
-    with inc.no_primary_key(lab, rows=6_000) as made:
+    with inc.no_primary_key(lab) as made:
         start = time.time()
         naming, seen = await_naming(pipeline, made, start)
         watch_more(pipeline, made.replica, seen, for_polls=2)

@@ -321,6 +321,28 @@ def test_a_healthy_poll_batch_is_unchanged() -> None:
     assert first.evidence is None and second.evidence is None
 
 
+def test_behind_elsewhere_takes_the_cause_readings_after_a_healthy_poll() -> None:
+    """Two worker processes take turns: this one's previous poll was healthy, the other's (in
+    the store) was behind; the readings ride in this poll, not one later."""
+    from .test_poller import HEARTBEAT, mariadb_answers
+
+    healthy = rs(
+        ("Connection_name", "Slave_IO_Running", "Slave_SQL_Running", "Seconds_Behind_Master",
+         "Slave_SQL_State", "Relay_Log_File", "Relay_Log_Pos"),
+        ("", "Yes", "Yes", 0, "Slave has read all relay log; waiting for more updates",
+         "relay-bin.000002", 4),
+    )  # fmt: skip
+    answers = mariadb_answers(**{"SHOW ALL SLAVES STATUS": healthy})
+    fake = FakeExecutor(answers, fallback=no_cause_evidence)
+    poller = InstancePoller(fake, heartbeat=HEARTBEAT)
+    poller.poll(behind_elsewhere=True)  # a first poll has nothing to build the readings from
+    assert _causes_in(fake.batches[-1]) == []
+    poller.poll()
+    assert _causes_in(fake.batches[-1]) == []
+    poller.poll(behind_elsewhere=True)
+    assert _causes_in(fake.batches[-1])
+
+
 # --- names from the server back into SQL ----------------------------------------------------
 
 

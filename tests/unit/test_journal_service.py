@@ -52,6 +52,14 @@ def test_events_chain_into_steps_by_gap_not_by_distance_from_the_first():
     assert steps[1].at == s(42) and steps[1].changed_after == s(40)
 
 
+def test_steps_fall_on_whole_milliseconds():
+    """The compare link names a step's windows in milliseconds (JavaScript dates); a window
+    edge at 40.304567 s excluded a sample at 40.3042 s that the link's 40.304 s included, and
+    the compare page's p95 differed from the journal's (e2e, CI)."""
+    (step,) = group_events([change("a", 39.3042567, 40.3045678)], group_s=10)
+    assert step.at == s(40.304) and step.changed_after == s(39.304)
+
+
 def test_group_zero_keeps_events_apart_unless_simultaneous():
     steps = group_events([change("a", -2, 0), change("b", -2, 0), change("c", 0, 1)], 0)
     assert [[c.name for c, _ in st.changes] for st in steps] == [["a", "b"], ["c"]]

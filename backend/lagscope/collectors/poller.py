@@ -86,10 +86,12 @@ class InstancePoller:
     def server(self) -> str:
         return self.executor.server
 
-    def poll(self) -> InstanceSnapshot:
+    def poll(self, behind_elsewhere: bool = False) -> InstanceSnapshot:
+        """``behind_elsewhere``: the instance was behind at its last tick as stored (maybe
+        polled by another worker process): take the cause readings now, not one poll later."""
         try:
             session = self._session or self._start_session()
-            return self._poll(session)
+            return self._poll(session, behind_elsewhere)
         except ServerUnreachable:
             # Connection gone: learn the server again on the next connection (it may have been
             # upgraded or replaced while it was away).
@@ -112,11 +114,13 @@ class InstancePoller:
         self._session = _Session(flavor, dialect, plan, Setup(dialect, plan, self.heartbeat))
         return self._session
 
-    def _poll(self, session: _Session) -> InstanceSnapshot:
+    def _poll(self, session: _Session, behind_elsewhere: bool) -> InstanceSnapshot:
         sent_at = self._clock()
         self._retry_refused(session, sent_at)
         slow = session.slow_read_at is None or sent_at - session.slow_read_at >= self.slow_every_s
-        readings = plan(READINGS, session.setup, session.previous, slow, session.disabled)
+        readings = plan(
+            READINGS, session.setup, session.previous, slow, session.disabled, behind_elsewhere
+        )
         results = self._run_batch(session, readings)
         received_at = self._clock()
         if slow:

@@ -131,13 +131,16 @@ class Held:
     """Whether a trigger holds for the previous poll, each trigger asked once per poll (a
     healthy poll then costs one look at its channels and workers, not one per reading)."""
 
-    def __init__(self, previous: InstanceSnapshot | None) -> None:
+    def __init__(self, previous: InstanceSnapshot | None, behind_elsewhere: bool = False) -> None:
         self.previous = previous
+        self.behind_elsewhere = behind_elsewhere
         self.answers: dict[Trigger, bool] = {}
 
     def __call__(self, trigger: Trigger | None) -> bool:
         if trigger is None or self.previous is None:
             return False
+        if self.behind_elsewhere:
+            return True
         if trigger not in self.answers:
             self.answers[trigger] = trigger(self.previous)
         return self.answers[trigger]
@@ -149,9 +152,12 @@ def plan(
     previous: InstanceSnapshot | None,
     slow: bool,
     disabled: Mapping[str, str],
+    behind_elsewhere: bool = False,
 ) -> list[tuple[str, str]]:
-    """This poll's batch: (reading name, statement) in registry order."""
-    held = Held(previous)
+    """This poll's batch: (reading name, statement) in registry order. ``behind_elsewhere``:
+    the store says the instance was behind at its last tick, which another worker process may
+    have polled (this process's previous poll is then older): the triggers hold."""
+    held = Held(previous, behind_elsewhere)
     return [
         (reading.name, sql)
         for reading in readings

@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
@@ -98,7 +98,12 @@ class ClusterReader:
         self._monotonic = monotonic
         self._pruned_at = monotonic()
 
-    def read(self, targets: Sequence[Target], deadline_s: float) -> list[Reading]:
+    def read(
+        self, targets: Sequence[Target], deadline_s: float, behind: Collection[int] = ()
+    ) -> list[Reading]:
+        """One tick's readings of ``targets``. ``behind``: instance ids the store shows behind
+        at their last tick (whichever worker process polled it): their cause readings are taken
+        in this poll although this process's previous poll of them may be older."""
         if os.getpid() != self._pid:
             raise RuntimeError("ClusterReader used across a fork: create one per process")
         tick_at = self._clock()
@@ -115,7 +120,8 @@ class ClusterReader:
                 entry.busy.release()
                 readings.append(refusal)
                 continue
-            futures[self._pool.submit(self._poll, entry, tick_at)] = entry
+            hinted = target.instance_id in behind
+            futures[self._pool.submit(self._poll, entry, tick_at, hinted)] = entry
         done, late = wait(futures, timeout=deadline_s)
         for future in done:
             reading = future.result()
@@ -171,11 +177,11 @@ class ClusterReader:
                 self._entries[target.instance_id] = entry
             return entry
 
-    def _poll(self, entry: _Entry, tick_at: float) -> Reading:
+    def _poll(self, entry: _Entry, tick_at: float, behind: bool = False) -> Reading:
         reading: Reading | None = None
         connected = _connected(entry)
         try:
-            snapshot = entry.poller.poll()
+            snapshot = entry.poller.poll(behind)
             reading = Reading(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
             entry.hidden = None
         except CollectorError as exc:

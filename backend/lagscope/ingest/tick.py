@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
+from lagscope.analysis.codes import Verdict
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff
@@ -17,12 +18,13 @@ from lagscope.ingest.reader import ClusterReader, Reading, Target
 from lagscope.ingest.recording import TickSummary, record_tick
 from lagscope.inventory import server_logins as logins
 from lagscope.inventory.instances import connection_spec, heartbeat_table
-from lagscope.models import Cluster, Instance
+from lagscope.models import Channel, Cluster, Instance
 from lagscope.security.secret_box import SecretBox
 
 # Share of the poll interval the readers may take: the rest is for the write, so a tick ends
 # before the next one starts.
 DEADLINE_SHARE = 0.8
+_BEHIND = frozenset({int(Verdict.RECEIVE_BOUND), int(Verdict.APPLY_BOUND)})
 
 
 def poll_cluster(
@@ -71,9 +73,25 @@ def poll_cluster(
     by_id = {i.id: i for i in cluster.instances}
     readings = [
         login_backoff.note(by_id[reading.instance_id], reading, backoff)
-        for reading in [*reader.read(targets, deadline_s), *skipped]
+        for reading in [*reader.read(targets, deadline_s, behind_at_last_tick(cluster)), *skipped]
     ]
     return record_tick(session, cluster, readings, episode_caught_up_s)
+
+
+def behind_at_last_tick(cluster: Cluster) -> set[int]:
+    """Instances with a channel whose last stored poll (or verdict) says behind: the tick before
+    this one may have run in another worker process, whose poll this process's poller never
+    saw."""
+    return {
+        instance.id
+        for instance in cluster.instances
+        if any(c.gone_at is None and _behind(c) for c in instance.channels)
+    }
+
+
+def _behind(channel: Channel) -> bool:
+    last = channel.recent_classes.rpartition(",")[2]
+    return channel.verdict in _BEHIND or (last.isdigit() and int(last) in _BEHIND)
 
 
 def due_clusters(session: Session, now_s: float) -> list[tuple[int, float]]:

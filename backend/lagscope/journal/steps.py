@@ -90,13 +90,21 @@ class Step:
     annotations: tuple[Annotation, ...]
 
 
+def _whole_ms(moment: datetime) -> datetime:
+    """Down to the millisecond: a step's windows are then named exactly by a client that keeps
+    milliseconds (the UI's compare link), and judge the same samples there as here. A sample
+    taken in the dropped microseconds after a change is the change's own poll, on the after
+    side either way."""
+    return moment.replace(microsecond=moment.microsecond - moment.microsecond % 1000)
+
+
 def group_events(events: Sequence[Event], group_s: float) -> list[Step]:
     """Chain events (in any order) closer than ``group_s`` to the previous one into steps."""
     steps = group_in_bursts(events, lambda e: e.at, group_s)
     return [
         Step(
-            at=max(e.at for e in burst),
-            changed_after=min(e.changed_after for e in burst),
+            at=_whole_ms(max(e.at for e in burst)),
+            changed_after=_whole_ms(min(e.changed_after for e in burst)),
             changes=tuple(e.change for e in burst if e.change is not None),
             annotations=tuple(e.annotation for e in burst if e.annotation is not None),
         )

@@ -13,9 +13,14 @@ of the incident, and replicating a million-row fill would itself be a large tran
 
 What is real here, per cause (CAUSES.md):
 
-* ``large_transaction`` — one ``UPDATE`` of 1.5 M rows on the source; the replicas apply it for
-  several seconds (``INNODB_TRX.trx_rows_modified`` climbs).
-* ``long_alter`` — ``ALTER TABLE … ALGORITHM=COPY`` on a big table; replicated, applied serially.
+* ``large_transaction`` — one ``UPDATE`` of every row of a big table on the source; the replicas
+  apply it for about 12 s (``INNODB_TRX.trx_rows_modified`` climbs).
+* ``long_alter`` — ``ALTER TABLE … ALGORITHM=COPY`` on a big table; replicated, applied serially
+  for about 6 s.
+
+The big tables are sized to this machine's speed: a first slice is filled and timed, and the
+row count follows (a fast box applies a million-row UPDATE in 2 s, a loaded one in 10 s; a fixed
+size made "large" depend on the box).
 * ``metadata_lock`` — a replica session in an open transaction that read the table; the source
   alters it; the applier waits for the metadata lock.
 * ``row_lock`` — a replica session holding ``SELECT … FOR UPDATE`` locks; the source updates those
@@ -43,6 +48,7 @@ What is real here, per cause (CAUSES.md):
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import threading
 import time
@@ -58,6 +64,15 @@ from lagscope.lab.servers import LabError
 from lagscope.lab.topology import Lab
 
 SCHEMA = "lab_incidents"
+MAX_ROWS = 50_000_000
+# How long the sized incidents keep the applier busy: a large transaction must last past the
+# diagnosis's "large" threshold (5 s) and then some polls; an ALTER long enough to be seen.
+LARGE_TRX_LASTING_S = 12.0
+LONG_ALTER_LASTING_S = 6.0
+# The ALTER computes a SHA-256 per row while copying: 2.3 times a filled row's cost on the lab
+# (a plain ADD COLUMN copies at 0.7, so a long one needed many more rows filled first).
+ALTER_COST = 2.0
+NO_KEY_LASTING_S = 10.0
 # The applier's threads (SQL thread, parallel workers, IO thread) in MariaDB's PROCESSLIST.
 SYSTEM_USER = "system user"
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -174,24 +189,28 @@ def _create(lab: Lab, table: str, columns: str) -> None:
     lab.wait_caught_up(timeout_s=60)
 
 
-def _fill_everywhere(lab: Lab, table: str, rows: int) -> None:
-    """``(1, 0) … (rows, 0)`` into the table's two columns on every running server, not logged,
-    all at once (MariaDB's sequence engine: ``seq_1_to_<rows>``)."""
-    if not 1 <= rows <= 50_000_000:
-        raise InvalidInput(f"rows must be 1…50,000,000, not {rows}")
+def _fill_everywhere(lab: Lab, table: str, rows: int, first: int = 1) -> float:
+    """``(first, 0) … (rows, 0)`` into the table's two columns on every running server, not
+    logged, all at once (MariaDB's sequence engine: ``seq_<first>_to_<rows>``). Returns the
+    slowest server's seconds."""
+    if not 1 <= first <= rows <= MAX_ROWS:
+        raise InvalidInput(f"rows must be 1…{MAX_ROWS:,}, not {rows}")
     failures: list[BaseException] = []
+    took: list[float] = []
 
     def fill(name: str) -> None:
         try:
+            began = time.monotonic()
             with lab.connect(name) as conn, conn.cursor() as cur:
                 cur.execute("SET SESSION sql_log_bin = 0")
-                # The sequence engine's table name carries the row count.
-                sequence = f"{SCHEMA}.seq_1_to_{int(rows)}"
+                # The sequence engine's table name carries the row range.
+                sequence = f"{SCHEMA}.seq_{int(first)}_to_{int(rows)}"
                 cur.execute(
                     _sql("INSERT INTO {t} SELECT seq, 0 FROM {seq}", table).replace(
                         "{seq}", sequence
                     )
                 )
+            took.append(time.monotonic() - began)
         except BaseException as exc:  # re-raised below, in the caller's thread
             failures.append(exc)
 
@@ -202,6 +221,39 @@ def _fill_everywhere(lab: Lab, table: str, rows: int) -> None:
         worker.join()
     if failures:
         raise LabError(f"filling {SCHEMA}.{table} failed: {failures[0]}") from failures[0]
+    return max(took, default=0.0)
+
+
+def _scan_s_per_row(lab: Lab, server: str, table: str, rows: int) -> float:
+    """Seconds per row of a full scan of the table on ``server`` (a predicate no key serves),
+    repeated for at least 0.2 s so that one scan's jitter does not decide."""
+    statement = _sql("SELECT COUNT(*) FROM {t} WHERE n = -1", table)
+    scans = 0
+    with lab.connect(server) as conn, conn.cursor() as cur:
+        began = time.monotonic()
+        while scans < 3 or time.monotonic() - began < 0.2:
+            cur.execute(statement)
+            cur.fetchall()
+            scans += 1
+        took = time.monotonic() - began
+    return took / (scans * rows)
+
+
+def _fill_for(
+    lab: Lab, table: str, lasting_s: float, cost: float, least: int, probe: int = 200_000
+) -> int:
+    """Fill the table with enough rows that the replicas' work on all of them (applying their
+    changes, copying them) lasts about ``lasting_s``, on this machine, whatever its speed: a
+    first ``probe`` rows are filled and timed, the work per row is taken as ``cost`` times a
+    filled row's (a floor measured on the lab, so the real work lasts longer, never shorter),
+    and the rest is filled. At least ``least`` rows. Returns the row count."""
+    probe = min(probe, least)
+    per_row_s = _fill_everywhere(lab, table, probe) / probe
+    wanted = int(lasting_s / max(per_row_s * cost, 1e-9))
+    rows = min(MAX_ROWS, max(least, wanted))
+    if rows > probe:
+        _fill_everywhere(lab, table, rows, first=probe + 1)
+    return rows
 
 
 @contextlib.contextmanager
@@ -275,15 +327,27 @@ class _Load:
 
 @contextlib.contextmanager
 def large_transaction(
-    lab: Lab, *, rows: int = 1_500_000, replica: str = "replica1", table: str = "large_trx"
+    lab: Lab,
+    *,
+    rows: int | None = None,
+    lasting_s: float = LARGE_TRX_LASTING_S,
+    replica: str = "replica1",
+    table: str = "large_trx",
 ) -> Iterator[Incident]:
-    """One ``UPDATE`` of ``rows`` rows on the source; returns once ``replica``'s applier has the
-    transaction open (its INNODB_TRX row), which it then applies for several seconds."""
+    """One ``UPDATE`` of every row of a table on the source; returns once ``replica``'s applier
+    has the transaction open (its INNODB_TRX row), which it then applies for several seconds.
+    ``rows=None``: as many rows as this machine's replicas take about ``lasting_s`` to apply
+    (at least a million; a fast machine applies a million in 2 s, a loaded one in 10 s)."""
     _check_replica(lab, replica)
     table = _table_name(table)
-    _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
+    # The index on n makes each changed row cost more to apply than to fill (measured on the
+    # lab: 1.8 times), so a long apply needs fewer rows filled first.
+    _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL, KEY (n)")
     with _table_lifetime(lab, table):
-        _fill_everywhere(lab, table, rows)
+        if rows is None:
+            rows = _fill_for(lab, table, lasting_s, cost=1.5, least=1_000_000)
+        else:
+            _fill_everywhere(lab, table, rows)
         began = time.monotonic()
         query(lab, "source", _sql("UPDATE {t} SET n = n + 1", table))
         source_s = time.monotonic() - began
@@ -314,17 +378,26 @@ def large_transaction(
 
 @contextlib.contextmanager
 def long_alter(
-    lab: Lab, *, rows: int = 1_000_000, replica: str = "replica1", table: str = "long_alter"
+    lab: Lab,
+    *,
+    rows: int | None = None,
+    lasting_s: float = LONG_ALTER_LASTING_S,
+    replica: str = "replica1",
+    table: str = "long_alter",
 ) -> Iterator[Incident]:
-    """``ALTER TABLE … ALGORITHM=COPY`` of a ``rows``-row table on the source; returns once
-    ``replica``'s applier shows the ALTER (it copies the table for seconds)."""
+    """``ALTER TABLE … ALGORITHM=COPY`` of a big table on the source; returns once ``replica``'s
+    applier shows the ALTER (it copies the table for seconds). ``rows=None``: as many rows as
+    this machine's replicas take about ``lasting_s`` to copy (at least 400,000)."""
     _check_replica(lab, replica)
     table = _table_name(table)
     _create(lab, table, "id INT UNSIGNED NOT NULL PRIMARY KEY, n INT NOT NULL")
     with _table_lifetime(lab, table):
-        _fill_everywhere(lab, table, rows)
+        if rows is None:
+            rows = _fill_for(lab, table, lasting_s, cost=ALTER_COST, least=400_000)
+        else:
+            _fill_everywhere(lab, table, rows)
         statement = _sql(
-            "ALTER TABLE {t} ADD COLUMN note VARCHAR(20) NOT NULL DEFAULT '', ALGORITHM=COPY",
+            "ALTER TABLE {t} ADD COLUMN note CHAR(64) AS (SHA2(id, 256)) STORED, ALGORITHM=COPY",
             table,
         )
         query(lab, "source", statement)
@@ -445,12 +518,18 @@ def row_lock(
 
 @contextlib.contextmanager
 def no_primary_key(
-    lab: Lab, *, rows: int = 8_000, replica: str = "replica1", table: str = "no_key"
+    lab: Lab,
+    *,
+    rows: int | None = None,
+    lasting_s: float = NO_KEY_LASTING_S,
+    replica: str = "replica1",
+    table: str = "no_key",
 ) -> Iterator[Incident]:
-    """A table without any key, ``rows`` rows, all updated in one statement on the source (the
-    lab's binlog_format is ROW): the replica looks up each row by scanning the table, about
-    rows²/2 row reads (8,000 rows: several seconds on the lab). Returns once the applier shows
-    ``find_row()`` on a RUNNING transaction."""
+    """A table without any key, all its rows updated in one statement on the source (the lab's
+    binlog_format is ROW): the replica looks up each row by scanning the table, about rows²/2
+    row reads. ``rows=None``: as many rows as ``replica`` takes about ``lasting_s`` to scan
+    through (a scan of the table on it is timed first; at least 4,000 rows). Returns once the
+    applier shows ``find_row()`` on a RUNNING transaction."""
     _check_replica(lab, replica)
     table = _table_name(table)
     fmt = query(lab, "source", "SELECT @@global.binlog_format AS fmt")[0]["fmt"]
@@ -458,7 +537,17 @@ def no_primary_key(
         raise LabError(f"the source's binlog_format is {fmt}, not ROW: no row events to scan for")
     _create(lab, table, "id INT UNSIGNED NOT NULL, n INT NOT NULL")
     with _table_lifetime(lab, table):
-        _fill_everywhere(lab, table, rows)
+        if rows is None:
+            least = 4_000
+            _fill_everywhere(lab, table, least)
+            # rows²/2 row reads at a scan's cost per row read (the applier's reads cost 1.3
+            # times a SELECT's on the lab: the real scan lasts a little longer).
+            per_read_s = _scan_s_per_row(lab, replica, table, least)
+            rows = min(200_000, max(least, int(math.sqrt(2 * lasting_s / max(per_read_s, 1e-12)))))
+            if rows > least:
+                _fill_everywhere(lab, table, rows, first=least + 1)
+        else:
+            _fill_everywhere(lab, table, rows)
         query(lab, "source", _sql("UPDATE {t} SET n = n + 1", table))
         committed = time.time()
 

@@ -1,0 +1,81 @@
+"""Where a tick's CPU goes: ``poll_cluster`` (and the alert evaluation after it) in-process under
+cProfile, on the live lab, for ``--clusters`` logical clusters of one source and four replicas
+(the same store :mod:`bench.poll_throughput` builds).
+
+Prints the CPU per instance poll of the whole loop (process time: the poll threads included)
+and the functions that take it, by own time and by cumulative time. No Celery, no beat: this is
+the task's body, which is what a worker spends its CPU on.
+
+    .venv/bin/python bench/profile_tick.py --clusters 10 --rounds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import tempfile
+import time
+
+from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.db import make_engine, make_session_factory
+from lagscope.ingest.reader import ClusterReader
+from lagscope.ingest.tick import poll_cluster
+from lagscope.lab import Lab, LabConfig
+from lagscope.models import Cluster
+from lagscope.security.secret_box import store_box
+from poll_throughput import REPLICAS_PER_CLUSTER, SECRET, build_store  # bench/ is the script's dir
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clusters", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=20, help="ticks per cluster, profiled")
+    parser.add_argument("--warmup", type=int, default=5, help="ticks per cluster, not profiled")
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lagscope-profile-") as tmp:
+        url = f"sqlite:///{tmp}/store.db"
+        lab = Lab.start(LabConfig(replicas=2))
+        try:
+            build_store(url, lab, args.clusters)
+            sessions = make_session_factory(make_engine(url))
+            box = store_box(sessions, SECRET)
+            reader = ClusterReader()
+            with sessions() as s:
+                ids = [c.id for c in s.query(Cluster).order_by(Cluster.id)]
+
+            def one_round() -> None:
+                for cluster_id in ids:
+                    with sessions() as session, session.begin():
+                        poll_cluster(session, box, reader, cluster_id, params_every_s=5.0)
+                    with sessions() as session, session.begin():
+                        evaluate_cluster(session, cluster_id, time.time())
+
+            for _ in range(args.warmup):
+                one_round()
+            profile = cProfile.Profile()
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            profile.enable()
+            for _ in range(args.rounds):
+                one_round()
+                time.sleep(0.05)
+            profile.disable()
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        finally:
+            lab.stop()
+    polls = args.rounds * len(ids) * (1 + REPLICAS_PER_CLUSTER)
+    print(
+        f"{polls} instance polls in {wall:.1f} s wall; process CPU {cpu:.2f} s ="
+        f" {1000 * cpu / polls:.3f} ms per instance poll (under cProfile: slower than without)"
+    )
+    for key in ("tottime", "cumulative"):
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats(key).print_stats(args.top)
+        print(f"--- by {key} ---")
+        print(out.getvalue().split("\n", 6)[-1])
+
+
+if __name__ == "__main__":
+    main()
