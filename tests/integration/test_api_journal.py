@@ -920,6 +920,10 @@ def test_journal_tells_the_tuning_story_from_the_real_pipeline(lab, pipeline: Pi
     lab.wait_caught_up(timeout_s=120)
 
 
+def whole_ms(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
 def check_journal(pipeline, began, steps, queried_at) -> None:
     first_set = steps[0][0]
     changes = [c for c in changes_since(pipeline, began) if c.first_new_at < queried_at]
@@ -957,15 +961,16 @@ def check_journal(pipeline, began, steps, queried_at) -> None:
 
     samples = {name: pipeline.samples(name, began) for name in ("replica1", "replica2")}
     stored = {c.id: c for c in changes}
-    previous_at = max(earlier) if earlier else None
+    previous_at = whole_ms(max(earlier)) if earlier else None
     rows = [
         f"{'step':<48} {'replica':<9} {'before p50/p95/max s':>22} {'after p50/p95/max s':>22}"
         f" {'n':>7} {'load':>6}  verdict"
     ]
     for index, step in enumerate(journal["steps"]):
         members = [stored[x["id"]] for x in step["changes"]]
-        at = max(m.first_new_at for m in members)
-        changed_after = min(m.last_old_at for m in members)
+        # Steps fall on whole milliseconds (the UI's compare link names them in ms).
+        at = whole_ms(max(m.first_new_at for m in members))
+        changed_after = whole_ms(min(m.last_old_at for m in members))
         assert parse(step["at"]) == at and parse(step["changed_after"]) == changed_after
         before_start = at - timedelta(seconds=WIDTH_S)
         if previous_at is not None:
