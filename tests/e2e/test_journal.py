@@ -34,7 +34,7 @@ from .conftest import shot
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-WIDTH_S, SETTLE_S, MIN_SAMPLES = 20, 3, 5
+WIDTH_S, SETTLE_S, MIN_SAMPLES = 14, 3, 5
 STRICT = {
     "sync_relay_log": 1,
     "sync_master_info": 1,

@@ -742,7 +742,7 @@ def test_compare_two_replicas_names_the_side_that_lags(api: ApiServer):
 # ---------------------------------------------------------------- the tuning story, for real
 
 PARAMS_EVERY_S = 2.0  # the worker reads parameters this often: a change is dated within 2 s
-WIDTH_S, SETTLE_S, MIN_SAMPLES = 20.0, 3.0, 5
+WIDTH_S, SETTLE_S, MIN_SAMPLES = 14.0, 3.0, 5
 # Each phase runs this long after its step was detected: settle + width + 3 s, so the step's
 # `after` window is complete and the next step's `before` window is a full one too.
 PHASE_S = SETTLE_S + WIDTH_S + 3.0

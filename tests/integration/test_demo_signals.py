@@ -3,7 +3,7 @@
 The old handler called ``Event.set()`` while the main thread sat in ``Event.wait()``: the two
 met on the Event's lock and the demo hung with the lab, Redis, worker and beat still running.
 Here the demo is signalled at random moments — while the lab starts, while the worker starts,
-while it serves — twenty times, with SIGINT and SIGTERM in turn and sometimes a second signal
+while it serves — twelve times, with SIGINT and SIGTERM in turn and sometimes a second signal
 during the clean-up; each time everything it started must be gone within 10 s.
 """
 
@@ -27,7 +27,7 @@ from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
-RUNS = 20
+RUNS = 12
 STOP_WITHIN_S = 10.0
 TAG_VAR = "LAGSCOPE_TEST_DEMO_RUN"
 

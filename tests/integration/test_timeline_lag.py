@@ -26,7 +26,7 @@ from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
-STRICT_PHASE_S = 60  # long enough for replica1 to be 20-40 s behind at 2500 trx/s
+STRICT_PHASE_S = 30  # at least: replica1 is then 10-20 s behind at 2500 trx/s
 # Samples judged against the truth (enough for a p95), and how many of them > 5 s behind. The
 # load runs on past STRICT_PHASE_S (at most EXTRA_S) until both exist: how many samples and
 # truth readings a minute yields is up to the machine (issue 17: 11 pairs in 60 s once).
@@ -42,7 +42,7 @@ def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
         yield started
 
 
-# The suite's 300 s per test is a pace too: a 60 s phase, up to EXTRA_S more, then a replica
+# The suite's 300 s per test is a pace too: a 30 s phase, up to EXTRA_S more, then a replica
 # ~50 s behind drains at whatever speed the box has (seen: over 300 s in all under a busy loop).
 @pytest.mark.timeout(STRICT_PHASE_S + EXTRA_S + 600)
 def test_lag_without_heartbeat_follows_the_truth_under_strict_flush(lab, pipeline: Pipeline):
