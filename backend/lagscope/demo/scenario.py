@@ -322,7 +322,7 @@ INCIDENTS_PLAN: tuple[IncidentStep, ...] = (
     ),
     IncidentStep(
         "large_transaction",
-        "one UPDATE of every row of a table big enough to apply for ~12 s here",
+        "one UPDATE of every row of a table big enough to apply for ~10 s here",
         Cause.LARGE_TRANSACTION,
         40.0,
         (),
