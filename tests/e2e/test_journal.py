@@ -4,7 +4,8 @@ Once per module, on the real lab under load: replica1 starts strict (every flush
 serial apply), then three steps are made with SET GLOBAL while the load runs — relaxed redo
 flush, relaxed binlog/relay-log syncs, parallel apply (0 → 4 threads). The pages must show the
 steps in order with the verdicts the API gives, export a CSV that says what the page says, open
-the explorer on a step's windows, and compare the two replicas.
+the explorer on a step's windows, and compare the two replicas. The API's journal of the same
+story is checked against the stored samples here too (one story, not one per test module).
 
 Phases end on a state (the pipeline has stored a sample past the step's after window), never on
 a fixed sleep; deadlines are generous for a 2-core box shared by many test runs.
@@ -28,13 +29,13 @@ from playwright.sync_api import Page, expect
 from lagscope.demo.load import WriteLoad
 from tests.integration.api_stack import ApiServer
 from tests.integration.pipeline_stack import Pipeline, now
+from tests.integration.test_api_journal import MIN_SAMPLES, SETTLE_S, WIDTH_S, check_journal
 from tests.integration.waiting import wait_until
 
 from .conftest import shot
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-WIDTH_S, SETTLE_S, MIN_SAMPLES = 14, 3, 5
 STRICT = {
     "sync_relay_log": 1,
     "sync_master_info": 1,
@@ -70,6 +71,8 @@ class Story:
     start: datetime
     end: datetime
     steps: list[set[str]]
+    began: datetime  # before the strict SETs
+    set_at: list[datetime]  # when each step's SETs were sent
 
     def query(self) -> dict[str, Any]:
         return {
@@ -161,12 +164,14 @@ def story(lab, pipeline: Pipeline, api: ApiServer) -> Iterator[Story]:
             ({"slave_parallel_threads"}, lambda: set_parallel_threads(replica, 4)),
         )
         first_set = None
+        sent: list[datetime] = []
         for names, act in phases:
             set_at = now()
             first_set = first_set or set_at
             act()
             at = detected(api, pipeline.cluster_id, set_at, names)
             steps.append(names)
+            sent.append(set_at)
             run_phase_past(pipeline, at + timedelta(seconds=SETTLE_S + WIDTH_S + 3))
         pipeline.assert_alive()
         end = now()
@@ -176,7 +181,7 @@ def story(lab, pipeline: Pipeline, api: ApiServer) -> Iterator[Story]:
         set_parallel_threads(replica, 0)
         replica.close()
     assert first_set is not None
-    yield Story(pipeline.cluster_id, first_set - timedelta(seconds=1), end, steps)
+    yield Story(pipeline.cluster_id, first_set - timedelta(seconds=1), end, steps, began, sent)
     # The far replica applies serially and ends minutes behind on a busy box: four workers let
     # it catch up for the next module, then it gets its serial applier back.
     far = lab.connect("replica2")
@@ -211,6 +216,14 @@ def open_journal(page: Page, story: Story) -> None:
     page.goto(f"/clusters/{story.cluster_id}/journal?{urlencode(story.query())}")
     expect(page.get_by_role("table", name="Tuning journal")).to_be_visible()
     expect(page.locator("tbody.journal-step")).to_have_count(len(story.steps))
+
+
+def test_the_journals_figures_are_the_stored_samples(pipeline: Pipeline, story: Story):
+    """The API's journal of this story, step by step: its windows, and each window's figures
+    recomputed from the samples the pipeline stored (tests/integration/test_api_journal)."""
+    check_journal(
+        pipeline, story.began, list(zip(story.set_at, story.steps, strict=True)), story.end
+    )
 
 
 def test_journal_lists_the_steps_in_order_with_their_verdicts(

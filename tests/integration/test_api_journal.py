@@ -1,8 +1,9 @@
 """Param changes, annotations, the tuning journal and comparisons over real HTTP.
 
-The headline test drives a tuning story on the real lab with the real pipeline writing the
-store, and checks the journal the API builds from it against figures computed here from the
-stored samples. The other tests run on rows written directly, where every figure is known.
+The tests here run on rows written directly, where every figure is known. The real tuning
+story (the real lab, the real pipeline writing the store) runs once, in tests/e2e/test_journal.py,
+whose pages are checked on it; :func:`check_journal` here checks the journal the API builds from
+it against figures computed from the stored samples.
 """
 
 from __future__ import annotations
@@ -19,17 +20,14 @@ import pytest
 from sqlalchemy import select
 
 from lagscope.analysis.codes import Verdict
-from lagscope.demo.load import WriteLoad
 from lagscope.inventory import instances as inventory
 from lagscope.journal import steps as journal_service
-from lagscope.models import Channel, Instance, ParamChange, Sample
+from lagscope.models import Channel, ParamChange, Sample
 from lagscope.security import users
 from tests.factories import secret_box
 
 from .api_stack import ApiServer, api_server
-from .pipeline_stack import Pipeline, now
-from .stack import sleep_s
-from .waiting import wait_until
+from .pipeline_stack import Pipeline
 
 pytestmark = pytest.mark.integration
 
@@ -739,44 +737,10 @@ def test_compare_two_replicas_names_the_side_that_lags(api: ApiServer):
         assert field_of(inverted) == "query.b_end"
 
 
-# ---------------------------------------------------------------- the tuning story, for real
-
-PARAMS_EVERY_S = 2.0  # the worker reads parameters this often: a change is dated within 2 s
-WIDTH_S, SETTLE_S, MIN_SAMPLES = 14.0, 3.0, 5
-# Each phase runs this long after its step was detected: settle + width + 3 s, so the step's
-# `after` window is complete and the next step's `before` window is a full one too.
-PHASE_S = SETTLE_S + WIDTH_S + 3.0
-STRICT = {
-    "sync_relay_log": 1,
-    "sync_master_info": 1,
-    "innodb_flush_log_at_trx_commit": 1,
-    "sync_binlog": 1,
-}
-DEFAULTS = {
-    "sync_relay_log": 10000,
-    "sync_master_info": 10000,
-    "innodb_flush_log_at_trx_commit": 1,
-    "sync_binlog": 0,
-}
-
-
-@pytest.fixture(scope="module")
-def pipeline_options() -> dict[str, object]:
-    return {"params_every_s": PARAMS_EVERY_S}
-
-
-def set_globals(conn, values: dict[str, int]) -> None:
-    with conn.cursor() as cur:
-        for name, value in values.items():
-            cur.execute(f"SET GLOBAL {name} = {int(value)}")
-
-
-def set_parallel_threads(conn, threads: int) -> None:
-    """slave_parallel_threads can only change while the replica threads are stopped."""
-    with conn.cursor() as cur:
-        cur.execute("STOP SLAVE")
-        cur.execute(f"SET GLOBAL slave_parallel_threads = {int(threads)}")
-        cur.execute("START SLAVE")
+# ------------------------------------------------- the tuning story, for real (tests/e2e)
+# The story runs once, in tests/e2e/test_journal.py, for the pages and for these checks of the
+# API's figures against the stored samples (it ran twice, two minutes each, before).
+WIDTH_S, SETTLE_S, MIN_SAMPLES = 14, 3, 5  # the story's journal query (tests/e2e)
 
 
 def changes_since(pipeline: Pipeline, since: datetime) -> list[ParamChange]:
@@ -788,27 +752,6 @@ def changes_since(pipeline: Pipeline, since: datetime) -> list[ParamChange]:
                 .order_by(ParamChange.first_new_at)
             )
         )
-
-
-def params_read_since(pipeline: Pipeline, since: datetime) -> bool:
-    with pipeline.session() as s:
-        read_at = s.scalar(select(Instance.params_read_at).where(Instance.name == "replica1"))
-    return read_at is not None and read_at > since
-
-
-def step_detected(pipeline: Pipeline, since: datetime, names: set[str]) -> list[ParamChange]:
-    return wait_until(
-        lambda: (
-            (found := changes_since(pipeline, since)) and {c.name for c in found} >= names and found
-        ),
-        timeout_s=60,  # a deadline: a read every PARAMS_EVERY_S on an idle box
-        interval_s=0.2,
-        message=f"param changes {sorted(names)}",
-    )
-
-
-def run_until(moment: datetime) -> None:
-    sleep_s(max(0.0, (moment - now()).total_seconds()))  # a load phase, not a wait for a state
 
 
 def figures(samples: Sequence[Sample], start: datetime, end: datetime) -> dict[str, Any]:
@@ -862,64 +805,6 @@ def assert_same(api_figures: dict[str, Any], ours: dict[str, Any], where: str) -
 # ~110 s on a quiet box; on a loaded one the closing catch-up of its ~270k transactions alone
 # outran the suite's 300 s per-test limit (twice, helpers' runs at load 10-15), while every
 # assertion had passed. wait_caught_up itself fails a replica that stops making progress.
-@pytest.mark.timeout(1200)
-def test_journal_tells_the_tuning_story_from_the_real_pipeline(lab, pipeline: Pipeline):
-    """Strict durability and serial apply under load on replica1, then three tuning steps;
-    the journal must list them in order with impact figures equal to the stored samples'."""
-    replica = lab.connect("replica1")
-    # 2500 trx/s: above what replica1 receives with per-event fsyncs (test_pipeline's story).
-    load = WriteLoad(lambda: lab.connect("source"), threads=6, target_tps=2500)
-    began = now()
-    steps: list[tuple[datetime, set[str]]] = []
-    try:
-        with replica.cursor() as cur:
-            cur.execute("SELECT @@global.slave_parallel_threads")
-            (threads,) = cur.fetchone()
-        if threads:
-            set_parallel_threads(replica, 0)
-        strict_at = now()
-        set_globals(replica, STRICT)
-        load.start()
-        wait_until(
-            lambda: params_read_since(pipeline, strict_at),
-            timeout_s=60,
-            message="the worker read replica1's parameters after the strict SETs",
-        )
-        run_until(strict_at + timedelta(seconds=PHASE_S + PARAMS_EVERY_S))
-
-        phases = (
-            (
-                {"innodb_flush_log_at_trx_commit"},
-                lambda: set_globals(replica, {"innodb_flush_log_at_trx_commit": 2}),
-            ),
-            (
-                {"sync_binlog", "sync_relay_log", "sync_master_info"},
-                lambda: set_globals(
-                    replica, {"sync_binlog": 0, "sync_relay_log": 10000, "sync_master_info": 10000}
-                ),
-            ),
-            ({"slave_parallel_threads"}, lambda: set_parallel_threads(replica, 4)),
-        )
-        for names, act in phases:
-            set_at = now()
-            act()
-            found = step_detected(pipeline, set_at, names)
-            steps.append((set_at, names))
-            run_until(max(c.first_new_at for c in found) + timedelta(seconds=PHASE_S))
-        pipeline.assert_alive()
-        # The journal is read up to here: the restore below is a step of its own, and a
-        # parameter read landing between it and the query would add it to the story.
-        queried_at = now()
-    finally:
-        load.stop()
-        set_globals(replica, DEFAULTS)
-        set_parallel_threads(replica, 0)
-        replica.close()
-    print(f"\nstory: {(queried_at - began).total_seconds():.0f} s, {load.committed} trx")
-    check_journal(pipeline, began, steps, queried_at)
-    lab.wait_caught_up(timeout_s=120)
-
-
 def whole_ms(moment: datetime) -> datetime:
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
