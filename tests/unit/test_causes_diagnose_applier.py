@@ -114,6 +114,23 @@ def test_a_poll_between_two_lookups_on_a_keyless_table_is_still_the_scan() -> No
     assert seen[1][0].evidence["state"] == between
 
 
+def test_a_scanning_transaction_stays_a_scan_when_a_poll_misses_the_table() -> None:
+    """Live lab: polls named the scan, then one poll had no relay-log table (and another state);
+    the transaction, open for 100 s, was called "one large transaction" beside the scan."""
+    scan = CauseEvidence(transactions=(_trx("RUNNING", rows=120_000),), tables=(KEYLESS,))
+    missed = CauseEvidence(transactions=(_trx("RUNNING", rows=121_000),), tables=())
+    seen = run(
+        [
+            _poll(NOW, SQL_FIND_ROW, scan),
+            _poll(NOW + 1, SQL_FIND_ROW, scan),
+            _poll(NOW + 2, "Reading event from the relay log", missed),
+            _poll(NOW + 3, "Reading event from the relay log", missed),
+        ]
+    )
+    assert causes(seen[1]) == ["no_usable_key"]
+    assert Cause.LARGE_TRANSACTION not in [f.cause for found in seen for f in found]
+
+
 def test_a_keyless_table_without_any_lookup_seen_is_not_a_scan() -> None:
     evidence = CauseEvidence(transactions=(_trx("RUNNING", rows=120_000),), tables=(KEYLESS,))
     between = "Update_rows_log_event::ha_update_row()"

@@ -189,9 +189,14 @@ def applier_findings(seen: Seen) -> ApplierFindings:
     no_key = _no_usable_key(seen, trxs, waiting_trx)
     if no_key is not None:
         found.append(no_key)
+        if seen.trx is not None and seen.trx_current:
+            seen.trx["scan"] = True  # kept with the transaction's memory until it ends
     # A transaction scanning a keyless table lasts long because of the scans: "large" would
-    # send the operator to split it at the source, when the fix is a key on the replica.
-    if not mdl_wait and not waiting_trx and ddl_state is None and no_key is None:
+    # send the operator to split it at the source, when the fix is a key on the replica. The
+    # same transaction stays a scan in a poll that misses the evidence (live lab: a poll without
+    # the relay log's table named it large beside the scan).
+    scanning = no_key is not None or bool(seen.trx and seen.trx.get("scan"))
+    if not mdl_wait and not waiting_trx and ddl_state is None and not scanning:
         large = _large_transaction(seen, trxs)
         if large is not None:
             found.append(large)
