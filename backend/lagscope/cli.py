@@ -29,6 +29,83 @@ def main() -> None:
     """Lagscope: why a MySQL/MariaDB replica is behind, and which tuning change fixed it."""
 
 
+def _epoch_ms(value: str | None, name: str) -> int | None:
+    if value is None:
+        return None
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"not an ISO 8601 time: {value!r}", param_hint=name) from None
+    if moment.tzinfo is None:
+        raise click.BadParameter("give a UTC offset, e.g. 2026-11-25T14:00:00Z", param_hint=name)
+    return round(moment.timestamp() * 1000)
+
+
+@main.command()
+@click.argument("text")
+@click.option("--cluster", required=True, help="The cluster's name (or id).")
+@click.option("--instance", default=None, help="One server of the cluster, by name.")
+@click.option("--tag", "tags", multiple=True, help="A tag, e.g. --tag deploy (repeatable).")
+@click.option("--at", default=None, help="ISO 8601 time with offset (default: now).")
+@click.option("--until", default=None, help="The end of a range (ISO 8601 with offset).")
+@click.option(
+    "--url",
+    envvar="LAGSCOPE_URL",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="Lagscope's base URL (or LAGSCOPE_URL).",
+)
+@click.option(
+    "--token",
+    envvar="LAGSCOPE_TOKEN",
+    required=True,
+    help="An editor's API token (or LAGSCOPE_TOKEN).",
+)
+def annotate(
+    text: str,
+    cluster: str,
+    instance: str | None,
+    tags: tuple[str, ...],
+    at: str | None,
+    until: str | None,
+    url: str,
+    token: str,
+) -> None:
+    """Put a note on a cluster's timeline (a deploy, a tuning step) through the API.
+
+    It posts Grafana's annotation body to /api/v1/annotations/grafana, the endpoint deploy
+    tools that post to Grafana can use as they are. Prints the API's answer as JSON."""
+    import httpx
+
+    body: dict[str, object] = {
+        "text": text,
+        "tags": [*tags, *([f"instance:{instance}"] if instance else [])],
+    }
+    if (start := _epoch_ms(at, "--at")) is not None:
+        body["time"] = start
+    if (end := _epoch_ms(until, "--until")) is not None:
+        body["timeEnd"] = end
+    try:
+        response = httpx.post(
+            f"{url.rstrip('/')}/api/v1/annotations/grafana",
+            params={"cluster": cluster},
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10.0,
+        )
+    except httpx.HTTPError as exc:
+        raise click.ClickException(f"cannot reach Lagscope at {url}: {exc}") from exc
+    if response.status_code >= 400:
+        try:
+            detail = response.json().get("detail", response.text)
+        except ValueError:
+            detail = response.text
+        raise click.ClickException(f"refused ({response.status_code}): {detail}")
+    click.echo(json.dumps(response.json()))
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=3306, show_default=True, type=click.IntRange(1, 65535))

@@ -107,6 +107,7 @@ def create_app(
     ):
         api.include_router(module.router)
     app.include_router(api)
+    app.include_router(annotation_routes.grafana_router)
     app.include_router(root.router)
     docs.install(app)
     webui.install(app, Path(settings.ui_dist) if settings.ui_dist else None)  # last: fallback

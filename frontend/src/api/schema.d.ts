@@ -4,6 +4,27 @@
  */
 
 export interface paths {
+    "/api/annotations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Grafana Annotation
+         * @description A note from Grafana's annotation body: the cluster from ``?cluster=`` or a
+         *     ``cluster:NAME`` tag, one server with an ``instance:NAME`` tag.
+         */
+        post: operations["create_grafana_annotation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts/deliveries": {
         parameters: {
             query?: never;
@@ -270,6 +291,27 @@ export interface paths {
         put?: never;
         /** Create Annotation */
         post: operations["create_annotation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/annotations/grafana": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Grafana Annotation
+         * @description A note from Grafana's annotation body: the cluster from ``?cluster=`` or a
+         *     ``cluster:NAME`` tag, one server with an ``instance:NAME`` tag.
+         */
+        post: operations["create_grafana_annotation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1741,6 +1783,32 @@ export interface components {
             /** Value */
             value: number | null;
         };
+        /**
+         * GrafanaAnnotationIn
+         * @description Grafana's annotation body (``POST /api/annotations``): ``time``/``timeEnd`` in epoch
+         *     milliseconds. Its dashboard and panel fields are accepted and ignored, so a deploy tool's
+         *     request needs no change but its URL.
+         */
+        GrafanaAnnotationIn: {
+            /** Tags */
+            tags?: string[];
+            /** Text */
+            text: string;
+            /** Time */
+            time?: number | null;
+            /** Timeend */
+            timeEnd?: number | null;
+        };
+        /**
+         * GrafanaAnnotationOut
+         * @description Grafana's answer to a created annotation.
+         */
+        GrafanaAnnotationOut: {
+            /** Id */
+            id: number;
+            /** Message */
+            message: string;
+        };
         /** GroupCommitOut */
         GroupCommitOut: {
             /**
@@ -3162,6 +3230,42 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    create_grafana_annotation: {
+        parameters: {
+            query?: {
+                /** @description The cluster's name or id; else a tag 'cluster:NAME' says which. */
+                cluster?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrafanaAnnotationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrafanaAnnotationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     list_deliveries: {
         parameters: {
             query?: {
@@ -3837,6 +3941,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_grafana_annotation: {
+        parameters: {
+            query?: {
+                /** @description The cluster's name or id; else a tag 'cluster:NAME' says which. */
+                cluster?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrafanaAnnotationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrafanaAnnotationOut"];
                 };
             };
             /** @description Validation Error */

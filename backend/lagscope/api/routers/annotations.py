@@ -5,20 +5,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from lagscope.api.deps import EditorDep, PrincipalDep, SessionDep
 from lagscope.api.schemas.annotations import (
     AnnotationIn,
     AnnotationOut,
     AnnotationPatch,
+    GrafanaAnnotationIn,
+    GrafanaAnnotationOut,
     annotation_out,
 )
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.journal import annotations as notes_service
+from lagscope.journal import grafana
 
 router = APIRouter(tags=["steps"])
+# Grafana's own path, outside /api/v1: a deploy tool that posts annotations to Grafana posts
+# here by changing only its base URL.
+grafana_router = APIRouter(tags=["steps"])
 TimeRangeDep = Annotated[TimeRange, Depends(time_range)]
 
 
@@ -73,3 +79,32 @@ def delete_annotation(annotation_id: PathId, principal: EditorDep, session: Sess
     notes_service.require_author_or_admin(principal, note)
     notes_service.delete_annotation(session, note)
     return Response(status_code=204)
+
+
+ClusterRef = Annotated[
+    str | None,
+    Query(
+        max_length=128,
+        description="The cluster's name or id; else a tag 'cluster:NAME' says which.",
+    ),
+]
+
+
+@router.post("/annotations/grafana", response_model=GrafanaAnnotationOut)
+@grafana_router.post("/api/annotations", response_model=GrafanaAnnotationOut)
+def create_grafana_annotation(
+    body: GrafanaAnnotationIn, principal: EditorDep, session: SessionDep, cluster: ClusterRef = None
+) -> GrafanaAnnotationOut:
+    """A note from Grafana's annotation body: the cluster from ``?cluster=`` or a
+    ``cluster:NAME`` tag, one server with an ``instance:NAME`` tag."""
+    note = grafana.create_from_grafana(
+        session,
+        text=body.text,
+        tags=body.tags,
+        time_ms=body.time,
+        time_end_ms=body.time_end,
+        cluster=cluster,
+        author=principal.username,
+        author_id=principal.user_id,
+    )
+    return GrafanaAnnotationOut(message="Annotation added", id=note.id)

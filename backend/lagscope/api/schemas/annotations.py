@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    BaseModel,
+    ConfigDict,
     Field,
     StringConstraints,
     computed_field,
@@ -89,3 +91,26 @@ class AnnotationOut(Schema):
 
 def annotation_out(annotation: Annotation) -> AnnotationOut:
     return AnnotationOut.model_validate(annotation)
+
+
+class GrafanaAnnotationIn(BaseModel):
+    """Grafana's annotation body (``POST /api/annotations``): ``time``/``timeEnd`` in epoch
+    milliseconds. Its dashboard and panel fields are accepted and ignored, so a deploy tool's
+    request needs no change but its URL."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    time: int | None = Field(default=None, ge=0)
+    time_end: int | None = Field(default=None, alias="timeEnd", ge=0)
+    text: Text
+    # Checked as the note's tags once the routing tags (cluster:, instance:) are taken out.
+    tags: list[Annotated[str, StringConstraints(max_length=255)]] = Field(
+        default_factory=list, max_length=MAX_TAGS + 2
+    )
+
+
+class GrafanaAnnotationOut(BaseModel):
+    """Grafana's answer to a created annotation."""
+
+    message: str
+    id: int
