@@ -18,7 +18,7 @@ export interface paths {
          * @description A note from Grafana's annotation body: the cluster from ``?cluster=`` or a
          *     ``cluster:NAME`` tag, one server with an ``instance:NAME`` tag.
          */
-        post: operations["create_grafana_annotation"];
+        post: operations["create_grafana_annotation_on_grafanas_path"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3230,7 +3230,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    create_grafana_annotation: {
+    create_grafana_annotation_on_grafanas_path: {
         parameters: {
             query?: {
                 /** @description The cluster's name or id; else a tag 'cluster:NAME' says which. */

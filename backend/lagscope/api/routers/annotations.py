@@ -91,7 +91,11 @@ ClusterRef = Annotated[
 
 
 @router.post("/annotations/grafana", response_model=GrafanaAnnotationOut)
-@grafana_router.post("/api/annotations", response_model=GrafanaAnnotationOut)
+@grafana_router.post(
+    "/api/annotations",
+    response_model=GrafanaAnnotationOut,
+    operation_id="create_grafana_annotation_on_grafanas_path",
+)
 def create_grafana_annotation(
     body: GrafanaAnnotationIn, principal: EditorDep, session: SessionDep, cluster: ClusterRef = None
 ) -> GrafanaAnnotationOut:
