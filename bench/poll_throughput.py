@@ -10,6 +10,9 @@ store, and prints:
 - tick duration p50/p99 (Celery's "succeeded in" for poll_cluster),
 - instance round trip p50/p99 (the poll batch, from instance_samples),
 - worker CPU per instance poll (all worker processes, from /proc),
+- the bare poll, measured in the same run once the worker has stopped: the same batches
+  (one source and four replicas per cluster tick) sent by plain PyMySQL over a kept connection,
+  one round trip each, results read, nothing else; and the pipeline's ratio to it,
 
     .venv/bin/python bench/poll_throughput.py --clusters 100 --seconds 30
 """
@@ -22,11 +25,16 @@ import re
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pymysql
 from sqlalchemy import func, select
 
+from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor, ResultSet
+from lagscope.collectors.poller import InstancePoller
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
 from lagscope.inventory import instances as inventory
@@ -74,6 +82,58 @@ def _tree(root: int) -> list[int]:
     return found
 
 
+class _Recording(PyMySQLExecutor):
+    """The real executor, keeping the statements of the last batch."""
+
+    last: Sequence[str] = ()
+
+    def run(self, statements: Sequence[str]) -> list[ResultSet]:
+        self.last = list(statements)
+        return super().run(statements)
+
+
+def _batch(lab: Lab, name: str) -> tuple[dict[str, Any], str]:
+    """The monitor's connection parameters for ``name`` and the batch Lagscope's poller sends
+    it in a steady poll (the second: the first also learns the server)."""
+    params = lab.connection_params(name, "monitor")
+    spec = ConnectionSpec(
+        host=params["host"], port=params["port"], user=params["user"], password=params["password"]
+    )
+    recording = _Recording(spec)
+    poller = InstancePoller(recording)
+    poller.poll()
+    poller.poll()
+    poller.close()
+    return params, ";\n".join(recording.last)
+
+
+def bare_poll_cpu_ms(lab: Lab, rounds: int) -> float:
+    """Client CPU per bare poll, over the pipeline's mix: per round one source batch and
+    ``REPLICAS_PER_CLUSTER`` replica batches, each one round trip with its results read."""
+    names = ["source", *(("replica1", "replica2")[r % 2] for r in range(REPLICAS_PER_CLUSTER))]
+    connections = []
+    for name in names:
+        params, sql = _batch(lab, name)
+        conn = pymysql.connect(
+            host=params["host"], port=params["port"], user=params["user"],
+            password=params["password"], autocommit=True,
+            client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS,
+        )  # fmt: skip
+        connections.append((conn, sql))
+    cpu0 = time.process_time()
+    for _ in range(rounds):
+        for conn, sql in connections:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                cur.fetchall()
+                while cur.nextset():
+                    cur.fetchall()
+    cpu = time.process_time() - cpu0
+    for conn, _ in connections:
+        conn.close()
+    return 1000 * cpu / (rounds * len(connections))
+
+
 def build_store(url: str, lab: Lab, clusters: int) -> None:
     upgrade(url)
     sessions = make_session_factory(make_engine(url))
@@ -100,6 +160,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--warmup", type=float, default=10)
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--bare-rounds", type=int, default=400, help="bare-poll rounds (× 5)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="lagscope-bench-"))
     lab = Lab.start(LabConfig(replicas=2))
@@ -141,7 +202,13 @@ def main() -> None:
         start, cpu0 = time.time(), cpu_seconds(worker.pid)
         time.sleep(args.seconds)
         end, cpu1 = time.time(), cpu_seconds(worker.pid)
-        report(url, worker.log_text()[log_offset:], args, start, end, cpu1 - cpu0)
+        log = worker.log_text()[log_offset:]
+        # The bare polls run on a box without the worker and beat, as the worker's did not.
+        for process in reversed(processes):
+            process.stop()
+        processes.clear()
+        bare_ms = bare_poll_cpu_ms(lab, args.bare_rounds)
+        report(url, log, args, start, end, cpu1 - cpu0, bare_ms)
     finally:
         for process in reversed(processes):
             process.stop()
@@ -150,7 +217,13 @@ def main() -> None:
 
 
 def report(
-    url: str, log: str, args: argparse.Namespace, start: float, end: float, cpu_s: float
+    url: str,
+    log: str,
+    args: argparse.Namespace,
+    start: float,
+    end: float,
+    cpu_s: float,
+    bare_ms: float,
 ) -> None:
     sessions = make_session_factory(make_engine(url))
     window = (datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
@@ -184,6 +257,10 @@ def report(
     if instance_polls:
         per_poll_ms = cpu_s / instance_polls * 1e3
         print(f"worker CPU: {cpu_s / seconds:.2f} cores, {per_poll_ms:.3f} ms per instance poll")
+        print(
+            f"bare poll (same batches, plain PyMySQL): {bare_ms:.3f} ms client CPU per poll;"
+            f" pipeline / bare = {per_poll_ms / bare_ms:.2f}x"
+        )
 
 
 def _p50_p99(seconds: list[float], unit: str) -> str:

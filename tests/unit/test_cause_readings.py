@@ -303,27 +303,8 @@ def test_a_worker_busy_on_one_transaction_for_a_poll_triggers() -> None:
     assert not behind(_snapshot([_channel()], [replace(worker, busy=False, state_time_s=9.0)]))
 
 
-def test_a_healthy_poll_batch_is_unchanged() -> None:
-    """Two polls of a caught-up, idle replica: the same batch twice, no cause statement."""
-    from .test_poller import HEARTBEAT, mariadb_answers
-
-    healthy = rs(
-        ("Connection_name", "Slave_IO_Running", "Slave_SQL_Running", "Seconds_Behind_Master",
-         "Slave_SQL_State", "Relay_Log_File", "Relay_Log_Pos"),
-        ("", "Yes", "Yes", 0, "Slave has read all relay log; waiting for more updates",
-         "relay-bin.000002", 4),
-    )  # fmt: skip
-    fake = FakeExecutor(mariadb_answers(**{"SHOW ALL SLAVES STATUS": healthy}))
-    poller = InstancePoller(fake, heartbeat=HEARTBEAT)
-    first, second = poller.poll(), poller.poll()
-    assert fake.batches[-1] == fake.batches[-2]
-    assert _causes_in(fake.batches[-1]) == []
-    assert first.evidence is None and second.evidence is None
-
-
-def test_behind_elsewhere_takes_the_cause_readings_after_a_healthy_poll() -> None:
-    """Two worker processes take turns: this one's previous poll was healthy, the other's (in
-    the store) was behind; the readings ride in this poll, not one later."""
+def _healthy_replica() -> tuple[FakeExecutor, InstancePoller]:
+    """A caught-up, idle MariaDB replica; cause readings (if sent) find nothing."""
     from .test_poller import HEARTBEAT, mariadb_answers
 
     healthy = rs(
@@ -334,7 +315,22 @@ def test_behind_elsewhere_takes_the_cause_readings_after_a_healthy_poll() -> Non
     )  # fmt: skip
     answers = mariadb_answers(**{"SHOW ALL SLAVES STATUS": healthy})
     fake = FakeExecutor(answers, fallback=no_cause_evidence)
-    poller = InstancePoller(fake, heartbeat=HEARTBEAT)
+    return fake, InstancePoller(fake, heartbeat=HEARTBEAT)
+
+
+def test_a_healthy_poll_batch_is_unchanged() -> None:
+    """Two polls of a caught-up, idle replica: the same batch twice, no cause statement."""
+    fake, poller = _healthy_replica()
+    first, second = poller.poll(), poller.poll()
+    assert fake.batches[-1] == fake.batches[-2]
+    assert _causes_in(fake.batches[-1]) == []
+    assert first.evidence is None and second.evidence is None
+
+
+def test_behind_elsewhere_takes_the_cause_readings_after_a_healthy_poll() -> None:
+    """Two worker processes take turns: this one's previous poll was healthy, the other's (in
+    the store) was behind; the readings ride in this poll, not one later."""
+    fake, poller = _healthy_replica()
     poller.poll(behind_elsewhere=True)  # a first poll has nothing to build the readings from
     assert _causes_in(fake.batches[-1]) == []
     poller.poll()

@@ -333,8 +333,13 @@ def _unreachable_samples(
     return rows
 
 
+def stored_classes(channel: Channel) -> tuple[Verdict, ...]:
+    """The per-poll classes of the channel's last few polls as stored, oldest first."""
+    return tuple(Verdict(int(c)) for c in channel.recent_classes.split(",") if c)
+
+
 def _state(channel: Channel) -> ChannelState:
-    classes = tuple(Verdict(int(c)) for c in channel.recent_classes.split(",") if c)
+    classes = stored_classes(channel)
     return ChannelState(
         applied_progress=channel.applied_progress,
         last_sample_at=channel.last_sample_at.timestamp() if channel.last_sample_at else None,

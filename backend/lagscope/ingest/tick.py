@@ -15,7 +15,7 @@ from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff
 from lagscope.ingest.reader import ClusterReader, Reading, Target
-from lagscope.ingest.recording import TickSummary, record_tick
+from lagscope.ingest.recording import TickSummary, record_tick, stored_classes
 from lagscope.inventory import server_logins as logins
 from lagscope.inventory.instances import connection_spec, heartbeat_table
 from lagscope.models import Channel, Cluster, Instance
@@ -24,7 +24,7 @@ from lagscope.security.secret_box import SecretBox
 # Share of the poll interval the readers may take: the rest is for the write, so a tick ends
 # before the next one starts.
 DEADLINE_SHARE = 0.8
-_BEHIND = frozenset({int(Verdict.RECEIVE_BOUND), int(Verdict.APPLY_BOUND)})
+_BEHIND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
 
 
 def poll_cluster(
@@ -90,8 +90,8 @@ def behind_at_last_tick(cluster: Cluster) -> set[int]:
 
 
 def _behind(channel: Channel) -> bool:
-    last = channel.recent_classes.rpartition(",")[2]
-    return channel.verdict in _BEHIND or (last.isdigit() and int(last) in _BEHIND)
+    classes = stored_classes(channel)
+    return channel.verdict in _BEHIND or (bool(classes) and classes[-1] in _BEHIND)
 
 
 def due_clusters(session: Session, now_s: float) -> list[tuple[int, float]]:

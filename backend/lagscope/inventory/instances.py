@@ -119,6 +119,25 @@ def get_cluster(session: Session, cluster_id: int) -> Cluster:
     return cluster
 
 
+def cluster_by_name_or_id(session: Session, ref: str) -> Cluster:
+    """The cluster named ``ref``, else the one whose id it is (a name wins over an id)."""
+    found = session.scalar(select(Cluster).where(Cluster.name == ref))
+    if found is None and ref.isdigit():
+        found = session.get(Cluster, int(ref))
+    if found is None:
+        raise NotFound(f"cluster {ref!r} does not exist")
+    return found
+
+
+def instance_named(session: Session, cluster: Cluster, name: str) -> Instance:
+    found = session.scalar(
+        select(Instance).where(Instance.cluster_id == cluster.id, Instance.name == name)
+    )
+    if found is None:
+        raise InvalidInput(f"cluster {cluster.name!r} has no instance {name!r}")
+    return found
+
+
 def connection_spec(
     box: SecretBox,
     instance: Instance,

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from lagscope.errors import InvalidInput, NotFound
+from lagscope.errors import InvalidInput
+from lagscope.inventory.instances import cluster_by_name_or_id, instance_named
 from lagscope.journal.annotations import create_annotation
-from lagscope.models import Annotation, Cluster, Instance
+from lagscope.models import Annotation
 
 CLUSTER_TAG = "cluster:"
 INSTANCE_TAG = "instance:"
@@ -60,28 +60,6 @@ def _moment(epoch_ms: int, field: str) -> datetime:
         raise InvalidInput(f"{field}: not a time in epoch milliseconds: {epoch_ms}") from None
 
 
-def _cluster(session: Session, ref: str | None) -> Cluster:
-    if ref is None or not ref.strip():
-        raise InvalidInput(
-            "cluster: say which cluster the note is for: ?cluster=NAME or a tag 'cluster:NAME'"
-        )
-    found = session.scalar(select(Cluster).where(Cluster.name == ref))
-    if found is None and ref.isdigit():
-        found = session.get(Cluster, int(ref))
-    if found is None:
-        raise NotFound(f"cluster {ref!r} does not exist")
-    return found
-
-
-def _instance(session: Session, cluster: Cluster, name: str) -> Instance:
-    found = session.scalar(
-        select(Instance).where(Instance.cluster_id == cluster.id, Instance.name == name)
-    )
-    if found is None:
-        raise InvalidInput(f"tags: cluster {cluster.name!r} has no instance {name!r}")
-    return found
-
-
 def create_from_grafana(
     session: Session,
     *,
@@ -96,8 +74,12 @@ def create_from_grafana(
 ) -> Annotation:
     """The note Grafana's ``POST /api/annotations`` body describes."""
     where = routing(tags, cluster)
-    target = _cluster(session, where.cluster)
-    instance = _instance(session, target, where.instance) if where.instance else None
+    if where.cluster is None or not where.cluster.strip():
+        raise InvalidInput(
+            "cluster: say which cluster the note is for: ?cluster=NAME or a tag 'cluster:NAME'"
+        )
+    target = cluster_by_name_or_id(session, where.cluster)
+    instance = instance_named(session, target, where.instance) if where.instance else None
     starts_at = _moment(time_ms, "time") if time_ms else (now or datetime.now(UTC))
     ends_at = None
     if time_end_ms and time_end_ms != time_ms:

@@ -104,4 +104,10 @@ describe("the channel's figures in the evidence", () => {
     expect(labels.apply_rate).toBe("apply rate: 187.8 trx/s");
     expect(labels.sync_relay_log).toBe("sync_relay_log: 1");
   });
+
+  it("names the statement the blocked applier waits on in words", () => {
+    const groups = evidenceGroups({ lock: "row", waiting_statement: "UPDATE t SET n = 1" });
+    const rows = groups.flatMap((g) => g.rows);
+    expect(rows.find((r) => r.key === "waiting_statement")?.label).toBe("the applier's statement");
+  });
 });

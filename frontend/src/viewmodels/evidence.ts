@@ -136,6 +136,7 @@ const LABELS: Record<EvidenceGroupKind, Record<string, string>> = {
     sql_state: "SQL thread",
     apply_rate: "apply rate",
     source_rate: "source write rate",
+    waiting_statement: "the applier's statement",
   },
 };
 
