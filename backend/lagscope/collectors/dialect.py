@@ -95,6 +95,13 @@ class Dialect:
     )
     has_worker_timestamps: bool
     columns: Mapping[str, str] = field(default_factory=lambda: REPLICA_COLUMNS)
+    # The replicas registered with this server (collectors/discovery.py). MySQL 8.0.22 renamed
+    # SHOW SLAVE HOSTS to SHOW REPLICAS (the old name is removed in 8.4); MariaDB 10.5.1 added
+    # SHOW REPLICA HOSTS as an alias and keeps SHOW SLAVE HOSTS.
+    replica_hosts_sql: str = "SHOW SLAVE HOSTS"
+    # Where sessions are listed: MySQL 8.0.22 deprecates information_schema.PROCESSLIST for
+    # performance_schema.processlist (same columns).
+    processlist_table: str = "information_schema.PROCESSLIST"
 
 
 MYSQL_57 = Dialect(
@@ -113,7 +120,13 @@ MYSQL_57 = Dialect(
 MYSQL_80_OLD = replace(
     MYSQL_57, name="mysql-8.0", workers="perf_schema_timestamps", has_worker_timestamps=True
 )
-MYSQL_80_22 = replace(MYSQL_80_OLD, name="mysql-8.0.22", replica_status_sql="SHOW REPLICA STATUS")
+MYSQL_80_22 = replace(
+    MYSQL_80_OLD,
+    name="mysql-8.0.22",
+    replica_status_sql="SHOW REPLICA STATUS",
+    replica_hosts_sql="SHOW REPLICAS",
+    processlist_table="performance_schema.processlist",
+)
 # 8.2 and 8.3 deprecate SHOW MASTER STATUS in favour of SHOW BINARY LOG STATUS (same columns);
 # 8.4 removes the old statement, so both use the new one.
 MYSQL_82 = replace(MYSQL_80_22, name="mysql-8.2", source_status_sql="SHOW BINARY LOG STATUS")

@@ -58,6 +58,9 @@ from lagscope.models.types import Scaled, to_micros
 
 MAX_POINTS = 2000
 MAX_SERIES = 100  # 100 series × 2000 points is already a 20 MB answer
+# Several metrics in one request (the explorer's strips, its server panels): at most as many
+# points in all as one metric's largest answer, so one request costs no more than before.
+MAX_ANSWER_POINTS = MAX_SERIES * MAX_POINTS
 MAX_RANGE = timedelta(days=731)  # two years, one of them a leap year
 _DAY_US = 86_400_000_000
 
@@ -424,3 +427,34 @@ def query_series(
                by_key.get(iid if cid is None else cid, []), note)
         for cid, iid in keys
     ]  # fmt: skip
+
+
+def query_metrics(
+    session: Session,
+    metric_names: Sequence[str],
+    start: datetime,
+    end: datetime,
+    *,
+    channel_ids: Sequence[int] = (),
+    instance_ids: Sequence[int] = (),
+    points: int = 500,
+    retention: Retention | None = None,
+    now: datetime | None = None,
+) -> list[Series]:
+    """Several metrics of the same channels or instances over [start, end): each metric's
+    series in the order the metrics were asked (a repeated one once), as :func:`query_series`
+    gives them. At most :data:`MAX_ANSWER_POINTS` points in all, so a request asking for many
+    metrics is refused as soon as its series outgrow that, not after reading them all."""
+    if not metric_names:
+        raise InvalidInput("metric: give at least one metric")
+    found: list[Series] = []
+    for name in dict.fromkeys(metric_names):
+        found += query_series(
+            session, name, start, end, channel_ids=channel_ids, instance_ids=instance_ids,
+            points=points, retention=retention, now=now,
+        )  # fmt: skip
+        if len(found) * points > MAX_ANSWER_POINTS:
+            raise InvalidInput(
+                f"metric: at most {MAX_ANSWER_POINTS} points per request (series × points)"
+            )
+    return found

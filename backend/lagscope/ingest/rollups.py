@@ -1,5 +1,8 @@
 """Rollups (1 minute from raw, 1 hour from 1 minute) and retention, as periodic jobs.
 
+Retention also keeps PostgreSQL's day partitions of the raw tables: made ahead, dropped whole
+(:mod:`lagscope.ingest.partitions`).
+
 Each run recomputes the last few complete buckets and replaces them (delete + insert), so a
 run that was skipped, repeated or raced by another worker converges on the same rows.
 """
@@ -17,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.rollup import Bucket, RawPoint, merge, rollup
 from lagscope.config import Retention
+from lagscope.ingest.partitions import maintain, partitioned_tables
 from lagscope.metrics_catalog import ROLLED_UP
 from lagscope.models import (
     ApplierWorkerSample,
@@ -102,11 +106,24 @@ def _row(channel_id: int, bucket: Bucket) -> dict[str, Any]:
 
 
 def enforce_retention(session: Session, now_s: float, retention: Retention) -> dict[str, int]:
+    """Delete what is older than each table's retention; returns rows deleted per table.
+
+    A raw table partitioned by day (PostgreSQL, see :mod:`lagscope.ingest.partitions`) has its
+    expired days dropped whole instead, and the next days' partitions made; its count is then
+    the rows deleted from its default partition. Partitions come last: their DDL holds locks
+    until the job commits, which is right after."""
     deleted = {}
+    partitioned = partitioned_tables(session)
+    later = []
     for name, column, days in _retention_targets(retention):
-        cutoff = _at(now_s - days * 86_400)
-        result = session.execute(delete(column.class_).where(column < cutoff))
+        cutoff_s = now_s - days * 86_400
+        if name in partitioned:
+            later.append((name, cutoff_s))
+            continue
+        result = session.execute(delete(column.class_).where(column < _at(cutoff_s)))
         deleted[name] = int(getattr(result, "rowcount", 0) or 0)
+    for name, cutoff_s in later:
+        deleted[name] = maintain(session, name, now_s, cutoff_s).default_rows_deleted
     return deleted
 
 

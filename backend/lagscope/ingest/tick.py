@@ -6,11 +6,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
 from lagscope.analysis.codes import Verdict
+from lagscope.analysis.poll_gaps import tick_gap
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff
@@ -18,7 +19,7 @@ from lagscope.ingest.reader import ClusterReader, Reading, Target
 from lagscope.ingest.recording import TickSummary, record_tick, stored_classes
 from lagscope.inventory import server_logins as logins
 from lagscope.inventory.instances import connection_spec, heartbeat_table
-from lagscope.models import Channel, Cluster, Instance
+from lagscope.models import Channel, Cluster, Instance, PollGap
 from lagscope.security.secret_box import SecretBox
 
 # Share of the poll interval the readers may take: the rest is for the write, so a tick ends
@@ -39,22 +40,31 @@ def poll_cluster(
     backoff: logins.Backoff = logins.DEFAULT_BACKOFF,
     clock: Callable[[], float] = time.time,
     episode_caught_up_s: float = CAUGHT_UP_HOLD_S,
+    worker: str | None = None,
 ) -> TickSummary | None:
     """One tick. Returns None when the cluster is gone or disabled (a stale queued task).
 
     An instance backing off after a refused login is not tried; one whose password decrypts
     with no key is not tried either. Both are recorded as failed readings of that instance
-    only: the others are read as usual."""
+    only: the others are read as usual.
+
+    ``worker`` names the process that ran the tick (host:pid), kept with the cluster's last
+    tick; a tick that finds a hole since that one records it (analysis/poll_gaps.py)."""
+    started = clock()
     cluster = session.scalar(
-        select(Cluster)
-        .where(Cluster.id == cluster_id)
-        .options(selectinload(Cluster.instances).selectinload(Instance.channels))
+        _locked(
+            session,
+            select(Cluster)
+            .where(Cluster.id == cluster_id)
+            .options(selectinload(Cluster.instances).selectinload(Instance.channels)),
+        )
     )
     if cluster is None or not cluster.enabled:
-        return None
+        return None  # gone, disabled, or its previous tick still runs (and holds the row)
     heartbeat = heartbeat_table(cluster)
     extra = tuple(cluster.extra_params or ())
-    now = datetime.fromtimestamp(clock(), UTC)
+    now = datetime.fromtimestamp(started, UTC)
+    _note_gap(session, cluster, started)
     targets: list[Target] = []
     skipped: list[Reading] = []
     for instance in cluster.instances:
@@ -75,7 +85,51 @@ def poll_cluster(
         login_backoff.note(by_id[reading.instance_id], reading, backoff)
         for reading in [*reader.read(targets, deadline_s, behind_at_last_tick(cluster)), *skipped]
     ]
-    return record_tick(session, cluster, readings, episode_caught_up_s)
+    summary = record_tick(session, cluster, readings, episode_caught_up_s)
+    cluster.last_tick_at, cluster.last_tick_s, cluster.last_tick_by = now, clock() - started, worker
+    return summary
+
+
+def _locked(session: Session, query: Select[Cluster]) -> Select[Cluster]:
+    """The cluster's row, locked for the tick: a tick that finds it locked (the previous one
+    still running in another process) gets nothing and is skipped, so two ticks never record
+    the same cluster at once. SQLite has no row locks, and needs none: one writer at a time."""
+    if session.get_bind().dialect.name == "sqlite":
+        return query
+    return query.with_for_update(skip_locked=True)
+
+
+def _note_gap(session: Session, cluster: Cluster, now_s: float) -> None:
+    def epoch(moment: datetime | None) -> float | None:
+        return moment.timestamp() if moment is not None else None
+
+    gap = tick_gap(
+        epoch(cluster.last_tick_at),
+        cluster.last_tick_s,
+        epoch(cluster.tick_expired_at),
+        now_s,
+        cluster.poll_interval_s,
+    )
+    if gap is not None:
+        session.add(
+            PollGap(
+                cluster_id=cluster.id,
+                started_at=datetime.fromtimestamp(gap.started_at, UTC),
+                ended_at=datetime.fromtimestamp(gap.ended_at, UTC),
+                missed=gap.missed,
+                reason=gap.reason.value,
+                detail=gap.detail,
+            )
+        )
+
+
+def note_expired_tick(session: Session, cluster_id: int, at_s: float) -> None:
+    """A tick of the cluster expired in the queue: the next tick names that as its gap's reason."""
+    session.execute(
+        update(Cluster)
+        .where(Cluster.id == cluster_id)
+        .values(tick_expired_at=datetime.fromtimestamp(at_s, UTC))
+    )
 
 
 def behind_at_last_tick(cluster: Cluster) -> set[int]:

@@ -188,6 +188,9 @@ def update_cluster(
         if session.scalar(select(Cluster.id).where(Cluster.name == changes["name"])) is not None:
             raise Conflict(f"a cluster named {changes['name']!r} exists")
         cluster.name = changes["name"]
+    if "enabled" in changes and changes["enabled"] != cluster.enabled:
+        # A pause someone chose is not a hole in polling: the next tick starts afresh.
+        cluster.last_tick_at = None
     for field in ("poll_interval_s", "extra_params", "enabled"):
         if field in changes:
             setattr(cluster, field, changes[field])

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -34,6 +35,7 @@ from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import CollectorError, Overloaded, QueryFailed, ServerUnreachable, Throttled
 
 log = logging.getLogger("lagscope.probe")
+T = TypeVar("T")
 
 NO_SERVER = "unreachable, or not a MySQL/MariaDB server"
 # What a refused, silent or foreign port raises while connecting: before a MySQL greeting and
@@ -120,16 +122,20 @@ class ProbeGate:
         self._recent: dict[str, deque[float]] = {}
         self._clock = clock
 
-    async def test(self, user: str, spec: ConnectionSpec) -> ProbeReport:
+    async def run(self, user: str, work: Callable[[], T]) -> T:
+        """Run ``work`` (something that connects to a server) in this gate's pool, admitted
+        and counted like a connection test: replica discovery goes through here too."""
         self._admit(user)
         self._admitted += 1
         try:
             if self._limiter is None:
                 self._limiter = anyio.CapacityLimiter(self._concurrency)
-            work = partial(_attempt, spec, self._clock)
-            attempt = await anyio.to_thread.run_sync(work, limiter=self._limiter)
+            return await anyio.to_thread.run_sync(work, limiter=self._limiter)
         finally:
             self._admitted -= 1
+
+    async def test(self, user: str, spec: ConnectionSpec) -> ProbeReport:
+        attempt = await self.run(user, partial(_attempt, spec, self._clock))
         if attempt.report is not None:
             return attempt.report
         assert attempt.error is not None

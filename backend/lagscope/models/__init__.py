@@ -23,6 +23,7 @@ from lagscope.models.series import (
     SampleRollup1m,
     SourceProgress,
 )
+from lagscope.models.ticks import PollGap
 from lagscope.models.users import ApiToken, LoginThrottle, User
 from lagscope.models.workers import ApplierWorkerSample, ApplierWorkerState
 
@@ -47,6 +48,7 @@ __all__ = [
     "LoginThrottle",
     "ParamChange",
     "ParamValue",
+    "PollGap",
     "Sample",
     "SampleRollup1h",
     "SampleRollup1m",

@@ -55,6 +55,13 @@ class Cluster(Base):
     heartbeat_stopped_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
+    # The last recorded tick: when it read the servers, how long it took and which worker
+    # process ran it. A next tick further off than its interval allows records a PollGap.
+    last_tick_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    last_tick_s: Mapped[float | None] = mapped_column(Double, default=None)
+    last_tick_by: Mapped[str | None] = mapped_column(String(128), default=None)
+    # The last time a tick of this cluster expired in the queue before a worker took it.
+    tick_expired_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
 
     instances: Mapped[list[Instance]] = relationship(
         back_populates="cluster", cascade="all, delete-orphan", order_by="Instance.id"

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
+from typing import Any
+
+from celery.signals import task_revoked
 
 from lagscope.alerts import delivery as alert_delivery
 from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.errors import Conflict
 from lagscope.ingest import rollups as maintenance
-from lagscope.ingest.tick import due_clusters, poll_cluster
+from lagscope.ingest.tick import due_clusters, note_expired_tick, poll_cluster
 from lagscope.inventory.server_logins import Backoff
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
@@ -47,6 +52,7 @@ def poll_cluster_task(cluster_id: int) -> None:
                 ctx.settings.login_give_up_after,
             ),
             episode_caught_up_s=ctx.settings.episode_caught_up_s,
+            worker=f"{socket.gethostname()}:{os.getpid()}",
         )
     if summary is not None:
         evaluate_alerts(cluster_id)
@@ -57,6 +63,21 @@ def poll_cluster_task(cluster_id: int) -> None:
             summary.unreachable,
             summary.param_changes,
         )
+
+
+@task_revoked.connect
+def note_expired_poll(
+    sender: Any = None, request: Any = None, expired: bool = False, **_: Any
+) -> None:
+    """A tick that waited in the queue past its interval is dropped (``expires``), in the
+    worker's main process: keep that in the store, so the next tick's gap says why."""
+    if not expired or request is None or getattr(sender, "name", None) != poll_cluster_task.name:
+        return
+    try:
+        with context().transaction() as session:
+            note_expired_tick(session, int(request.args[0]), time.time())
+    except Exception:  # the drop itself must go on; the gap is then "not polled"
+        log.exception("could not note an expired tick")
 
 
 @app.task(name="lagscope.rollup", ignore_result=True)

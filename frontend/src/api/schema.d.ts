@@ -752,6 +752,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/fleet/sparklines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Fleet Sparklines
+         * @description Every current channel's best lag over the last ``minutes``, in ``points`` buckets.
+         */
+        get: operations["get_fleet_sparklines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/fleet/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Fleet Status
+         * @description Every cluster's status (as ``/clusters/{id}/status``) and replication edges, in one
+         *     answer: the overview of a hundred clusters is one request, not two per card.
+         */
+        get: operations["get_fleet_status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/instances": {
         parameters: {
             query?: never;
@@ -846,8 +887,10 @@ export interface paths {
         };
         /**
          * Get Series
-         * @description At most ``points`` buckets per series with min/avg/max (a spike survives as a max), read
-         *     from the coarsest table that still gives that many: raw samples, 1-minute or 1-hour rollups.
+         * @description One or several metrics (``metric`` repeated: the explorer's strips in one request) of
+         *     the same channels or instances. At most ``points`` buckets per series with min/avg/max (a
+         *     spike survives as a max), read from the coarsest table that still gives that many: raw
+         *     samples, 1-minute or 1-hour rollups.
          *
          *     The answer is serialized straight from the service's typed results (``SeriesResponse`` is
          *     its documented shape): validating 10,000 points again would add ~15 ms to every chart.
@@ -1782,6 +1825,57 @@ export interface components {
             since: string | null;
             /** Value */
             value: number | null;
+        };
+        /**
+         * FleetClusterOut
+         * @description One cluster as the overview draws it: what ``/clusters/{id}/status`` says, with the
+         *     edges of ``/clusters/{id}/topology`` (their lag is the channels').
+         */
+        FleetClusterOut: {
+            /** Channels */
+            channels: components["schemas"]["ChannelStatusOut"][];
+            /** Edges */
+            edges: components["schemas"]["FleetEdgeOut"][];
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: number;
+            /** Instances */
+            instances: components["schemas"]["InstanceStatusOut"][];
+            /** Name */
+            name: string;
+            /** Poll Interval S */
+            poll_interval_s: number;
+            /** Stale After S */
+            stale_after_s: number;
+        };
+        /** FleetEdgeOut */
+        FleetEdgeOut: {
+            /** Channel Id */
+            channel_id: number;
+            /** Replica Id */
+            replica_id: number;
+            /**
+             * Source Id
+             * @description The instance it replicates from (null: none)
+             */
+            source_id: number | null;
+        };
+        /**
+         * FleetStatusOut
+         * @description Every cluster's status in one answer: the overview of a fleet in one request.
+         */
+        FleetStatusOut: {
+            /**
+             * Clusters
+             * @description by cluster id
+             */
+            clusters: components["schemas"]["FleetClusterOut"][];
+            /**
+             * Generated At
+             * Format: date-time
+             */
+            generated_at: string;
         };
         /**
          * GrafanaAnnotationIn
@@ -2765,10 +2859,19 @@ export interface components {
             end: number;
             /**
              * Metric
+             * @description the first metric asked (the only one, usually)
              * @enum {string}
              */
             metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
-            /** Series */
+            /**
+             * Metrics
+             * @description every metric asked, in order; each series names its own
+             */
+            metrics: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
+            /**
+             * Series
+             * @description per metric (in the order asked), per key
+             */
             series: components["schemas"]["SeriesOut"][];
             /**
              * Start
@@ -2847,6 +2950,46 @@ export interface components {
              * Format: date-time
              */
             start: string;
+        };
+        /** SparklineOut */
+        SparklineOut: {
+            /** Channel Id */
+            channel_id: number;
+            /**
+             * Values
+             * @description the bucket averages, oldest first: value k covers [origin + k·bucket_ms, origin + (k+1)·bucket_ms); null: nothing polled then
+             */
+            values: (number | null)[];
+        };
+        /**
+         * SparklinesOut
+         * @description Every current channel's best lag (``lag_s``) over the last minutes, on one time grid.
+         */
+        SparklinesOut: {
+            /** Bucket Ms */
+            bucket_ms: number;
+            /**
+             * End
+             * @description epoch milliseconds
+             */
+            end: number;
+            /** Lines */
+            lines: components["schemas"]["SparklineOut"][];
+            /**
+             * Metric
+             * @constant
+             */
+            metric: "lag_s";
+            /**
+             * Origin
+             * @description the first bucket's start, epoch milliseconds
+             */
+            origin: number;
+            /**
+             * Start
+             * @description epoch milliseconds
+             */
+            start: number;
         };
         /**
          * StepOut
@@ -4902,6 +5045,58 @@ export interface operations {
             };
         };
     };
+    get_fleet_sparklines: {
+        parameters: {
+            query?: {
+                minutes?: number;
+                points?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SparklinesOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_fleet_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetStatusOut"];
+                };
+            };
+        };
+    };
     list_instances: {
         parameters: {
             query?: {
@@ -5154,7 +5349,8 @@ export interface operations {
     get_series: {
         parameters: {
             query: {
-                metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
+                /** @description repeatable: several metrics of the same channels or instances in one request (at most 200,000 points in all, series × points) */
+                metric: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
                 /** @description repeatable */
                 channel_id?: number[];
                 /** @description repeatable; for a channel metric, stands for all the instance's channels */

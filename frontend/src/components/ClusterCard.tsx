@@ -10,13 +10,21 @@ interface Props {
   error: unknown;
   sparkStart: number;
   sparkEnd: number;
+  /** The fleet overview's state of the cluster (e.g. "behind"), as a data attribute. */
+  state?: string;
+  /** Alerts firing on the cluster. */
+  firing?: number;
+  /** How many servers it has (the card's height is fixed: the topology scrolls inside). */
+  servers?: number;
 }
 
-export function ClusterCardView({ card, loading, error, sparkStart, sparkEnd }: Props) {
+export function ClusterCardView({ card, loading, error, sparkStart, sparkEnd, state, firing = 0, servers }: Props) {
   return (
     <article
-      className={`card cluster-card tone-border-${card.worst.tone}`}
+      className={`card cluster-card tone-border-${firing > 0 ? "bad" : card.worst.tone}`}
       aria-labelledby={`cluster-${card.id}`}
+      data-cluster-id={card.id}
+      data-state={state}
       data-generated-at={card.generatedAt ?? ""}
     >
       <header className="card-head">
@@ -24,6 +32,17 @@ export function ClusterCardView({ card, loading, error, sparkStart, sparkEnd }: 
           <Link to={`/clusters/${card.id}`}>{card.name}</Link>
         </h2>
         {!card.enabled ? <span className="badge">disabled</span> : null}
+        {firing > 0 ? (
+          <span className="badge alert-firing" title="Alerts firing on this cluster">
+            <span aria-hidden="true">⚠ </span>
+            {firing} alert{firing === 1 ? "" : "s"} firing
+          </span>
+        ) : null}
+        {servers !== undefined ? (
+          <span className="muted small">
+            {servers} server{servers === 1 ? "" : "s"}
+          </span>
+        ) : null}
         <span className="muted card-summary">{loading ? "loading…" : card.summary}</span>
         {!loading && !card.noSamples ? <VerdictBadge verdict={card.worst} /> : null}
       </header>

@@ -1,38 +1,47 @@
-// Overview: every cluster as a card, problems first, live.
+// Overview: every cluster as a card, problems first, live. A fleet (a hundred clusters) loads in
+// three requests whatever its size: the fleet's status, its sparklines and the firing alerts.
+// Filters (search, region, state, cause) live in the URL, so a reload or a shared link keeps them.
 import { useMemo } from "react";
-import { Link } from "react-router";
-import { useClusterStatuses } from "../hooks/useClusterStatuses";
-import { useClusters } from "../hooks/useClusters";
-import { useSeriesList, type SeriesParams } from "../hooks/useSeries";
+import { Link, useSearchParams } from "react-router";
+import { useFiringAlerts } from "../hooks/useAlertEvents";
+import { useFleetSparklines } from "../hooks/useFleetSparklines";
+import { useFleetStatus } from "../hooks/useFleetStatus";
 import { useNow } from "../hooks/useNow";
-import { buildClusterCard, sortCards } from "../viewmodels/overview";
+import {
+  buildFleetCards,
+  filterFleet,
+  fleetOptions,
+  fleetSearch,
+  fleetSummary,
+  isFiltered,
+  parseFleetFilter,
+  sortFleet,
+  type FleetFilter,
+} from "../viewmodels/fleet";
 import { ClusterCardView } from "../components/ClusterCard";
+import { FleetFilters } from "../components/FleetFilters";
 import { FiringBanner } from "../components/alerts/FiringBanner";
 import { Empty, Loading, ProblemView } from "../components/States";
 
 const SPARK_MS = 15 * 60_000;
 
 export function OverviewPage() {
-  const clusters = useClusters();
-  const list = useMemo(() => clusters.data ?? [], [clusters.data]);
-  const ids = useMemo(() => list.map((c) => c.id), [list]);
-  const { statuses, topologies } = useClusterStatuses(ids);
-  const sparkParams = useMemo<SeriesParams[]>(
-    () =>
-      list.map((c) => ({
-        metric: "lag_s",
-        instanceIds: c.instances.filter((i) => i.role === "replica").map((i) => i.id),
-        window: { kind: "last", spanMs: SPARK_MS },
-        points: 90,
-      })),
-    [list],
-  );
-  const sparks = useSeriesList(sparkParams, { intervalMs: 10_000 });
+  const fleet = useFleetStatus();
+  const sparks = useFleetSparklines();
+  const firing = useFiringAlerts();
   const now = useNow(5000);
+  const [params, setParams] = useSearchParams();
+  const filter = useMemo(() => parseFleetFilter(params), [params]);
+  const cards = useMemo(
+    () => sortFleet(buildFleetCards(fleet.data, sparks.data, firing.data, now)),
+    [fleet.data, sparks.data, firing.data, now],
+  );
+  const shown = useMemo(() => filterFleet(cards, filter), [cards, filter]);
+  const options = useMemo(() => fleetOptions(cards, filter), [cards, filter]);
 
-  if (clusters.isPending) return <Loading what="clusters" />;
-  if (clusters.error) return <ProblemView error={clusters.error} what="clusters" />;
-  if (list.length === 0) {
+  if (fleet.isPending) return <Loading what="clusters" />;
+  if (fleet.error && !fleet.data) return <ProblemView error={fleet.error} what="clusters" />;
+  if (cards.length === 0) {
     return (
       <section className="page">
         <h1>Overview</h1>
@@ -43,29 +52,43 @@ export function OverviewPage() {
     );
   }
 
-  const cards = sortCards(
-    list.map((cluster, i) =>
-      buildClusterCard(cluster, statuses[i]?.data, topologies[i]?.data, sparks[i]?.data, now),
-    ),
-  );
+  const onFilter = (next: FleetFilter) => setParams(fleetSearch(params, next), { replace: true });
+  const sparkEnd = sparks.data?.end ?? now;
+  const sparkStart = sparks.data?.start ?? sparkEnd - SPARK_MS;
   return (
-    <section className="page">
+    <section className="page overview">
       <h1>Overview</h1>
       <FiringBanner />
-      <div className="cards">
-        {cards.map((card) => {
-          const i = ids.indexOf(card.id);
-          return (
-            <ClusterCardView
-              key={card.id}
-              card={card}
-              loading={statuses[i]?.isPending ?? false}
-              error={statuses[i]?.error ?? null}
-              sparkStart={now - SPARK_MS}
-              sparkEnd={now}
-            />
-          );
-        })}
+      <p className="muted fleet-summary" aria-label="Clusters by state">
+        {cards.length} cluster{cards.length === 1 ? "" : "s"}:{" "}
+        {fleetSummary(cards)
+          .map((s) => `${s.count} ${s.words}`)
+          .join(" · ")}
+      </p>
+      <FleetFilters filter={filter} options={options} shown={shown.length} total={cards.length} onChange={onFilter} />
+      {fleet.error ? <ProblemView error={fleet.error} what="the latest status" /> : null}
+      {shown.length === 0 ? (
+        <Empty>
+          No cluster matches {isFiltered(filter) ? "these filters" : "this"}.{" "}
+          <button type="button" className="link" onClick={() => onFilter({ q: "", region: "", state: "", cause: "" })}>
+            Clear the filters
+          </button>
+        </Empty>
+      ) : null}
+      <div className="cards fleet-cards">
+        {shown.map((card) => (
+          <ClusterCardView
+            key={card.id}
+            card={card}
+            loading={false}
+            error={null}
+            sparkStart={sparkStart}
+            sparkEnd={sparkEnd}
+            state={card.state}
+            firing={card.firing}
+            servers={card.servers}
+          />
+        ))}
       </div>
     </section>
   );

@@ -91,7 +91,7 @@ function instanceProblem(instance: InstanceStatus | undefined, nowMs: number): s
 function channelRow(
   channel: ChannelStatus,
   color: string,
-  spark: Map<number, GapPoint[]>,
+  spark: ReadonlyMap<number, GapPoint[]>,
   clusterId: number,
 ): ChannelRow {
   const verdict = verdictInfo(channel.verdict);
@@ -124,16 +124,28 @@ export function sparkPoints(
   return out;
 }
 
+/** What a card needs of a cluster (ClusterOut, or a fleet status entry). */
+export type CardCluster = Pick<ClusterOut, "id" | "name" | "enabled" | "poll_interval_s"> & {
+  instances: readonly Pick<ClusterOut["instances"][number], "id" | "name" | "role" | "region">[];
+};
+
+/** What a card needs of a topology: the nodes (optional) and which instance feeds which. */
+export interface CardTopology {
+  nodes?: TopologyOut["nodes"];
+  edges: readonly Pick<TopologyOut["edges"][number], "source_id" | "replica_id">[];
+}
+
 export function buildClusterCard(
-  cluster: ClusterOut,
+  cluster: CardCluster,
   status: StatusOut | undefined,
-  topology: TopologyOut | undefined,
-  series: SeriesResponse | undefined,
+  topology: CardTopology | undefined,
+  /** A 15-minute lag_s answer, or the sparkline points per channel already made. */
+  series: SeriesResponse | ReadonlyMap<number, GapPoint[]> | undefined,
   nowMs: number,
 ): ClusterCard {
   const channels = status?.channels ?? [];
   const colors = channelColors(channels);
-  const spark = sparkPoints(series, cluster.poll_interval_s);
+  const spark = series instanceof Map ? series : sparkPoints(series as SeriesResponse | undefined, cluster.poll_interval_s);
   const instances = new Map((status?.instances ?? []).map((i) => [i.id, i]));
   const rowsByInstance = new Map<number, ChannelRow[]>();
   for (const channel of channels) {

@@ -154,7 +154,7 @@ async def test_instance(
         tls_ca_path=body.tls_ca_path or None,
         server_public_key_path=key_path,
     )
-    report = await _probe_gate(request).test(principal.username, spec)
+    report = await probe_gate(request).test(principal.username, spec)
     snap = report.snapshot
     return ConnectionTestOut(
         server=snap.server,
@@ -209,7 +209,8 @@ def _stored(request: Request, instance_id: int, body: ConnectionTestIn) -> str:
         ) from exc
 
 
-def _probe_gate(request: Request) -> ProbeGate:
+def probe_gate(request: Request) -> ProbeGate:
+    """The API process's one gate for work that connects to servers (tests, discovery)."""
     state = request.app.state
     gate: ProbeGate | None = getattr(state, "probe_gate", None)
     if gate is None:

@@ -69,7 +69,10 @@ Ids = Annotated[list[Annotated[int, Field(ge=1, le=2**31 - 1)]], Field(max_lengt
 class SeriesQuery(Schema):
     """Query parameters of ``GET /series``; unknown parameters are refused (a typo is a 422)."""
 
-    metric: MetricName
+    metric: Annotated[list[MetricName], Field(min_length=1, max_length=len(SERIES_NAMES))] = Field(
+        description="repeatable: several metrics of the same channels or instances in one "
+        "request (at most 200,000 points in all, series × points)"
+    )
     channel_id: Ids = Field(default_factory=list, description="repeatable")
     instance_id: Ids = Field(
         default_factory=list,
@@ -125,7 +128,10 @@ class SeriesOut(Schema):
 class SeriesResponse(Schema):
     """At most ``points`` buckets per series; min and max survive bucketing (DESIGN.md §5)."""
 
-    metric: MetricName
+    metric: MetricName = Field(description="the first metric asked (the only one, usually)")
+    metrics: list[MetricName] = Field(
+        description="every metric asked, in order; each series names its own"
+    )
     start: int = Field(description="epoch milliseconds")
     end: int = Field(description="epoch milliseconds")
-    series: list[SeriesOut]
+    series: list[SeriesOut] = Field(description="per metric (in the order asked), per key")

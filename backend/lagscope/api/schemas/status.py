@@ -181,6 +181,52 @@ class TopologyOut(Schema):
     edges: list[TopologyEdgeOut]
 
 
+class FleetEdgeOut(Schema):
+    channel_id: int
+    source_id: int | None = Field(description="The instance it replicates from (null: none)")
+    replica_id: int
+
+
+class FleetClusterOut(Schema):
+    """One cluster as the overview draws it: what ``/clusters/{id}/status`` says, with the
+    edges of ``/clusters/{id}/topology`` (their lag is the channels')."""
+
+    id: int
+    name: str
+    enabled: bool
+    poll_interval_s: float
+    stale_after_s: float
+    instances: list[InstanceStatusOut]
+    channels: list[ChannelStatusOut]
+    edges: list[FleetEdgeOut]
+
+
+class FleetStatusOut(Schema):
+    """Every cluster's status in one answer: the overview of a fleet in one request."""
+
+    generated_at: datetime
+    clusters: list[FleetClusterOut] = Field(description="by cluster id")
+
+
+class SparklineOut(Schema):
+    channel_id: int
+    values: list[float | None] = Field(
+        description="the bucket averages, oldest first: value k covers [origin + k·bucket_ms, "
+        "origin + (k+1)·bucket_ms); null: nothing polled then"
+    )
+
+
+class SparklinesOut(Schema):
+    """Every current channel's best lag (``lag_s``) over the last minutes, on one time grid."""
+
+    metric: Literal["lag_s"]
+    start: int = Field(description="epoch milliseconds")
+    end: int = Field(description="epoch milliseconds")
+    origin: int = Field(description="the first bucket's start, epoch milliseconds")
+    bucket_ms: int
+    lines: list[SparklineOut]
+
+
 class SampleEventOut(Schema):
     """The data of an SSE ``sample`` event (documented here; the stream is not JSON)."""
 

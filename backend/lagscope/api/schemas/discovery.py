@@ -1,0 +1,52 @@
+"""Replica discovery: what a cluster's source reports, and adding a replica with its login."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from lagscope.api.schemas.common import Host, Name, Port, Region, Schema
+
+
+class ProposalOut(Schema):
+    host: str = Field(description="As the source reports it: text, shown as text")
+    port: int
+    port_guessed: bool = Field(
+        description="The source did not say the replica's port (a binlog dump session, or "
+        "no report_port): 3306 is a guess to check"
+    )
+    server_id: int | None
+    server_uuid: str | None
+    seen_as: Literal["registered", "dump_session"] = Field(
+        description="registered: SHOW SLAVE HOSTS / SHOW REPLICAS; dump_session: only a "
+        "binlog dump session from that address (the replica reports no host, or SHOW SLAVE "
+        "HOSTS was refused)"
+    )
+    monitored_as: str | None = Field(
+        description="The cluster's instance that already is this replica (same host and "
+        "port, or same server id); null: not monitored yet"
+    )
+    suggested_name: str
+
+
+class DiscoveryOut(Schema):
+    cluster_id: int
+    source_instance_id: int
+    source: str = Field(description="host:port of the source asked")
+    source_server_id: int
+    flavor: str
+    proposals: list[ProposalOut]
+    problems: list[str] = Field(
+        description="What limited the answer (a refused statement, with the GRANT to run)"
+    )
+
+
+class DiscoveredReplicaIn(Schema):
+    """Add a replica the source reports, logging in as the source does (its user and stored
+    password, under its TLS setting). For any other login, use POST /instances."""
+
+    name: Name
+    host: Host
+    port: Port = 3306
+    region: Region = ""

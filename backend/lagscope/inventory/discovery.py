@@ -1,0 +1,283 @@
+"""Discovering a cluster's replicas from its source, and adding one with the source's login.
+
+``propose`` is the pure decision: from what the source says (collectors/discovery.py) and the
+instances the cluster already has, which replicas to offer, which are already monitored, and
+which ports are guesses. The rest is the service around it, in three steps so that no
+database transaction stays open while a server is waited on (the API runs step 2 in its
+connection-test pool):
+
+1. :func:`discovery_target` (short transaction): the source's connection spec — its own stored
+   login, used for the source only — and the instances already known;
+2. :func:`discover` (no transaction): one connection to the source, the proposals;
+3. for "same login as the source", :func:`add_with_source_login` (short transaction): the
+   proposal must still be one the source reported (discovered again in step 2, so an editor
+   cannot point the source's password at a host of their choosing), the source must be the
+   one step 1 read, and the allow-list applies as for any new instance
+   (:func:`~lagscope.inventory.instances.add_instance`). The new instance gets the source's
+   encrypted password copied as it is, and the source's TLS setting (never weaker).
+
+Everything a server says (hosts, names) is data: it is returned as text and never used to
+connect anywhere but through an editor's explicit add.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy.orm import Session
+
+from lagscope.collectors.connection import ConnectionSpec
+from lagscope.collectors.discovery import SourceView, read_source_view
+from lagscope.collectors.executor import PyMySQLExecutor
+from lagscope.collectors.targets import AllowList
+from lagscope.errors import Conflict, InvalidInput
+from lagscope.inventory import instances as inventory
+from lagscope.models import Cluster, Instance
+from lagscope.security.secret_box import SecretBox
+
+DEFAULT_PORT = 3306
+SeenAs = Literal["registered", "dump_session"]
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """An instance the cluster already has, as dedupe compares it."""
+
+    name: str
+    host: str
+    port: int
+    server_id: int | None
+    role: str = "replica"
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    host: str
+    port: int
+    port_guessed: bool
+    server_id: int | None
+    server_uuid: str | None
+    seen_as: SeenAs
+    monitored_as: str | None
+    suggested_name: str
+
+
+def _same_host(a: str, b: str) -> bool:
+    return a.strip().lower() == b.strip().lower()
+
+
+def _monitored(known: Sequence[Known], host: str, port: int, server_id: int | None) -> str | None:
+    for k in known:
+        if (_same_host(k.host, host) and k.port == port) or (
+            server_id is not None and k.server_id == server_id
+        ):
+            return k.name
+    return None
+
+
+def propose(view: SourceView, known: Sequence[Known]) -> list[Proposal]:
+    """The replicas to offer, in the source's order: registered ones first (their reported
+    address), then addresses seen only as binlog dump sessions (port unknown: 3306, flagged).
+
+    - A registered replica is *already monitored* when an instance has its host and port, or
+      its server id; the source itself (its own server id) is never offered.
+    - Dump sessions are what registered replicas do too, under the peer address (which may be
+      a proxy, or an IP where the replica reported a name): only sessions beyond the number of
+      registered replicas with a host can belong to unregistered ones, and only those from
+      addresses no registered replica reported are offered.
+    - A guessed-port proposal is *already monitored* when the cluster has as many replicas at
+      that host as there are sessions from it (the port cannot be compared).
+    """
+    proposals: list[Proposal] = []
+    seen: set[tuple[str, int]] = set()
+    registered = view.registered or ()
+    for row in registered:
+        if not row.host or row.server_id == view.server_id:
+            continue
+        port = row.port or DEFAULT_PORT
+        if (row.host.lower(), port) in seen:
+            continue
+        seen.add((row.host.lower(), port))
+        proposals.append(
+            Proposal(
+                host=row.host,
+                port=port,
+                port_guessed=not row.port,
+                server_id=row.server_id,
+                server_uuid=row.server_uuid,
+                seen_as="registered",
+                monitored_as=_monitored(known, row.host, port, row.server_id),
+                suggested_name="",
+            )
+        )
+    proposals += _from_sessions(view, known)
+    return _named(proposals, [k.name for k in known])
+
+
+def _from_sessions(view: SourceView, known: Sequence[Known]) -> list[Proposal]:
+    registered = view.registered or ()
+    with_host = [r for r in registered if r.host]
+    spare = len(view.sessions) - len(with_host)
+    if spare <= 0:
+        return []
+    reported = Counter(r.host.lower() for r in with_host)
+    per_address = Counter(s.address.lower() for s in view.sessions)
+    first = {s.address.lower(): s.address for s in reversed(view.sessions)}
+    hostless = [r for r in registered if not r.host and r.server_id != view.server_id]
+    out: list[Proposal] = []
+    for key, count in per_address.items():
+        if key in reported or len(out) >= spare:
+            continue
+        replicas_here = [k for k in known if k.role != "source" and _same_host(k.host, first[key])]
+        server_id = hostless[0].server_id if len(hostless) == 1 and spare == 1 else None
+        out.append(
+            Proposal(
+                host=first[key],
+                port=DEFAULT_PORT,
+                port_guessed=True,
+                server_id=server_id,
+                server_uuid=hostless[0].server_uuid if server_id is not None else None,
+                seen_as="dump_session",
+                monitored_as=replicas_here[0].name if len(replicas_here) >= count else None,
+                suggested_name="",
+            )
+        )
+    return out
+
+
+def _named(proposals: list[Proposal], taken: Sequence[str]) -> list[Proposal]:
+    """A name each, unique in the cluster: ``replica-<server_id>``, else after the host."""
+    used = set(taken)
+    named = []
+    for p in proposals:
+        base = f"replica-{p.server_id}" if p.server_id is not None else f"replica-{p.host}"
+        name, n = base[:128], 2
+        while name in used:
+            name, n = f"{base[:120]}-{n}", n + 1
+        used.add(name)
+        named.append(
+            Proposal(
+                p.host,
+                p.port,
+                p.port_guessed,
+                p.server_id,
+                p.server_uuid,
+                p.seen_as,
+                p.monitored_as,
+                name,
+            )
+        )
+    return named
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryTarget:
+    cluster_id: int
+    source_id: int
+    # Compared again before the source's login is copied: the source step 1 read.
+    source_login: tuple[str, int, str, str, str, str | None]
+    spec: ConnectionSpec
+    known: tuple[Known, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    target: DiscoveryTarget
+    view: SourceView
+    proposals: tuple[Proposal, ...]
+
+
+def _login_of(source: Instance) -> tuple[str, int, str, str, str, str | None]:
+    return (
+        source.host,
+        source.port,
+        source.user,
+        source.password_enc,
+        source.tls,
+        source.tls_ca_path,
+    )
+
+
+def discovery_target(
+    session: Session, box: SecretBox, cluster_id: int, allowed: AllowList | None = None
+) -> DiscoveryTarget:
+    """Step 1: the cluster's source and what the cluster already has."""
+    cluster = inventory.get_cluster(session, cluster_id)
+    source = next((i for i in cluster.instances if i.role == "source"), None)
+    if source is None:
+        raise InvalidInput(
+            f"cluster {cluster.name!r} has no source instance: add its source first, then "
+            "discover the replicas from it"
+        )
+    known = tuple(Known(i.name, i.host, i.port, i.server_id, i.role) for i in cluster.instances)
+    # The source's own login, for the source only (its TLS, its pinned key, the allow-list).
+    spec = inventory.connection_spec(box, source, 3.0, 5.0, allowed)
+    return DiscoveryTarget(cluster.id, source.id, _login_of(source), spec, known)
+
+
+def discover(target: DiscoveryTarget) -> Discovery:
+    """Step 2: connect to the source once and decide the proposals."""
+    executor = PyMySQLExecutor(target.spec)
+    try:
+        view = read_source_view(executor)
+    finally:
+        executor.close()
+    return Discovery(target, view, tuple(propose(view, target.known)))
+
+
+def add_with_source_login(
+    session: Session,
+    box: SecretBox,
+    discovery: Discovery,
+    name: str,
+    host: str,
+    port: int,
+    region: str = "",
+    allowed: AllowList | None = None,
+    ca_dir: str | None = None,
+) -> Instance:
+    """Step 3: add ``host:port`` as a replica logging in as the source does."""
+    cluster: Cluster = inventory.get_cluster(session, discovery.target.cluster_id)
+    source = next((i for i in cluster.instances if i.role == "source"), None)
+    if source is None or source.id != discovery.target.source_id:
+        raise Conflict("the cluster's source changed meanwhile: discover again")
+    if _login_of(source) != discovery.target.source_login:
+        raise Conflict("the source's address, login or TLS changed meanwhile: discover again")
+    match = next(
+        (
+            p
+            for p in discovery.proposals
+            if _same_host(p.host, host) and (p.port_guessed or p.port == port)
+        ),
+        None,
+    )
+    if match is None:
+        raise InvalidInput(
+            f"{host}:{port} is not a replica the source reports now: the source's login is "
+            "only copied to a replica it reports (give a user and password to add any other)"
+        )
+    if match.monitored_as is not None and not match.port_guessed:
+        raise Conflict(f"{host}:{port} is already monitored as {match.monitored_as!r}")
+    instance = inventory.add_instance(
+        session,
+        box,
+        cluster,
+        name,
+        host,
+        port,
+        source.user,
+        "",
+        "replica",
+        region,
+        allowed=allowed,
+        tls=source.tls,
+        tls_ca_path=source.tls_ca_path,
+        ca_dir=ca_dir,
+    )
+    # The encrypted value itself: the plain password is never handled here.
+    instance.password_enc = source.password_enc
+    session.flush()
+    return instance
