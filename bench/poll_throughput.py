@@ -1,20 +1,24 @@
-"""How many channel-polls per second one Celery worker sustains, end to end.
+"""How many channel-polls per second Celery workers sustain, end to end.
 
-A real lab (source + 2 replicas), a real Redis, one ``lagscope worker`` (prefork, concurrency
-2 = this box's cores) and ``lagscope beat``; ``--clusters`` logical clusters of one source and
-four replicas each, all pointed at the lab's servers (each logical instance has its own
-connection). For ``--seconds`` after a warm-up it counts the samples that reached the SQLite
+A real lab (source + 2 replicas), a real Redis, ``--workers`` ``lagscope worker`` processes
+(prefork, ``--concurrency`` each; 2 = this box's cores) and ``lagscope beat``; ``--clusters``
+logical clusters of one source and four replicas each, all pointed at the lab's servers (each
+logical instance has its own connection). The store is SQLite, or a throwaway PostgreSQL with
+``--store postgresql``. For ``--seconds`` after a warm-up it counts the samples that reached the
 store, and prints:
 
 - channel-polls/s stored (and the share of the ideal 1 per channel per second),
 - tick duration p50/p99 (Celery's "succeeded in" for poll_cluster),
 - instance round trip p50/p99 (the poll batch, from instance_samples),
-- worker CPU per instance poll (all worker processes, from /proc),
-- the bare poll, measured in the same run once the worker has stopped: the same batches
+- per worker: ticks/s, instance polls/s, cores and CPU per instance poll (from its log, /proc),
+- worker CPU per instance poll (all worker processes),
+- the bare poll, measured in the same run once the workers have stopped: the same batches
   (one source and four replicas per cluster tick) sent by plain PyMySQL over a kept connection,
   one round trip each, results read, nothing else; and the pipeline's ratio to it,
+- the floor: the same batches with every packet read off the socket and nothing decoded.
 
     .venv/bin/python bench/poll_throughput.py --clusters 100 --seconds 30
+    .venv/bin/python bench/poll_throughput.py --clusters 30 --store postgresql --workers 2
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -31,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
+from pymysql.constants import COMMAND, SERVER_STATUS
+from pymysql.protocol import EOFPacketWrapper, OKPacketWrapper
 from sqlalchemy import func, select
 
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor, ResultSet
@@ -134,6 +141,47 @@ def bare_poll_cpu_ms(lab: Lab, rounds: int) -> float:
     return 1000 * cpu / (rounds * len(connections))
 
 
+def floor_cpu_ms(lab: Lab, rounds: int) -> float:
+    """The physical floor: the same batches, every packet of the answer read off the socket
+    and nothing decoded (only the status flag that says another result set follows)."""
+    names = ["source", *(("replica1", "replica2")[r % 2] for r in range(REPLICAS_PER_CLUSTER))]
+    connections = []
+    for name in names:
+        params, sql = _batch(lab, name)
+        conn = pymysql.connect(
+            host=params["host"], port=params["port"], user=params["user"],
+            password=params["password"], autocommit=True,
+            client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS,
+        )  # fmt: skip
+        connections.append((conn, sql))
+    cpu0 = time.process_time()
+    for _ in range(rounds):
+        for conn, sql in connections:
+            _read_raw(conn, sql)
+    cpu = time.process_time() - cpu0
+    for conn, _ in connections:
+        conn.close()
+    return 1000 * cpu / (rounds * len(connections))
+
+
+def _read_raw(conn: Any, sql: str) -> None:
+    conn._execute_command(COMMAND.COM_QUERY, sql)
+    more = True
+    while more:
+        first = conn._read_packet()
+        if first.is_ok_packet():
+            more = bool(
+                OKPacketWrapper(first).server_status & SERVER_STATUS.SERVER_MORE_RESULTS_EXISTS
+            )
+            continue
+        for _ in range(first.read_length_encoded_integer() + 1):  # field packets, then EOF
+            conn._read_packet()
+        while not (packet := conn._read_packet()).is_eof_packet():
+            pass
+        status = EOFPacketWrapper(packet).server_status
+        more = bool(status & SERVER_STATUS.SERVER_MORE_RESULTS_EXISTS)
+
+
 def build_store(url: str, lab: Lab, clusters: int) -> None:
     upgrade(url)
     sessions = make_session_factory(make_engine(url))
@@ -159,73 +207,84 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--warmup", type=float, default=10)
-    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=2, help="pool processes per worker")
+    parser.add_argument("--workers", type=int, default=1, help="lagscope worker processes")
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--bare-rounds", type=int, default=400, help="bare-poll rounds (× 5)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="lagscope-bench-"))
     lab = Lab.start(LabConfig(replicas=2))
     redis = RedisServer(workdir)
+    postgres = None
     processes: list[ManagedProcess] = []
     try:
         instances = args.clusters * (1 + REPLICAS_PER_CLUSTER)
-        with lab.connect("source") as conn, conn.cursor() as cur:
+        connections = instances * args.concurrency * args.workers + 200
+        for name in ("source", "replica1", "replica2"):
             # Every logical instance holds a connection per worker process.
-            cur.execute(f"SET GLOBAL max_connections = {instances * args.concurrency + 200}")
-        for name in ("replica1", "replica2"):
             with lab.connect(name) as conn, conn.cursor() as cur:
-                cur.execute(f"SET GLOBAL max_connections = {instances * args.concurrency + 200}")
-        url = f"sqlite:///{workdir / 'store.db'}"
+                cur.execute(f"SET GLOBAL max_connections = {connections}")
+        if args.store == "postgresql":
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from tests.integration.postgres import start_postgres
+
+            postgres = start_postgres()
+            url = postgres.url
+        else:
+            url = f"sqlite:///{workdir / 'store.db'}"
         build_store(url, lab, args.clusters)
         env = {**os.environ, "LAGSCOPE_DATABASE_URL": url, "LAGSCOPE_BROKER_URL": redis.url,
                "LAGSCOPE_SECRET_KEY": SECRET}  # fmt: skip
-        worker = ManagedProcess(
-            "worker",
-            lagscope_command(
-                "worker",
-                "--concurrency",
-                str(args.concurrency),
-                "--without-gossip",
-                "--without-mingle",
-            ),
-            workdir,
-            env,
-        )
-        processes.append(worker)
-        worker.wait_for_log("ready.")
+        workers = []
+        for n in range(args.workers):
+            argv = lagscope_command(
+                "worker", "--concurrency", str(args.concurrency), "--without-gossip",
+                "--without-mingle", "-n", f"bench{n}@%h",
+            )  # fmt: skip
+            worker = ManagedProcess(f"worker{n}", argv, workdir, env)
+            processes.append(worker)
+            worker.wait_for_log("ready.")
+            workers.append(worker)
         processes.append(
             ManagedProcess(
                 "beat", lagscope_command("beat", "-s", str(workdir / "beat")), workdir, env
             )
         )
         time.sleep(args.warmup)
-        log_offset = len(worker.log_text())
-        start, cpu0 = time.time(), cpu_seconds(worker.pid)
+        offsets = [len(w.log_text()) for w in workers]
+        start, cpu0 = time.time(), [cpu_seconds(w.pid) for w in workers]
         time.sleep(args.seconds)
-        end, cpu1 = time.time(), cpu_seconds(worker.pid)
-        log = worker.log_text()[log_offset:]
+        end, cpu1 = time.time(), [cpu_seconds(w.pid) for w in workers]
+        logs = [w.log_text()[o:] for w, o in zip(workers, offsets, strict=True)]
         # The bare polls run on a box without the worker and beat, as the worker's did not.
         for process in reversed(processes):
             process.stop()
         processes.clear()
         bare_ms = bare_poll_cpu_ms(lab, args.bare_rounds)
-        report(url, log, args, start, end, cpu1 - cpu0, bare_ms)
+        floor_ms = floor_cpu_ms(lab, args.bare_rounds)
+        cpus = [b - a for a, b in zip(cpu0, cpu1, strict=True)]
+        report(url, logs, args, start, end, cpus, bare_ms, floor_ms)
     finally:
         for process in reversed(processes):
             process.stop()
         redis.stop()
+        if postgres is not None:
+            postgres.stop()
         lab.stop()
 
 
 def report(
     url: str,
-    log: str,
+    logs: list[str],
     args: argparse.Namespace,
     start: float,
     end: float,
-    cpu_s: float,
+    cpus: list[float],
     bare_ms: float,
+    floor_ms: float,
 ) -> None:
-    sessions = make_session_factory(make_engine(url))
+    engine = make_engine(url)
+    sessions = make_session_factory(engine)
     window = (datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
     with sessions() as s:
         samples = (
@@ -241,12 +300,18 @@ def report(
             select(func.count()).select_from(InstanceSample)
             .where(InstanceSample.ts.between(*window), InstanceSample.reachable.is_(False))
         )  # fmt: skip
+    engine.dispose()
     seconds = end - start
     ideal = args.clusters * REPLICAS_PER_CLUSTER * seconds
-    ticks = [float(x) for x in re.findall(r"poll_cluster\[[^\]]+\] succeeded in ([0-9.]+)s", log)]
+    per_worker = [
+        [float(x) for x in re.findall(r"poll_cluster\[[^\]]+\] succeeded in ([0-9.]+)s", log)]
+        for log in logs
+    ]
+    ticks = [t for found in per_worker for t in found]
     instance_polls = len(polls) + (unreachable or 0)
-    print(f"clusters={args.clusters} instances={args.clusters * (1 + REPLICAS_PER_CLUSTER)} "
-          f"concurrency={args.concurrency} window={seconds:.0f} s")  # fmt: skip
+    print(f"store={args.store} clusters={args.clusters}"
+          f" instances={args.clusters * (1 + REPLICAS_PER_CLUSTER)} workers={args.workers}"
+          f" concurrency={args.concurrency} window={seconds:.0f} s")  # fmt: skip
     print(f"channel-polls stored: {samples / seconds:.0f}/s ({samples / ideal:.1%} of ideal)")
     print(f"instance polls: {instance_polls / seconds:.0f}/s, unreachable (deadline) {unreachable}")
     if ticks:
@@ -254,12 +319,22 @@ def report(
     rtts = [p for p in polls if p is not None]
     if rtts:
         print(f"instance round trip {_p50_p99(rtts, 'ms')}")
+    for n, (found, cpu_s) in enumerate(zip(per_worker, cpus, strict=True)):
+        worker_polls = len(found) * (1 + REPLICAS_PER_CLUSTER)
+        per = f"{cpu_s / worker_polls * 1e3:.3f} ms per instance poll" if worker_polls else "-"
+        print(f"  worker{n}: {len(found) / seconds:.1f} ticks/s, {worker_polls / seconds:.0f}"
+              f" instance polls/s, {cpu_s / seconds:.2f} cores, {per}")  # fmt: skip
     if instance_polls:
+        cpu_s = sum(cpus)
         per_poll_ms = cpu_s / instance_polls * 1e3
         print(f"worker CPU: {cpu_s / seconds:.2f} cores, {per_poll_ms:.3f} ms per instance poll")
         print(
             f"bare poll (same batches, plain PyMySQL): {bare_ms:.3f} ms client CPU per poll;"
             f" pipeline / bare = {per_poll_ms / bare_ms:.2f}x"
+        )
+        print(
+            f"floor (same batches, packets read, nothing decoded): {floor_ms:.3f} ms;"
+            f" pipeline / floor = {per_poll_ms / floor_ms:.2f}x"
         )
 
 

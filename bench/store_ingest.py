@@ -8,14 +8,22 @@ raises its capacity). Every tick of every cluster goes through the real write pa
 runs it: a new session, the cluster loaded as ``poll_cluster`` loads it, ``record_tick``, commit.
 Building the synthetic readings is not timed; the load, the write and the commit are.
 
-Prints, per backend (a temporary SQLite file; PostgreSQL too with ``--postgres-url``):
+Prints, per backend (a temporary SQLite file; PostgreSQL too with ``--postgres-url``, or with
+``--postgres`` a throwaway server started by ``tests/integration/postgres.py``, never the
+machine's own):
 
 - ingest: raw samples/s written and ms per cluster tick (mean, p50, p99);
 - storage: bytes per row of ``samples`` and ``instance_samples`` (target in the issue: ≤ 60 bytes
   per raw sample on SQLite). SQLite: pages of the table and its indexes from the ``dbstat``
   virtual table (``pgsize``: whole pages, free space included, i.e. what the file grows by),
   with the payload bytes beside it; PostgreSQL: ``pg_total_relation_size`` (heap, indexes,
-  TOAST, free space map) over the row count.
+  TOAST, free space map) over the row count, summed over the day partitions where the table
+  is partitioned (migration prt20a000001).
+
+How PostgreSQL gets the rows: SQLAlchemy sends ``insert(Sample)`` with a list of rows (no
+RETURNING) to psycopg 3's ``executemany``, which pipelines the statements (one round trip, one
+execution per row); ``--pg-insert values`` makes SQLAlchemy's "insertmanyvalues" render one
+multi-row ``INSERT … VALUES (…), (…)`` instead, to compare the two on the same run.
 
 The default (20 clusters × 500 ticks: 40,000 raw samples) takes about 45 s on this 2-core box
 (~4 ms of CPU per cluster tick); ``--ticks 2000`` about three minutes, with the same bytes per
@@ -25,6 +33,7 @@ left as it was.
 
     .venv/bin/python bench/store_ingest.py [--ticks N] [--clusters N]
     .venv/bin/python bench/store_ingest.py --postgres-url postgresql+psycopg://u:p@127.0.0.1/db
+    .venv/bin/python bench/store_ingest.py --postgres [--pg-insert values] [--no-sqlite]
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import random
 import secrets
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -313,14 +323,19 @@ def require_dbstat(engine: Engine) -> None:
 
 
 def postgres_bytes(engine: Engine, table: str) -> tuple[int, int, int, str]:
-    """(rows, total relation bytes, heap bytes, what was counted)."""
+    """(rows, total relation bytes, heap bytes, what was counted): a partitioned table's own
+    sizes are 0, so its partitions' are summed."""
     with engine.connect() as conn:
-        total, heap = conn.execute(
-            text("SELECT pg_total_relation_size(CAST(:t AS regclass)), pg_relation_size(:t)"),
+        total, heap, parts = conn.execute(
+            text(
+                "SELECT SUM(pg_total_relation_size(oid)), SUM(pg_relation_size(oid)), COUNT(*) "
+                "FROM pg_class WHERE (oid = CAST(:t AS regclass) AND relkind = 'r') OR oid IN "
+                "(SELECT relid FROM pg_partition_tree(CAST(:t AS regclass)) WHERE isleaf)"
+            ),
             {"t": table},
         ).one()
         rows = conn.scalar(text(f"SELECT COUNT(*) FROM {table}"))  # noqa: S608 - our table
-    return int(rows or 0), int(total), int(heap), "heap + indexes + TOAST"
+    return int(rows or 0), int(total), int(heap), f"heap + indexes + TOAST of {parts} relation(s)"
 
 
 def report(name: str, engine: Engine, result: Ingest, args: argparse.Namespace) -> None:
@@ -375,13 +390,16 @@ def postgres_schema(url: str) -> Iterator[str]:
         admin.dispose()
 
 
-def run_postgres(args: argparse.Namespace) -> None:
-    with postgres_schema(args.postgres_url) as url:
+def run_postgres(args: argparse.Namespace, server_url: str) -> None:
+    with postgres_schema(server_url) as url:
         upgrade(url)
         engine = make_engine(url)
+        if args.pg_insert == "values":
+            # SQLAlchemy's insertmanyvalues for executemany without RETURNING too.
+            engine.dialect.use_insertmanyvalues_wo_returning = True
         try:
             result = ingest(make_session_factory(engine), args)
-            report("PostgreSQL", engine, result, args)
+            report(f"PostgreSQL (inserts: {args.pg_insert})", engine, result, args)
         finally:
             engine.dispose()
 
@@ -393,10 +411,28 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=4, help="replicas per cluster")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--postgres-url", help="also run against this PostgreSQL database")
+    parser.add_argument("--postgres", action="store_true", help="also on a throwaway PostgreSQL")
+    parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument(
+        "--pg-insert",
+        choices=("executemany", "values"),
+        default="executemany",
+        help="executemany: what the product does; values: insertmanyvalues",
+    )
     args = parser.parse_args()
-    run_sqlite(args)
+    if not args.no_sqlite:
+        run_sqlite(args)
     if args.postgres_url:
-        run_postgres(args)
+        run_postgres(args, args.postgres_url)
+    if args.postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.integration
+        from tests.integration.postgres import start_postgres
+
+        server = start_postgres()
+        try:
+            run_postgres(args, server.url)
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,22 @@ export default defineConfig({
     outDir: "dist",
     sourcemap: false,
     chunkSizeWarningLimit: 1200,
+    // Pages are loaded per route (App.tsx); the chart library and its own dependencies make one
+    // chunk that only the chart pages load, so the overview, the forms and the login skip it.
+    rolldownOptions: {
+      output: {
+        codeSplitting: {
+          // Not the group's dependencies too: React would follow recharts into the group.
+          includeDependenciesRecursively: false,
+          groups: [
+            {
+              name: "charts",
+              test: /node_modules[\\/](recharts|d3-[a-z-]+|victory-vendor|@reduxjs|react-redux|redux|redux-thunk|immer|reselect|es-toolkit|eventemitter3|decimal\.js-light|tiny-invariant|internmap|use-sync-external-store)[\\/]/,
+            },
+          ],
+        },
+      },
+    },
   },
   test: {
     include: ["src/**/*.test.ts", "src/**/*.test.tsx"],

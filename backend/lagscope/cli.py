@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -219,6 +220,43 @@ def migrate(url: str | None) -> None:
     from lagscope.store_setup import upgrade
 
     upgrade(url)
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+def import_command(file: Path, dry_run: bool) -> None:
+    """Make the store's clusters and instances match FILE (YAML or JSON), in one transaction.
+
+    Idempotent: only differences are written, and a second run says "0 created, 0 changed".
+    Nothing is deleted. The whole file is validated first (errors name the path and line);
+    any refusal writes nothing. Works on the store (LAGSCOPE_DATABASE_URL) with
+    LAGSCOPE_SECRET_KEY and LAGSCOPE_ALLOWED_TARGETS, like the API (docs/operations.md)."""
+    from lagscope.api.schemas.import_file import plans_from
+    from lagscope.config import get_settings
+    from lagscope.inventory import import_document
+    from lagscope.inventory.import_file import apply_plans
+    from lagscope.security.secret_box import SecretBox, ensure_salt
+
+    try:
+        plans = plans_from(import_document.load(file))
+        settings = get_settings()
+        with _user_sessions()() as session:
+            box = SecretBox(settings.secret_key, lambda: ensure_salt(session), settings.old_keys())
+            try:
+                report = apply_plans(
+                    session, box, plans, settings.allow_list(), settings.tls_ca_dir
+                )
+            finally:
+                if dry_run:
+                    session.rollback()
+            session.commit()  # after a dry run's rollback: nothing left to write
+    except LagscopeError as exc:
+        click.echo(f"lagscope import: {exc}", err=True)
+        sys.exit(2)
+    for change in report.changes:
+        click.echo(change.line())
+    click.echo(report.summary() + (" (dry run: nothing written)" if dry_run else ""))
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

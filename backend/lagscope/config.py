@@ -79,7 +79,8 @@ class Settings(BaseSettings):
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0
-    # Parameters are read at most this often (they change rarely; a change shows within this).
+    # The slow readings (MariaDB's and MySQL 5.7's applier worker threads, which only describe)
+    # are read at most this often; tracked parameters are read every poll.
     params_every_s: float = 5.0
     # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
     # that comes back sooner continues the same episode.

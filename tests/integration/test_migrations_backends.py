@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import URL, func, inspect, make_url, select
+from sqlalchemy import URL, func, inspect, make_url, select, text
 from sqlalchemy.orm import Session
 
 from lagscope.db import make_engine, make_session_factory
@@ -86,10 +86,17 @@ def alembic(url: URL, *args: str) -> str:
 
 
 def table_names(url: URL) -> set[str]:
+    """The store's tables, less PostgreSQL's day partitions of the raw tables (the catalog
+    lists each partition as a table; test_store_partitions.py tests them)."""
     engine = make_engine(plain(url))
     try:
         with engine.connect() as conn:
-            return set(inspect(conn).get_table_names())
+            names = set(inspect(conn).get_table_names())
+            if conn.dialect.name == "postgresql":
+                names -= set(
+                    conn.scalars(text("SELECT relname FROM pg_class WHERE relispartition"))
+                )
+            return names
     finally:
         engine.dispose()
 

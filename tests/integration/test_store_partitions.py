@@ -11,7 +11,6 @@ runs, and what the catalog and the tables hold is read back: which partition eac
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -176,7 +175,7 @@ def where_rows_are(store: Store, table: str) -> dict[int, str]:
     """ts (µs) → the partition holding the row (its table's name)."""
     sql = f"SELECT DISTINCT ts, tableoid::regclass::text FROM {table}"
     with store.engine.connect() as conn:
-        return dict(conn.execute(text(sql)).tuples())
+        return {ts: name for ts, name in conn.execute(text(sql))}
 
 
 def partition_names(store: Store, table: str) -> set[str]:
@@ -277,6 +276,7 @@ def test_retention_drops_whole_expired_days_and_keeps_recent_rows(store: Store) 
     now = time.time()
     today = today_start()
     times = [today - d * DAY + timedelta(hours=h) for d in range(6, -1, -1) for h in (1, 13)]
+    times.append(datetime.fromtimestamp(now - 3 * 86_400 - 1, UTC))  # expired, on the edge day
     write_samples(store, times)
     write_instance_rows(store, times)
     upgrade(store.url)
@@ -298,7 +298,7 @@ def test_retention_drops_whole_expired_days_and_keeps_recent_rows(store: Store) 
         if table == "samples":
             kept.add(future)
         assert set(where_rows_are(store, table)) == {us(ts) for ts in kept}, table
-    assert any(ts < cutoff for ts in times if day_number(ts) == edge), "no edge rows to keep"
+    assert any(ts < cutoff for ts in kept), "no expired row on the edge day was kept"
 
     with store.sessions() as session, session.begin():  # a second run: nothing more to do
         assert enforce_retention(session, now, RETENTION)["samples"] == 0
@@ -307,7 +307,8 @@ def test_retention_drops_whole_expired_days_and_keeps_recent_rows(store: Store) 
 
 def test_a_partition_the_job_cannot_lock_waits_for_the_next_run(store: Store) -> None:
     """A long reader holds the table: the drop gives up after the lock timeout instead of
-    queueing every poll behind it, the job still commits, and the next run drops it."""
+    queueing every poll behind it, the job still commits, and the next run drops it. (Without
+    the lock timeout the job would wait on this test's own reader until pytest-timeout.)"""
     now = time.time()
     expired = today_start() - 10 * DAY
     write_samples(store, [expired])
@@ -318,14 +319,9 @@ def test_a_partition_the_job_cannot_lock_waits_for_the_next_run(store: Store) ->
     reader = store.engine.connect()
     try:
         reader.execute(text("SELECT count(*) FROM samples"))  # holds ACCESS SHARE till rollback
-        done = threading.Event()
-        began = time.monotonic()
         with store.sessions() as session, session.begin():
             enforce_retention(session, now, RETENTION)
-            done.set()
-        waited = time.monotonic() - began
         assert doomed in partition_names(store, "samples")
-        assert waited < 30, f"the job waited {waited:.1f} s for the lock"
     finally:
         reader.rollback()
         reader.close()

@@ -22,9 +22,43 @@ def test_mysql_80_26_prefers_new_names_when_both_are_listed():
     plan = plan_params("mysql", catalog)
     assert plan.names == ("replica_parallel_workers", "replica_parallel_type", "sync_binlog")
     assert plan.statement() == (
-        "SELECT @@global.replica_parallel_workers, @@global.replica_parallel_type, "
-        "@@global.sync_binlog"
+        "SELECT CONCAT_WS(CHAR(31), IFNULL(@@global.replica_parallel_workers, CHAR(0)), "
+        "IFNULL(@@global.replica_parallel_type, CHAR(0)), IFNULL(@@global.sync_binlog, CHAR(0)))"
     )
+
+
+def test_one_joined_column_reads_like_the_typed_columns():
+    """MySQL gives booleans as 1/0 and DOUBLEs with six decimals in a text context; a NULL is a
+    NUL character. Each reads as the wide, typed SELECT read it."""
+    catalog = rs(
+        COLUMNS,
+        ("read_only", "OFF"),
+        ("long_query_time", "10.000000"),
+        ("gtid_mode", "ON"),
+        ("sync_binlog", "1"),
+        ("innodb_flush_method", ""),
+    )
+    plan = plan_params("mysql", catalog, extra=["long_query_time", "innodb_flush_method"])
+    wide = plan.parse(rs(tuple("abcde"), (1, None, 1, "ON", 10.0)))
+    joined = plan.parse(rs(("p",), ("\x1f".join(["1", "\x00", "1", "ON", "10.000000"]),)))
+    assert plan.names == ("sync_binlog", "innodb_flush_method", "read_only", "gtid_mode",
+                          "long_query_time")  # fmt: skip
+    assert (
+        dict(joined or {})
+        == dict(wide or {})
+        == {
+            "sync_binlog": "1",
+            "read_only": "ON",
+            "gtid_mode": "ON",
+            "long_query_time": "10.0",
+            "innodb_flush_method": None,
+        }
+    )
+
+
+def test_an_answer_that_does_not_split_into_the_names_is_not_read():
+    plan = plan_params("mysql", rs(COLUMNS, ("sync_binlog", "1"), ("read_only", "OFF")))
+    assert plan.parse(rs(("p",), ("1\x1fON\x1fextra",))) is None
 
 
 def test_mysql_57_old_names_and_removed_variables_tolerated():

@@ -16,7 +16,7 @@ from lagscope.collectors import (
 from lagscope.collectors.dialect import MARIADB
 from lagscope.collectors.flavor import FLAVOR_SQL
 from lagscope.collectors.heartbeat import HeartbeatTable
-from lagscope.collectors.params import discovery_statement
+from lagscope.collectors.params import ParamPlan, discovery_statement
 from lagscope.collectors.poller import InstancePoller
 from lagscope.errors import AccessDenied, QueryFailed, ServerUnreachable, UnsupportedServer
 
@@ -49,6 +49,7 @@ REPLICA = rs(
     ("", "Yes", "No", None, "0-1-50"),
 )
 HEARTBEAT = HeartbeatTable()
+PARAMS_SQL = ParamPlan(("slave_parallel_threads", "sync_binlog"), frozenset(), ()).statement()
 
 
 def mariadb_answers(**overrides):
@@ -58,7 +59,7 @@ def mariadb_answers(**overrides):
         server_state.statement(MARIADB): STATE,
         replica_status.statement(MARIADB): REPLICA,
         source_status.statement(MARIADB): rs(("File", "Position"), ("bin.000002", 1234)),
-        "SELECT @@global.slave_parallel_threads, @@global.sync_binlog": rs(("a", "b"), (4, 0)),
+        PARAMS_SQL: rs(("p",), ("4\x1f0",)),
         counters.statement(MARIADB): rs(
             ("VARIABLE_NAME", "VARIABLE_VALUE"), ("BINLOG_COMMITS", "7")
         ),
@@ -183,14 +184,17 @@ def test_missing_extra_params_are_reported():
     assert "no_such_variable" in snap.problems["params"]
 
 
-def test_parameters_and_mariadb_workers_are_read_at_the_slow_cadence():
+def test_parameters_every_poll_and_mariadb_workers_at_the_slow_cadence():
+    """A parameter change shows at the next poll (one cheap column); MariaDB's processlist
+    workers are read at the slow cadence."""
     fake = FakeExecutor(mariadb_answers())
     times = iter([100.0, 100.001, 101.0, 101.001, 105.0, 105.001])
     poller = InstancePoller(fake, clock=lambda: next(times), slow_every_s=5.0)
     first, second, third = poller.poll(), poller.poll(), poller.poll()
-    params_sql = "SELECT @@global.slave_parallel_threads, @@global.sync_binlog"
     workers_sql = applier_workers.statement(MARIADB)
-    assert first.params_read and params_sql in fake.batches[2] and workers_sql in fake.batches[2]
-    assert not second.params_read and second.params == {} and second.workers == ()
-    assert params_sql not in fake.batches[3] and workers_sql not in fake.batches[3]
+    assert first.params_read and PARAMS_SQL in fake.batches[2] and workers_sql in fake.batches[2]
+    assert second.params_read and second.params["sync_binlog"] == "0"
+    assert PARAMS_SQL in fake.batches[3] and second.workers == ()
+    assert workers_sql not in fake.batches[3]
     assert third.params_read and third.params["slave_parallel_threads"] == "4"
+    assert workers_sql in fake.batches[4]

@@ -9,9 +9,11 @@ While the previous poll showed a channel behind or an applier busy on one transa
 also carries the cause readings (applier transactions, lock blockers, the relay log's table;
 ``collectors/cause_readings.py``); a healthy poll's batch is the same without them.
 
-Parameters change rarely (DESIGN.md §11): with ``slow_every_s`` they are read at most that
-often (and on MariaDB the worker threads too, which only describe; MySQL's workers carry the
-applier lag and are read every poll). ``snapshot.params_read`` says whether this poll read them.
+Parameters are read every poll as one joined text column (DESIGN.md §11; collectors/params.py),
+so a change is on the timeline one poll after it is made. ``slow_every_s`` paces the slow
+readings: on MariaDB the worker threads, which only describe (MySQL's workers carry the applier
+lag and are read every poll). ``snapshot.params_read`` says whether this poll read the
+parameters.
 
 Server state and replica status are required: if they fail, the poll fails with the translated
 error. The others are optional: a reading the server refuses (a missing privilege, a missing

@@ -76,10 +76,6 @@ def _never(dialect: Dialect) -> bool:
     return False
 
 
-def _always(dialect: Dialect) -> bool:
-    return True
-
-
 Trigger = Callable[[InstanceSnapshot], bool]
 
 
@@ -190,7 +186,11 @@ def _source_status(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
 
 
 def _params(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
-    return {"params": setup.params.parse(result) or MappingProxyType({}), "params_read": True}
+    values = setup.params.parse(result)
+    if values is None:
+        readout.problems["params"] = "the parameters' answer could not be split into values"
+        return {"params": MappingProxyType({}), "params_read": False}
+    return {"params": values, "params_read": True}
 
 
 def _counters(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
@@ -350,7 +350,7 @@ READINGS: tuple[Reading, ...] = (
             "(MySQL)"),
     Reading("source_status", lambda s: source_status.statement(s.dialect), _source_status,
             privilege_hint="needs BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL)"),
-    Reading("params", lambda s: s.params.statement(), _params, slow=_always),
+    Reading("params", lambda s: s.params.statement(), _params),
     Reading("counters", lambda s: counters.statement(s.dialect), _counters,
             privilege_hint="needs SELECT on performance_schema (MySQL)"),
     Reading("workers", lambda s: applier_workers.statement(s.dialect), _workers,

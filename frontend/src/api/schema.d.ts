@@ -518,6 +518,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/discover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discover Replicas
+         * @description Ask the cluster's source which replicas it has (SHOW SLAVE HOSTS / SHOW REPLICAS, and
+         *     its binlog dump sessions) with the source's own stored login; nothing is stored. Each
+         *     proposal says whether the cluster already monitors it and whether its port is a guess.
+         */
+        post: operations["discover_replicas"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/discovered-replicas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add Discovered Replica
+         * @description Add a replica the source reports, with the source's login ("same login as the
+         *     source"): its user and encrypted password are copied, under its TLS setting. The source is
+         *     asked again first: a host:port it does not report now is refused (422), so the source's
+         *     password only ever goes to its own replicas. LAGSCOPE_ALLOWED_TARGETS applies.
+         */
+        post: operations["add_discovered_replica"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/episodes": {
         parameters: {
             query?: never;
@@ -614,6 +659,27 @@ export interface paths {
          * @description Auto-detected changes with ``first_new_at`` in the window, in time order.
          */
         get: operations["list_param_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{cluster_id}/poll-gaps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Poll Gaps
+         * @description Holes in the cluster's polling overlapping ``[from, to)`` (default: the last 24 hours),
+         *     newest first, each with why no tick was recorded.
+         */
+        get: operations["list_poll_gaps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1617,6 +1683,50 @@ export interface components {
             /** Target Id */
             target_id: number;
         };
+        /**
+         * DiscoveredReplicaIn
+         * @description Add a replica the source reports, logging in as the source does (its user and stored
+         *     password, under its TLS setting). For any other login, use POST /instances.
+         */
+        DiscoveredReplicaIn: {
+            /** Host */
+            host: string;
+            /** Name */
+            name: string;
+            /**
+             * Port
+             * @default 3306
+             */
+            port?: number;
+            /**
+             * Region
+             * @default
+             */
+            region?: string;
+        };
+        /** DiscoveryOut */
+        DiscoveryOut: {
+            /** Cluster Id */
+            cluster_id: number;
+            /** Flavor */
+            flavor: string;
+            /**
+             * Problems
+             * @description What limited the answer (a refused statement, with the GRANT to run)
+             */
+            problems: string[];
+            /** Proposals */
+            proposals: components["schemas"]["ProposalOut"][];
+            /**
+             * Source
+             * @description host:port of the source asked
+             */
+            source: string;
+            /** Source Instance Id */
+            source_instance_id: number;
+            /** Source Server Id */
+            source_server_id: number;
+        };
         /** EpisodeOut */
         EpisodeOut: {
             /**
@@ -2549,6 +2659,42 @@ export interface components {
              */
             window_s?: number;
         };
+        /** PollGapOut */
+        PollGapOut: {
+            /**
+             * Detail
+             * @description The reason in an operator's words.
+             */
+            detail: string;
+            /**
+             * Ended At
+             * Format: date-time
+             * @description The tick that found the hole.
+             */
+            ended_at: string;
+            /**
+             * Missed
+             * @description Ticks missed, at the cluster's interval.
+             */
+            missed: number;
+            /**
+             * Reason
+             * @description slow: the previous tick outlasted the interval; expired: ticks waited in the queue past their interval (workers busy or none running); not_polled: no worker recorded them (a worker lost mid-tick, or none running).
+             * @enum {string}
+             */
+            reason: "slow" | "expired" | "not_polled";
+            /**
+             * Started At
+             * Format: date-time
+             * @description The last recorded tick before the hole.
+             */
+            started_at: string;
+        };
+        /** PollGapsOut */
+        PollGapsOut: {
+            /** Gaps */
+            gaps: components["schemas"]["PollGapOut"][];
+        };
         /** PreviewIncident */
         PreviewIncident: {
             /** Channel */
@@ -2585,6 +2731,38 @@ export interface components {
              * Format: date-time
              */
             start: string;
+        };
+        /** ProposalOut */
+        ProposalOut: {
+            /**
+             * Host
+             * @description As the source reports it: text, shown as text
+             */
+            host: string;
+            /**
+             * Monitored As
+             * @description The cluster's instance that already is this replica (same host and port, or same server id); null: not monitored yet
+             */
+            monitored_as: string | null;
+            /** Port */
+            port: number;
+            /**
+             * Port Guessed
+             * @description The source did not say the replica's port (a binlog dump session, or no report_port): 3306 is a guess to check
+             */
+            port_guessed: boolean;
+            /**
+             * Seen As
+             * @description registered: SHOW SLAVE HOSTS / SHOW REPLICAS; dump_session: only a binlog dump session from that address (the replica reports no host, or SHOW SLAVE HOSTS was refused)
+             * @enum {string}
+             */
+            seen_as: "registered" | "dump_session";
+            /** Server Id */
+            server_id: number | null;
+            /** Server Uuid */
+            server_uuid: string | null;
+            /** Suggested Name */
+            suggested_name: string;
         };
         /** RatePointOut */
         RatePointOut: {
@@ -2865,9 +3043,9 @@ export interface components {
             metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
             /**
              * Metrics
-             * @description every metric asked, in order; each series names its own
+             * @description every metric asked, in order (always given); each series names its own
              */
-            metrics: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
+            metrics?: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
             /**
              * Series
              * @description per metric (in the order asked), per key
@@ -4621,6 +4799,131 @@ export interface operations {
             };
         };
     };
+    discover_replicas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryOut"];
+                };
+            };
+            /** @description No such cluster */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No source, unreadable credentials, or a target not allowed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many connection tests or discoveries by this user */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The source is unreachable, or refuses what discovery needs */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many connection tests running; see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    add_discovered_replica: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiscoveredReplicaIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceOut"];
+                };
+            };
+            /** @description No such cluster */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Already monitored, or the source changed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No source, unreadable credentials, or a target not allowed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many connection tests or discoveries by this user */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The source is unreachable, or refuses what discovery needs */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many connection tests running; see Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     list_cluster_episodes: {
         parameters: {
             query?: {
@@ -4812,6 +5115,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ParamChangeOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_poll_gaps: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description ISO-8601 with offset; default: a span before 'to' */
+                from?: string | null;
+                /** @description ISO-8601 with offset; default: now */
+                to?: string | null;
+            };
+            header?: never;
+            path: {
+                cluster_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PollGapsOut"];
                 };
             };
             /** @description Validation Error */

@@ -7,11 +7,12 @@ interface Props {
   options: FleetOptions;
   shown: number;
   total: number;
-  onChange: (next: FleetFilter) => void;
+  /** Only what changed: two changes in one frame must not undo each other. */
+  onChange: (patch: Partial<FleetFilter>) => void;
 }
 
 export function FleetFilters({ filter, options, shown, total, onChange }: Props) {
-  const set = (key: keyof FleetFilter) => (value: string) => onChange({ ...filter, [key]: value });
+  const set = (key: keyof FleetFilter) => (value: string) => onChange({ [key]: value });
   return (
     <form className="toolbar fleet-filters" role="search" aria-label="Filter clusters" onSubmit={(e) => e.preventDefault()}>
       <label>

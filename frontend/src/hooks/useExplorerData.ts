@@ -1,8 +1,8 @@
 // Everything the cluster explorer reads from the API, as one ExplorerData for
-// buildExplorerModel: the cluster and its status, the lag, strips and server panels, verdicts,
+// buildExplorerModel: the cluster and its status, the lag, strips and server panels (three
+// series requests, one per group), verdicts,
 // parameter changes, annotations, alerts, and the live stream, each at its own pace.
 import { useMemo } from "react";
-import { isStreamed } from "../live/samples";
 import { explorerSeries, spanMs, STRIP_POINTS, type ExplorerData } from "../viewmodels/explorerModel";
 import { liveIntervalMs, streamedRefetchMs } from "../viewmodels/explorer";
 import { explorerWindow, isLive, type ExplorerState } from "../viewmodels/explorerState";
@@ -18,14 +18,10 @@ import { useMe } from "./useMe";
 import { useNow } from "./useNow";
 import { useParamChanges } from "./useParamChanges";
 import { useSeenOnce } from "./useSeenOnce";
-import { useSeriesList, type SeriesParams } from "./useSeries";
+import { useSeriesGroup } from "./useSeries";
 import { useVerdicts } from "./useVerdicts";
 
-type Answers = ReturnType<typeof useSeriesList>;
-
-function byMetric(asks: readonly SeriesParams[], answers: Answers) {
-  return Object.fromEntries(asks.map((p, i) => [p.metric, answers[i]?.data])) as ExplorerData["lag"];
-}
+const NONE: ExplorerData["lag"] = {};
 
 export function useExplorerData(clusterId: number, state: ExplorerState) {
   const window = useMemo(() => explorerWindow(state), [state]);
@@ -36,31 +32,33 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
   const me = useMe();
   const cluster = useCluster(clusterId);
   const status = useClusterStatus(clusterId, interval);
-  const asks = useMemo(
-    () => explorerSeries(cluster.data, { source: state.source, points: state.points }, window),
-    [cluster.data, state.source, state.points, window],
-  );
-  const [stripRef, stripSeen] = useSeenOnce<HTMLElement>();
-  const [instanceRef, instanceSeen] = useSeenOnce<HTMLElement>();
   // Live: the stream follows the right edge of the "best" lag; the range is re-fetched rarely.
   const feed = useLiveSamples(clusterId, { enabled: live, keepMs: 2 * streamedRefetchMs(span) + 60_000 });
   const streamed = live && state.source === "best" && feed.status?.state === "connected";
-  const lag = useSeriesList(asks.lag, { intervalMs: streamed ? streamedRefetchMs(span) : interval });
+  const asks = useMemo(
+    () => explorerSeries(cluster.data, { source: state.source, points: state.points }, window, streamed),
+    [cluster.data, state.source, state.points, window, streamed],
+  );
+  const [stripRef, stripSeen] = useSeenOnce<HTMLElement>();
+  const [instanceRef, instanceSeen] = useSeenOnce<HTMLElement>();
+  // One request per group (the lag, the strips, the server panels), each with every metric of
+  // the group: a refresh is three series requests where one per metric made ~13.
+  const lag = useSeriesGroup(asks.lag, { intervalMs: streamed ? streamedRefetchMs(span) : interval });
   // The charts below the lag wait for it: on a first load the panels are still in view (the
-  // page is short), and their ~13 series requests queued the lag behind them in the browser's
+  // page is short), and their series requests queued the lag behind them in the browser's
   // six connections and the API's thread pool (bench/ui_render.py, first chart).
-  const noReplicas = asks.lag.every((p) => p.instanceIds.length === 0);
-  const lagSettled = noReplicas || lag.every((q) => !q.isPending);
-  const instances = useSeriesList(asks.instances, {
+  const noReplicas = asks.lag.instanceIds.length === 0;
+  const lagSettled = noReplicas || !lag.isPending;
+  const instances = useSeriesGroup(asks.instances, {
     intervalMs: Math.max(interval, 10_000),
     enabled: instanceSeen && lagSettled,
   });
-  // The backlog strips are in the stream too; the rates are not, and keep polling.
-  const strips = useSeriesList(asks.strips, {
-    intervalMs: interval,
-    enabled: stripSeen && lagSettled,
-    intervalFor: (p) => (streamed && isStreamed(p.metric) ? streamedRefetchMs(span) : undefined),
-  });
+  // The strips: one request for the four; while streamed, the rates (not in the stream) keep
+  // the live pace and the backlog (in the stream) is re-fetched as rarely as the lag.
+  const stripsEnabled = stripSeen && lagSettled;
+  const rates = useSeriesGroup(asks.strips[0], { intervalMs: interval, enabled: stripsEnabled });
+  const backlog = useSeriesGroup(asks.strips[1], { intervalMs: streamedRefetchMs(span), enabled: stripsEnabled });
+  const strips = useMemo(() => ({ ...backlog.data, ...rates.data }), [backlog.data, rates.data]);
   const verdicts = useVerdicts(clusterId, window, STRIP_POINTS, interval);
   const causes = useCauses(clusterId, window, Math.max(interval, 5000));
   const changes = useParamChanges(clusterId, window, Math.max(interval, 5000));
@@ -76,9 +74,9 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
         status: status.data,
         statusAtMs: status.dataUpdatedAt,
         me: me.data,
-        lag: byMetric(asks.lag, lag),
-        strips: byMetric(asks.strips, strips),
-        instances: byMetric(asks.instances, instances),
+        lag: lag.data ?? NONE,
+        strips,
+        instances: instances.data ?? NONE,
         verdicts: verdicts.data,
         causes: causes.data,
         changes: changes.data ?? [],
@@ -98,10 +96,10 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
     streamed,
     stream: feed.status,
     span,
-    lagPending: lag[0]?.isPending ?? false,
+    lagPending: lag.isPending && !noReplicas,
     causesPending: causes.isPending,
     errors: {
-      lag: lag.find((q) => q.error)?.error ?? null,
+      lag: lag.error,
       status: status.error,
       verdicts: verdicts.error,
       causes: causes.error,

@@ -1,6 +1,7 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
 import { api, unwrap, type Schemas } from "../api/client";
 import type { MetricName } from "../api/metrics";
+import { splitByMetric } from "../viewmodels/series";
 import { resolveWindow, type TimeWindow } from "../viewmodels/timeWindow";
 import { keys } from "./keys";
 import { livePolling } from "./polling";
@@ -15,13 +16,18 @@ export interface SeriesParams {
   points: number;
 }
 
-export function fetchSeries(params: SeriesParams, signal?: AbortSignal) {
+/** Several metrics of the same channels or instances: one request (`metric` repeated). */
+export interface SeriesGroupParams extends Omit<SeriesParams, "metric"> {
+  metrics: readonly MetricName[];
+}
+
+export function fetchSeries(params: SeriesParams | SeriesGroupParams, signal?: AbortSignal) {
   const { startMs, endMs } = resolveWindow(params.window, Date.now());
   return unwrap(
     api.GET("/api/v1/series", {
       params: {
         query: {
-          metric: params.metric,
+          metric: "metrics" in params ? [...params.metrics] : [params.metric],
           channel_id: [...(params.channelIds ?? [])],
           instance_id: [...(params.instanceIds ?? [])],
           start: Math.floor(startMs),
@@ -34,8 +40,8 @@ export function fetchSeries(params: SeriesParams, signal?: AbortSignal) {
   );
 }
 
-function options(params: SeriesParams, live: boolean, enabled: boolean, intervalMs?: number) {
-  const none = !params.channelIds?.length && !params.instanceIds?.length;
+function options(params: SeriesParams | SeriesGroupParams, live: boolean, enabled: boolean, intervalMs?: number) {
+  const none = (!params.channelIds?.length && !params.instanceIds?.length) || ("metrics" in params && !params.metrics.length);
   return {
     queryKey: keys.series(params),
     queryFn: ({ signal }: { signal: AbortSignal }) => fetchSeries(params, signal),
@@ -71,5 +77,20 @@ export function useSeriesList(
       ...options(params, live, enabled, intervalFor?.(params) ?? intervalMs),
       placeholderData: undefined,
     })),
+  });
+}
+
+/**
+ * Several metrics in one request, answered per metric (as one request per metric did); live
+ * windows poll. The explorer asks three of these per refresh: the lag, the strips, the panels.
+ */
+export function useSeriesGroup(
+  params: SeriesGroupParams,
+  { live = true, intervalMs, enabled = true }: { live?: boolean; intervalMs?: number; enabled?: boolean } = {},
+) {
+  return useQuery({
+    ...options(params, live, enabled, intervalMs),
+    placeholderData: undefined,
+    select: splitByMetric,
   });
 }

@@ -52,7 +52,12 @@ export function OverviewPage() {
     );
   }
 
-  const onFilter = (next: FleetFilter) => setParams(fleetSearch(params, next), { replace: true });
+  // From the URL as it is now (the router's updater gets the params this render saw): a second
+  // change before the next render (two selects in a row) would otherwise put the first back.
+  const onFilter = (patch: Partial<FleetFilter>) => {
+    const current = new URLSearchParams(window.location.search);
+    setParams(fleetSearch(current, { ...parseFleetFilter(current), ...patch }), { replace: true });
+  };
   const sparkEnd = sparks.data?.end ?? now;
   const sparkStart = sparks.data?.start ?? sparkEnd - SPARK_MS;
   return (

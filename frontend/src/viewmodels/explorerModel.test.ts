@@ -5,6 +5,7 @@ import { channelStatus, clusterOut, instanceStatus } from "../test/statusData";
 import { pt, seriesResponse, T0 } from "../test/seriesData";
 import { channelCauses, segment } from "../test/episodesData";
 import { buildExplorerModel, explorerSeries, spanMs, STRIP_POINTS, type ExplorerData } from "./explorerModel";
+import { splitByMetric } from "./series";
 import { DEFAULT_STATE, explorerWindow, type ExplorerState } from "./explorerState";
 
 const channels = [
@@ -47,19 +48,67 @@ const sample = (s: number, channel: number, lag: number): LiveSample => ({
 });
 
 describe("explorerSeries", () => {
-  it("asks the lag and the strips of the replicas, the panels of every server", () => {
+  it("asks the lag and the strips of the replicas, the panels of every server: three requests", () => {
     const window = explorerWindow(DEFAULT_STATE);
     const asks = explorerSeries(clusterOut(), { source: "all", points: 600 }, window);
-    expect(asks.lag.map((a) => a.metric)).toEqual(["lag_s", "heartbeat_lag_s", "applier_lag_s", "seconds_behind_source"]);
-    expect(asks.lag.every((a) => a.instanceIds.join() === "2,3" && a.points === 600)).toBe(true);
-    expect(asks.strips.map((a) => a.metric)).toEqual(["not_received", "received_not_applied", "source_rate", "apply_rate"]);
-    expect(asks.strips.every((a) => a.instanceIds.join() === "2,3" && a.points === STRIP_POINTS)).toBe(true);
-    expect(asks.instances[0]?.instanceIds).toEqual([1, 2, 3]);
+    expect(asks.lag.metrics).toEqual(["lag_s", "heartbeat_lag_s", "applier_lag_s", "seconds_behind_source"]);
+    expect([asks.lag.instanceIds.join(), asks.lag.points]).toEqual(["2,3", 600]);
+    const [strips, none] = asks.strips;
+    expect(strips.metrics).toEqual(["not_received", "received_not_applied", "source_rate", "apply_rate"]);
+    expect([strips.instanceIds.join(), strips.points]).toEqual(["2,3", STRIP_POINTS]);
+    expect(none.metrics).toEqual([]);
+    expect(asks.instances.instanceIds).toEqual([1, 2, 3]);
+    expect(asks.instances.metrics.length).toBeGreaterThan(1);
+  });
+
+  it("gives the streamed backlog strips a request of their own while the stream feeds them", () => {
+    const asks = explorerSeries(clusterOut(), DEFAULT_STATE, explorerWindow(DEFAULT_STATE), true);
+    expect(asks.strips.map((a) => a.metrics)).toEqual([
+      ["source_rate", "apply_rate"],
+      ["not_received", "received_not_applied"],
+    ]);
   });
 
   it("asks nothing of a cluster not loaded yet", () => {
     const asks = explorerSeries(undefined, DEFAULT_STATE, explorerWindow(DEFAULT_STATE));
-    expect(asks.lag.every((a) => a.instanceIds.length === 0)).toBe(true);
+    expect(asks.lag.instanceIds).toEqual([]);
+  });
+});
+
+describe("splitByMetric", () => {
+  const series = (metric: "lag_s" | "heartbeat_lag_s", channel: number) => ({
+    channel_id: channel,
+    instance_id: channel + 1,
+    metric,
+    resolution: "raw" as const,
+    bucket_ms: 1000,
+    points: [{ t: 0, min: 1, avg: 1, max: 1, last: 1, n: 1 }],
+    note: null,
+  });
+
+  it("gives each metric its own answer, as a request of its own would have", () => {
+    const body = {
+      metric: "lag_s" as const,
+      metrics: ["lag_s" as const, "heartbeat_lag_s" as const],
+      start: 0,
+      end: 10,
+      series: [series("lag_s", 1), series("lag_s", 2), series("heartbeat_lag_s", 1)],
+    };
+    const split = splitByMetric(body);
+    expect(Object.keys(split)).toEqual(["lag_s", "heartbeat_lag_s"]);
+    expect(split.lag_s?.series.map((s) => s.channel_id)).toEqual([1, 2]);
+    expect(split.heartbeat_lag_s).toMatchObject({ metric: "heartbeat_lag_s", start: 0, end: 10 });
+    expect(split.heartbeat_lag_s?.series).toHaveLength(1);
+  });
+
+  it("keeps a metric asked with no series (no samples) as an empty answer", () => {
+    const split = splitByMetric({ metric: "lag_s", metrics: ["lag_s", "heartbeat_lag_s"], start: 0, end: 1, series: [] });
+    expect(split.heartbeat_lag_s?.series).toEqual([]);
+  });
+
+  it("reads a single-metric answer (no metrics list) and nothing", () => {
+    expect(Object.keys(splitByMetric({ metric: "lag_s", start: 0, end: 1, series: [] }))).toEqual(["lag_s"]);
+    expect(splitByMetric(undefined)).toEqual({});
   });
 });
 

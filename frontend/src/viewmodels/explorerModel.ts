@@ -34,26 +34,39 @@ export const STRIP_POINTS = 300;
 export const STRIP_METRICS: MetricName[] = ["not_received", "received_not_applied", "source_rate", "apply_rate"];
 export const INSTANCE_POINTS = 200;
 
+/** Several metrics of the same servers over the same window: one `/series` request. */
 export interface SeriesAsk {
-  metric: MetricName;
+  metrics: readonly MetricName[];
   instanceIds: readonly number[];
   window: TimeWindow;
   points: number;
 }
 
-/** The series the page asks for: the lag and the strips of the replicas, the panels of every server. */
+/** The strips the live stream feeds too (the rates it does not). */
+export const STREAMED_STRIPS: MetricName[] = ["not_received", "received_not_applied"];
+
+/**
+ * The series the page asks for, one request per group: the lag of the replicas, their strips,
+ * the panels of every server. A refresh is three series requests, not one per metric (~13).
+ * While the stream feeds the lag and the backlog (`streamed`), the backlog strips leave the
+ * strips' request for one of their own, re-fetched as rarely as the lag; the rates keep
+ * polling (`strips[1]`, empty otherwise).
+ */
 export function explorerSeries(
   cluster: Pick<Schemas["ClusterOut"], "instances"> | undefined,
   state: Pick<ExplorerState, "source" | "points">,
   window: TimeWindow,
-): { lag: SeriesAsk[]; strips: SeriesAsk[]; instances: SeriesAsk[] } {
+  streamed = false,
+): { lag: SeriesAsk; strips: [SeriesAsk, SeriesAsk]; instances: SeriesAsk } {
   const all = cluster?.instances ?? [];
   const replicas = all.filter((i) => i.role === "replica").map((i) => i.id);
   const servers = all.map((i) => i.id);
+  const strip = (metrics: MetricName[]): SeriesAsk => ({ metrics, instanceIds: replicas, window, points: STRIP_POINTS });
+  const polled = STRIP_METRICS.filter((m) => !STREAMED_STRIPS.includes(m));
   return {
-    lag: metricsFor(state.source).map((metric) => ({ metric, instanceIds: replicas, window, points: state.points })),
-    strips: STRIP_METRICS.map((metric) => ({ metric, instanceIds: replicas, window, points: STRIP_POINTS })),
-    instances: INSTANCE_METRICS.map((metric) => ({ metric, instanceIds: servers, window, points: INSTANCE_POINTS })),
+    lag: { metrics: metricsFor(state.source), instanceIds: replicas, window, points: state.points },
+    strips: streamed ? [strip(polled), strip(STREAMED_STRIPS)] : [strip(STRIP_METRICS), strip([])],
+    instances: { metrics: INSTANCE_METRICS, instanceIds: servers, window, points: INSTANCE_POINTS },
   };
 }
 

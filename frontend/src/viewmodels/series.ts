@@ -1,5 +1,8 @@
 // Shared series plumbing: buckets from GET /series become points with explicit gaps.
 import type { Schemas } from "../api/client";
+import type { MetricName } from "../api/metrics";
+
+type SeriesResponse = Schemas["SeriesResponse"];
 
 // Reached through SeriesResponse: the component name may be qualified when another schema
 // module defines a SeriesOut too (FastAPI then prefixes both with their module path).
@@ -89,4 +92,15 @@ export function mergeRows(lines: ReadonlyMap<string, readonly GapPoint[]>): Row[
     for (const [key, points] of lines) row[key] = interpolate(points, t);
     return row;
   });
+}
+
+/** One several-metric answer as the per-metric answers the charts read (one request each, before). */
+export function splitByMetric(body: SeriesResponse | undefined): Partial<Record<MetricName, SeriesResponse>> {
+  if (!body) return {};
+  const metrics = body.metrics?.length ? body.metrics : [body.metric];
+  const out: Partial<Record<MetricName, SeriesResponse>> = {};
+  for (const metric of metrics) {
+    out[metric] = { ...body, metric, metrics: [metric], series: body.series.filter((s) => s.metric === metric) };
+  }
+  return out;
 }

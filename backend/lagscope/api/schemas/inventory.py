@@ -111,8 +111,9 @@ class ClusterOut(Schema):
     instances: list[InstanceOut]
 
 
-class InstanceIn(Schema):
-    cluster_id: ObjectId
+class InstanceFields(Schema):
+    """An instance's own fields: the API's ``InstanceIn`` and ``lagscope import`` files."""
+
     name: Name
     host: Host
     port: Port = 3306
@@ -126,6 +127,10 @@ class InstanceIn(Schema):
         default=None, description="PEM CA bundle for verify_*; none: the system's CAs"
     )
     server_public_key_path: CaPath | None = Field(default=None, description=PUBLIC_KEY_HELP)
+
+
+class InstanceIn(InstanceFields):
+    cluster_id: ObjectId
 
 
 class InstancePatch(PatchSchema):

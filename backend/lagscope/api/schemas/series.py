@@ -130,7 +130,8 @@ class SeriesResponse(Schema):
 
     metric: MetricName = Field(description="the first metric asked (the only one, usually)")
     metrics: list[MetricName] = Field(
-        description="every metric asked, in order; each series names its own"
+        default_factory=list,
+        description="every metric asked, in order (always given); each series names its own",
     )
     start: int = Field(description="epoch milliseconds")
     end: int = Field(description="epoch milliseconds")

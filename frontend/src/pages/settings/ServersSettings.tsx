@@ -18,6 +18,7 @@ import {
   type ClusterFormValues,
   type HeartbeatMode,
 } from "../../viewmodels/clusterForm";
+import { DiscoverReplicas } from "./DiscoverReplicas";
 import { InstanceForm } from "./InstanceForm";
 
 type Cluster = Schemas["ClusterOut"];
@@ -173,6 +174,7 @@ function ClusterAdmin({ cluster, canEdit }: { cluster: Cluster; canEdit: boolean
   const [editing, setEditing] = useState(false);
   const [form, setForm] = useState<"new" | number | null>(null);
   const [confirm, setConfirm] = useState<"cluster" | number | null>(null);
+  const [discovering, setDiscovering] = useState(false);
   const update = useUpdateCluster();
   const remove = useDeleteCluster();
   const updateInstance = useUpdateInstance();
@@ -297,9 +299,15 @@ function ClusterAdmin({ cluster, canEdit }: { cluster: Cluster; canEdit: boolean
         />
       ) : null}
       {form === "new" ? <InstanceForm clusterId={cluster.id} onDone={() => setForm(null)} /> : null}
+      {discovering ? <DiscoverReplicas cluster={cluster} onClose={() => setDiscovering(false)} /> : null}
       {canEdit && form === null ? (
         <button type="button" onClick={() => setForm("new")}>
           Add instance to {cluster.name}
+        </button>
+      ) : null}
+      {canEdit && !discovering && cluster.instances.some((i) => i.role === "source") ? (
+        <button type="button" onClick={() => setDiscovering(true)}>
+          Discover replicas
         </button>
       ) : null}
     </section>

@@ -1,0 +1,268 @@
+"""Several workers on one Redis and one PostgreSQL store: the clusters spread over them, a
+worker killed with SIGKILL has its clusters polled by the other, no tick is recorded twice, and
+every hole in polling is a recorded gap with its reason. All real: the lab's servers, a
+throwaway PostgreSQL, Redis, two ``lagscope worker`` processes and ``lagscope beat``."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from lagscope.analysis.poll_gaps import GAP_FACTOR
+from lagscope.db import make_engine, make_session_factory
+from lagscope.ingest.reader import ClusterReader
+from lagscope.ingest.tick import poll_cluster
+from lagscope.inventory import instances as inventory
+from lagscope.models import Cluster, Instance, InstanceSample, PollGap, Sample
+from lagscope.security.secret_box import store_box
+from lagscope.store_setup import upgrade
+
+from .postgres import ThrowawayPostgres, start_postgres
+from .stack import ManagedProcess, RedisServer, lagscope_command
+from .waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+SECRET = "scale-out-test-secret-2c9e7b41d05f8a63-Kp"
+CLUSTERS = 6
+INTERVAL_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[ThrowawayPostgres]:
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _ticks(sessions: sessionmaker[Session]) -> dict[int, tuple[datetime | None, str | None]]:
+    with sessions() as s:
+        rows = s.execute(select(Cluster.id, Cluster.last_tick_at, Cluster.last_tick_by)).all()
+    return {cid: (at, by) for cid, at, by in rows}
+
+
+def _worker(name: str, workdir: Path, env: dict[str, str]) -> ManagedProcess:
+    argv = lagscope_command(
+        "worker", "--concurrency", "2", "--without-gossip", "--without-mingle", "-n", f"{name}@%h"
+    )
+    worker = ManagedProcess(name, argv, workdir, env)
+    worker.wait_for_log("ready.", timeout_s=60)
+    return worker
+
+
+def test_two_workers_share_the_clusters_and_one_takes_over_when_the_other_is_killed(
+    lab, postgres, tmp_path
+):
+    url = postgres.url
+    upgrade(url)
+    engine = make_engine(url)
+    sessions = make_session_factory(engine)
+    box = store_box(sessions, SECRET)
+    user, password = lab.credentials.monitor
+    with sessions() as session, session.begin():
+        for n in range(CLUSTERS):
+            cluster = inventory.create_cluster(session, f"fleet-{n}", poll_interval_s=INTERVAL_S)
+            for name in ("source", "replica1"):
+                server = lab.server(name)
+                role = "source" if name == "source" else "replica"
+                inventory.add_instance(
+                    session, box, cluster, name, server.host, server.port, user, password, role
+                )
+    redis = RedisServer(tmp_path)
+    env = {
+        **os.environ,
+        "LAGSCOPE_DATABASE_URL": url,
+        "LAGSCOPE_BROKER_URL": redis.url,
+        "LAGSCOPE_SECRET_KEY": SECRET,
+        "PYTHONUNBUFFERED": "1",
+    }
+    processes: list[ManagedProcess] = []
+    try:
+        a, b = _worker("worker-a", tmp_path, env), _worker("worker-b", tmp_path, env)
+        processes += [a, b]
+        beat = ManagedProcess(
+            "beat", lagscope_command("beat", "-s", str(tmp_path / "beat-schedule")), tmp_path, env
+        )
+        processes.append(beat)
+        began = datetime.now(UTC)
+
+        # Both workers take ticks (the clusters are not pinned: any tick goes to a free one).
+        seen: set[int] = set()
+
+        def both_polled() -> bool:
+            for _, by in _ticks(sessions).values():
+                if by:
+                    seen.add(_parent(int(by.rsplit(":", 1)[1])) or -1)
+            return {a.pid, b.pid} <= seen
+
+        wait_until(both_polled, timeout_s=60, interval_s=0.2, message="both workers polling")
+
+        os.killpg(a.pid, signal.SIGKILL)
+        killed_at = datetime.now(UTC)
+        a.proc.wait(timeout=30)
+        a.stop()
+        processes.remove(a)
+
+        # Every cluster is polled again, by the survivor.
+        resumed: dict[int, float] = {}
+
+        def all_resumed() -> bool:
+            for cid, (at, by) in _ticks(sessions).items():
+                if cid in resumed or at is None or at <= killed_at or by is None:
+                    continue
+                assert _parent(int(by.rsplit(":", 1)[1])) == b.pid, f"polled by {by}"
+                resumed[cid] = (at - killed_at).total_seconds()
+            return len(resumed) == CLUSTERS
+
+        wait_until(all_resumed, timeout_s=60, interval_s=0.1, message="the survivor's ticks")
+        print(f"\ntakeover after SIGKILL (s, per cluster): {sorted(resumed.values())}")
+
+        # A few more ticks by the survivor alone.
+        def ticks_since_kill() -> int:
+            with sessions() as s:
+                return int(
+                    s.scalar(
+                        select(func.count())
+                        .select_from(InstanceSample)
+                        .join(Instance)
+                        .where(Instance.role == "source", InstanceSample.ts > killed_at)
+                    )
+                    or 0
+                )
+
+        wait_until(
+            lambda: ticks_since_kill() >= CLUSTERS * 6, timeout_s=60, message="ticks after kill"
+        )
+        assert b.alive(), b.log_tail()
+
+        # A hole every cluster has: beat frozen until no cluster has been polled for 2.5
+        # intervals, then thawed. Each cluster's next tick records it.
+        def silent_for(seconds: float) -> bool:
+            cutoff = datetime.now(UTC).timestamp() - seconds
+            return all(
+                at is not None and at.timestamp() < cutoff for at, _ in _ticks(sessions).values()
+            )
+
+        os.kill(beat.pid, signal.SIGSTOP)
+        try:
+            frozen_at = datetime.now(UTC)
+            wait_until(lambda: silent_for(2.5 * INTERVAL_S), timeout_s=30, message="no ticks")
+        finally:
+            os.kill(beat.pid, signal.SIGCONT)
+
+        def gap_after_freeze() -> set[int]:
+            with sessions() as s:
+                return set(
+                    s.scalars(
+                        select(PollGap.cluster_id).where(PollGap.ended_at > frozen_at).distinct()
+                    )
+                )
+
+        wait_until(lambda: len(gap_after_freeze()) == CLUSTERS, timeout_s=30, message="freeze gaps")
+
+        with sessions() as s:
+            frozen_gaps = s.scalars(select(PollGap).where(PollGap.ended_at > frozen_at)).all()
+            assert all(g.reason == "not_polled" and g.missed >= 2 for g in frozen_gaps), [
+                (g.reason, g.missed) for g in frozen_gaps
+            ]
+            # No tick recorded twice: per channel, no two samples of one dispatch (ms apart).
+            stamps: dict[int, list[datetime]] = {}
+            for channel_id, ts in s.execute(
+                select(Sample.channel_id, Sample.ts).where(Sample.ts >= began).order_by(Sample.ts)
+            ):
+                stamps.setdefault(channel_id, []).append(ts)
+            closest = min(
+                (later - earlier).total_seconds()
+                for series in stamps.values()
+                for earlier, later in itertools.pairwise(series)
+            )
+            print(f"closest two samples of one channel: {closest:.3f} s")
+            assert closest > 0.1 * INTERVAL_S
+
+            # Every hole in a cluster's ticks is a recorded gap, with its reason.
+            gaps = s.scalars(select(PollGap)).all()
+            print("gaps:", [(g.cluster_id, g.missed, g.reason) for g in gaps])
+            sources = s.execute(
+                select(Instance.cluster_id, InstanceSample.ts)
+                .join(InstanceSample, InstanceSample.instance_id == Instance.id)
+                .where(Instance.role == "source", InstanceSample.ts >= began)
+                .order_by(InstanceSample.ts)
+            ).all()
+        by_cluster: dict[int, list[datetime]] = {}
+        for cid, ts in sources:
+            by_cluster.setdefault(cid, []).append(ts)
+        holes = [
+            (cid, earlier, later)
+            for cid, series in by_cluster.items()
+            for earlier, later in itertools.pairwise(series)
+            if (later - earlier).total_seconds() > (GAP_FACTOR + 0.5) * INTERVAL_S
+        ]
+        print(f"holes over {(GAP_FACTOR + 0.5) * INTERVAL_S:g} s: {len(holes)}")
+        for cid, earlier, later in holes:
+            assert any(
+                g.cluster_id == cid and g.started_at <= earlier and earlier < g.ended_at <= later
+                for g in gaps
+            ), f"cluster {cid}: no recorded gap for the hole {earlier} → {later}"
+        assert all(g.reason in {"slow", "expired", "not_polled"} and g.detail for g in gaps)
+    finally:
+        for process in reversed(processes):
+            process.stop()
+        redis.stop()
+        engine.dispose()
+
+
+def test_a_tick_that_finds_its_cluster_mid_tick_elsewhere_is_skipped(lab, postgres):
+    """Two ticks of one cluster at once (a slow tick and the next one, in two processes): the
+    second finds the row locked and records nothing, so no moment is recorded twice."""
+    upgrade(postgres.url)
+    engine = make_engine(postgres.url)
+    sessions = make_session_factory(engine)
+    box = store_box(sessions, SECRET)
+    user, password = lab.credentials.monitor
+    with sessions() as session, session.begin():
+        cluster = inventory.create_cluster(session, "overlapping", poll_interval_s=INTERVAL_S)
+        server = lab.server("source")
+        inventory.add_instance(
+            session, box, cluster, "source", server.host, server.port, user, password, "source"
+        )
+        cluster_id = cluster.id
+    reader = ClusterReader(max_threads=4)
+    try:
+        with sessions() as first, first.begin():
+            assert poll_cluster(first, box, reader, cluster_id, worker="first:1") is not None
+            with sessions() as second, second.begin():  # while the first is uncommitted
+                # Without the skip it would wait for the first: fail instead of hanging.
+                second.execute(text("SET LOCAL lock_timeout = '5s'"))
+                assert poll_cluster(second, box, reader, cluster_id, worker="second:2") is None
+        with sessions() as s:
+            polled = s.get(Cluster, cluster_id)
+            assert polled is not None and polled.last_tick_by == "first:1"
+            recorded = s.scalar(
+                select(func.count())
+                .select_from(InstanceSample)
+                .join(Instance)
+                .where(Instance.cluster_id == cluster_id)
+            )
+            assert recorded == 1
+        with sessions() as third, third.begin():  # once it is committed, the next tick runs
+            assert poll_cluster(third, box, reader, cluster_id, worker="third:3") is not None
+    finally:
+        reader.close()
+        engine.dispose()
