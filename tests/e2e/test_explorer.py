@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -53,6 +54,41 @@ def test_explorer_shows_both_replicas_live(page: Page, pipeline: Pipeline):
     shot(page, "explorer")
     page.set_viewport_size({"width": 1280, "height": 800})
     shot(page, "explorer-1280")
+
+
+def series_metrics(url: str) -> tuple[str, ...]:
+    return tuple(parse_qs(urlsplit(url).query)["metric"])
+
+
+def test_a_refresh_is_three_series_requests(page: Page, pipeline: Pipeline):
+    """Every chart of the page refreshes in three series requests (the lag, the strips, the
+    server panels), each asking for all of its metrics: one request per metric made 14."""
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/v1/series" in r.url else None)
+    # The server's own lag (not streamed): every chart polls, the lag and strips every 2 s.
+    open_explorer(page, pipeline, "range=15m&source=server")
+    page.get_by_role(
+        "heading", name="What does each server spend its writes on?"
+    ).scroll_into_view_if_needed()
+    commits = page.get_by_role("figure", name="Commits per second", exact=True)
+    expect(commits.locator(".recharts-line-curve")).to_have_count(3)
+    # One refresh cycle: from a request of the slowest (the panels, every 10 s) to its next.
+    panels = lambda r: "/api/v1/series" in r.url and "metric=commits_per_s" in r.url  # noqa: E731
+    with page.expect_request(panels, timeout=30_000):
+        pass
+    start = len(asked)
+    with page.expect_request(panels, timeout=30_000):
+        pass
+    cycle = [series_metrics(url) for url in asked[start:]]
+    lag = ("seconds_behind_source",)
+    strips = ("not_received", "received_not_applied", "source_rate", "apply_rate")
+    kinds = set(cycle)
+    assert len(kinds) == 3 and {lag, strips} <= kinds, kinds
+    assert next(k for k in kinds if k not in (lag, strips))[0] == "commits_per_s"
+    # Per refresh (a lag request and whatever else polled with it): three at most, on average
+    # over the cycle (the timers of the lag and the strips drift apart on a busy box).
+    refreshes = cycle.count(lag)
+    assert refreshes >= 2 and len(cycle) <= 3 * refreshes, cycle
 
 
 @pytest.fixture

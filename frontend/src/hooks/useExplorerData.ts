@@ -55,7 +55,10 @@ export function useExplorerData(clusterId: number, state: ExplorerState) {
   });
   // The strips: one request for the four; while streamed, the rates (not in the stream) keep
   // the live pace and the backlog (in the stream) is re-fetched as rarely as the lag.
-  const stripsEnabled = stripSeen && lagSettled;
+  // A live "best" view first waits for the stream's first answer, so the strips are not
+  // asked for together (four metrics) and again apart a moment later when it connects.
+  const streamPending = live && state.source === "best" && (!feed.status || feed.status.state === "connecting");
+  const stripsEnabled = stripSeen && lagSettled && !streamPending;
   const rates = useSeriesGroup(asks.strips[0], { intervalMs: interval, enabled: stripsEnabled });
   const backlog = useSeriesGroup(asks.strips[1], { intervalMs: streamedRefetchMs(span), enabled: stripsEnabled });
   const strips = useMemo(() => ({ ...backlog.data, ...rates.data }), [backlog.data, rates.data]);
