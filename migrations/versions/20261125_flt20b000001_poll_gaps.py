@@ -38,7 +38,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_index("ix_poll_gaps_cluster_ended", table_name="poll_gaps")
+    # Dropping a table drops its indexes; MySQL refuses to drop an index a foreign key needs.
     op.drop_table("poll_gaps")
     with op.batch_alter_table("clusters", schema=None) as batch_op:
         batch_op.drop_column("tick_expired_at")

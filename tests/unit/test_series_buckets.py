@@ -167,7 +167,7 @@ def test_raw_only_and_partial_rollup_metrics_say_so():
 
 
 def query(**params) -> SeriesQuery:
-    return SeriesQuery.model_validate({"metric": "lag_s", "channel_id": [1], **params})
+    return SeriesQuery.model_validate({"metric": ["lag_s"], "channel_id": [1], **params})
 
 
 def error_fields(params: dict) -> list[str]:
