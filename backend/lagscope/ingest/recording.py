@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
@@ -93,7 +93,7 @@ def record_tick(
         if reading.snapshot is None:
             summary.unreachable.append(instance.name)
             instance.last_polled_at, instance.last_error = at, reading.error
-            instance_samples.append({"instance_id": instance.id, "ts": at, "reachable": False})
+            instance_samples.append({**_NO_READING, "instance_id": instance.id, "ts": at})
             samples.extend(_unreachable_samples(instance, reading.read_at, at, ticks))
             continue
         snap = reading.snapshot
@@ -107,14 +107,26 @@ def record_tick(
         _update_instance(instance, snap, at)
     snapshots = {i.id: s for i, s, _ in polled}
     record_causes(session, cluster, ticks, snapshots, rates, source_view, caught_up_hold_s)
+    # Core inserts on the session's connection: the ORM's bulk path would autoflush first and
+    # convert each row again.
+    db = session.connection()
     if instance_samples:
-        session.execute(insert(InstanceSample), instance_samples)
+        db.execute(_INSERT_INSTANCE_SAMPLE, instance_samples)
     if samples:
-        session.execute(insert(Sample), samples)
+        db.execute(_INSERT_SAMPLE, samples)
     record_workers(session, polled)
     summary.samples = len(samples)
     session.flush()
     return summary
+
+
+_INSERT_SAMPLE = insert(cast(Table, Sample.__table__))
+_INSERT_INSTANCE_SAMPLE = insert(cast(Table, InstanceSample.__table__))
+# An unreachable instance's row: every column given (one executemany takes one set of keys).
+_NO_READING: dict[str, Any] = {
+    **dict.fromkeys(InstanceSample.__table__.columns.keys(), None),
+    "reachable": False,
+}
 
 
 def _judge_heartbeat_writer(cluster: Cluster, source: InstanceSnapshot | None) -> None:

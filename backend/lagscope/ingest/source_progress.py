@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sqlalchemy import BigInteger, Connection, delete, insert, select, type_coerce
+from sqlalchemy import BigInteger, Connection, bindparam, delete, insert, select, type_coerce
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.timeline import (
@@ -185,26 +185,39 @@ def channel_timeline(
 
 
 def _around(db: Connection, instance_id: int, stream: str, target: int) -> list[ProgressPoint]:
-    scope = (SourceProgress.instance_id == instance_id, SourceProgress.stream == stream)
-    columns = (_TS, SourceProgress.value)
-    before = db.execute(
-        select(*columns)
-        .where(*scope, SourceProgress.value < target)
-        .order_by(SourceProgress.ts.desc())
-        .limit(1)
-    ).first()
-    after_query = select(*columns).where(*scope, SourceProgress.value >= target)
-    if before is not None:
-        after_query = after_query.where(before[0] < _TS)
-    after = db.execute(after_query.order_by(SourceProgress.ts).limit(1)).first()
+    key = {"instance_id": instance_id, "stream": stream, "target": target}
+    before = db.execute(_BEFORE, key).first()
+    if before is None:
+        after = db.execute(_AFTER, key).first()
+    else:
+        after = db.execute(_AFTER_TS, {**key, "ts": before[0]}).first()
     return [ProgressPoint(r[0] / 1e6, int(r[1])) for r in (before, after) if r is not None]
 
 
 def _newest(db: Connection, instance_id: int, stream: str) -> tuple[int, int] | None:
-    row = db.execute(
-        select(_TS, SourceProgress.value)
-        .where(SourceProgress.instance_id == instance_id, SourceProgress.stream == stream)
-        .order_by(SourceProgress.ts.desc())
-        .limit(1)
-    ).first()
+    row = db.execute(_NEWEST, {"instance_id": instance_id, "stream": stream}).first()
     return None if row is None else (int(row[0]), int(row[1]))
+
+
+# Built once with bound parameters: a tick runs them for every stream and lagging channel, and
+# building the statement cost more than running it.
+_SCOPE = (
+    SourceProgress.instance_id == bindparam("instance_id"),
+    SourceProgress.stream == bindparam("stream"),
+)
+_NEWEST = (
+    select(_TS, SourceProgress.value).where(*_SCOPE).order_by(SourceProgress.ts.desc()).limit(1)
+)
+_BEFORE = (
+    select(_TS, SourceProgress.value)
+    .where(*_SCOPE, SourceProgress.value < bindparam("target"))
+    .order_by(SourceProgress.ts.desc())
+    .limit(1)
+)
+_AFTER = (
+    select(_TS, SourceProgress.value)
+    .where(*_SCOPE, SourceProgress.value >= bindparam("target"))
+    .order_by(SourceProgress.ts)
+    .limit(1)
+)
+_AFTER_TS = _AFTER.where(bindparam("ts", type_=BigInteger()) < _TS)
