@@ -8,7 +8,8 @@ logical instance has its own connection). The store is SQLite, or a throwaway Po
 store, and prints:
 
 - channel-polls/s stored (and the share of the ideal 1 per channel per second),
-- tick duration p50/p99 (Celery's "succeeded in" for poll_cluster),
+- batch duration p50/p99 and ticks per batch (Celery's "succeeded in" for poll_clusters: one
+  task ticks the clusters of a batch),
 - instance round trip p50/p99 (the poll batch, from instance_samples),
 - per worker: ticks/s, instance polls/s, cores and CPU per instance poll (from its log, /proc),
 - worker CPU per instance poll (all worker processes),
@@ -303,26 +304,27 @@ def report(
     engine.dispose()
     seconds = end - start
     ideal = args.clusters * REPLICAS_PER_CLUSTER * seconds
-    per_worker = [
-        [float(x) for x in re.findall(r"poll_cluster\[[^\]]+\] succeeded in ([0-9.]+)s", log)]
-        for log in logs
-    ]
-    ticks = [t for found in per_worker for t in found]
+    pattern = r"poll_clusters\[[^\]]+\] succeeded in ([0-9.]+)s: (\d+)"
+    per_worker = [[(float(s), int(n)) for s, n in re.findall(pattern, log)] for log in logs]
+    batches = [b for found in per_worker for b in found]
     instance_polls = len(polls) + (unreachable or 0)
     print(f"store={args.store} clusters={args.clusters}"
           f" instances={args.clusters * (1 + REPLICAS_PER_CLUSTER)} workers={args.workers}"
           f" concurrency={args.concurrency} window={seconds:.0f} s")  # fmt: skip
     print(f"channel-polls stored: {samples / seconds:.0f}/s ({samples / ideal:.1%} of ideal)")
     print(f"instance polls: {instance_polls / seconds:.0f}/s, unreachable (deadline) {unreachable}")
-    if ticks:
-        print(f"tick duration {_p50_p99(ticks, 'ms')} ({len(ticks)} ticks)")
+    if batches:
+        ticks = sum(n for _, n in batches)
+        print(f"batch duration {_p50_p99([s for s, _ in batches], 'ms')} ({len(batches)} batches,"
+              f" {ticks / len(batches):.1f} ticks per batch)")  # fmt: skip
     rtts = [p for p in polls if p is not None]
     if rtts:
         print(f"instance round trip {_p50_p99(rtts, 'ms')}")
     for n, (found, cpu_s) in enumerate(zip(per_worker, cpus, strict=True)):
-        worker_polls = len(found) * (1 + REPLICAS_PER_CLUSTER)
+        worker_ticks = sum(t for _, t in found)
+        worker_polls = worker_ticks * (1 + REPLICAS_PER_CLUSTER)
         per = f"{cpu_s / worker_polls * 1e3:.3f} ms per instance poll" if worker_polls else "-"
-        print(f"  worker{n}: {len(found) / seconds:.1f} ticks/s, {worker_polls / seconds:.0f}"
+        print(f"  worker{n}: {worker_ticks / seconds:.1f} ticks/s, {worker_polls / seconds:.0f}"
               f" instance polls/s, {cpu_s / seconds:.2f} cores, {per}")  # fmt: skip
     if instance_polls:
         cpu_s = sum(cpus)

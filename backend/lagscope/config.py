@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     # The slow readings (MariaDB's and MySQL 5.7's applier worker threads, which only describe)
     # are read at most this often; tracked parameters are read every poll.
     params_every_s: float = 5.0
+    # The clusters due in a second go to the workers in batches of at most this many servers
+    # (a larger cluster alone): one task, one read of them all, one commit (ingest/tick_batch).
+    # Each worker process reads a batch with as many threads, plus room for slow servers.
+    poll_batch_instances: PositiveInt = 40
     # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
     # that comes back sooner continues the same episode.
     episode_caught_up_s: PositiveFloat = 30.0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
@@ -26,6 +27,35 @@ from lagscope.security.secret_box import SecretBox
 # before the next one starts.
 DEADLINE_SHARE = 0.8
 _BEHIND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
+
+
+@dataclass(frozen=True, slots=True)
+class TickOptions:
+    """How ticks read and record (the worker's settings)."""
+
+    connect_timeout_s: float = 2.0
+    read_timeout_s: float = 2.0
+    params_every_s: float = 0.0
+    allowed: AllowList | None = None
+    backoff: logins.Backoff = logins.DEFAULT_BACKOFF
+    clock: Callable[[], float] = time.time
+    episode_caught_up_s: float = CAUGHT_UP_HOLD_S
+    # The process that runs the tick (host:pid), kept with the cluster's last tick.
+    worker: str | None = None
+
+
+@dataclass(slots=True)
+class PreparedTick:
+    """A cluster loaded (detached, its row locked) with what to read of it."""
+
+    cluster: Cluster
+    rows: tick_rows.TickRows
+    targets: list[Target]
+    skipped: list[Reading]
+    started: float
+    deadline_s: float
+    behind: set[int]
+    prepare_s: float = 0.0
 
 
 def poll_cluster(
@@ -50,10 +80,33 @@ def poll_cluster(
 
     ``worker`` names the process that ran the tick (host:pid), kept with the cluster's last
     tick; a tick that finds a hole since that one records it (analysis/poll_gaps.py)."""
-    started = clock()
+    options = TickOptions(
+        connect_timeout_s,
+        read_timeout_s,
+        params_every_s,
+        allowed,
+        backoff,
+        clock,
+        episode_caught_up_s,
+        worker,
+    )
+    tick = prepare_tick(session, box, cluster_id, options)
+    if tick is None:
+        return None
+    read_at = options.clock()
+    readings = reader.read(tick.targets, tick.deadline_s, tick.behind)
+    return record_prepared(session, tick, readings, options, options.clock() - read_at)
+
+
+def prepare_tick(
+    session: Session, box: SecretBox, cluster_id: int, options: TickOptions
+) -> PreparedTick | None:
+    """Load and lock the cluster, note a gap before this tick, and say what to read. None when
+    the cluster is gone, disabled, or its previous tick still runs (and holds the row)."""
+    started = options.clock()
     cluster = _load_locked(session, cluster_id)
     if cluster is None or not cluster.enabled:
-        return None  # gone, disabled, or its previous tick still runs (and holds the row)
+        return None
     heartbeat = heartbeat_table(cluster)
     extra = tuple(cluster.extra_params or ())
     now = datetime.fromtimestamp(started, UTC)
@@ -68,21 +121,45 @@ def poll_cluster(
             skipped.append(login_backoff.backing_off(instance, now))
             continue
         try:
-            spec = connection_spec(box, instance, connect_timeout_s, read_timeout_s, allowed)
+            spec = connection_spec(
+                box, instance, options.connect_timeout_s, options.read_timeout_s, options.allowed
+            )
         except CredentialsUnreadable as exc:
             skipped.append(login_backoff.unreadable(instance, now, str(exc)))
             continue
-        targets.append(Target(instance.id, spec, heartbeat, extra, params_every_s))
-    deadline_s = min(cluster.poll_interval_s * DEADLINE_SHARE, connect_timeout_s + read_timeout_s)
+        targets.append(Target(instance.id, spec, heartbeat, extra, options.params_every_s))
+    deadline_s = min(
+        cluster.poll_interval_s * DEADLINE_SHARE,
+        options.connect_timeout_s + options.read_timeout_s,
+    )
+    behind = behind_at_last_tick(cluster)
+    prepared = PreparedTick(cluster, rows, targets, skipped, started, deadline_s, behind)
+    prepared.prepare_s = options.clock() - started
+    return prepared
+
+
+def record_prepared(
+    session: Session,
+    tick: PreparedTick,
+    read: Sequence[Reading],
+    options: TickOptions,
+    read_s: float,
+) -> TickSummary:
+    """Record the tick's readings (``read``: those of its targets; ``read_s``: how long the
+    read took). The tick's duration is its own: preparing, reading, recording."""
+    recording = options.clock()
+    cluster = tick.cluster
     by_id = {i.id: i for i in cluster.instances}
     readings = [
-        login_backoff.note(by_id[reading.instance_id], reading, backoff)
-        for reading in [*reader.read(targets, deadline_s, behind_at_last_tick(cluster)), *skipped]
+        login_backoff.note(by_id[reading.instance_id], reading, options.backoff)
+        for reading in [*read, *tick.skipped]
     ]
-    _add_new_channels(session, rows, cluster, readings)
-    summary = record_tick(session, cluster, readings, episode_caught_up_s)
-    cluster.last_tick_at, cluster.last_tick_s, cluster.last_tick_by = now, clock() - started, worker
-    rows.write(session)
+    _add_new_channels(session, tick.rows, cluster, readings)
+    summary = record_tick(session, cluster, readings, options.episode_caught_up_s)
+    took = tick.prepare_s + read_s + (options.clock() - recording)
+    cluster.last_tick_at = datetime.fromtimestamp(tick.started, UTC)
+    cluster.last_tick_s, cluster.last_tick_by = took, options.worker
+    tick.rows.write(session)
     return summary
 
 
@@ -176,10 +253,20 @@ def _behind(channel: Channel) -> bool:
     return channel.verdict in _BEHIND or (bool(classes) and classes[-1] in _BEHIND)
 
 
-def due_clusters(session: Session, now_s: float) -> list[tuple[int, float]]:
-    """Clusters whose interval has a tick in the current second, with their interval."""
+def due_clusters(session: Session, now_s: float) -> list[tuple[int, float, int]]:
+    """Clusters whose interval has a tick in the current second: (id, interval, enabled
+    instances), the last for sizing batches."""
+    instances = (
+        select(func.count(Instance.id))
+        .where(Instance.cluster_id == Cluster.id, Instance.enabled.is_(True))
+        .scalar_subquery()
+    )
     rows = session.execute(
-        select(Cluster.id, Cluster.poll_interval_s).where(Cluster.enabled.is_(True))
+        select(Cluster.id, Cluster.poll_interval_s, instances).where(Cluster.enabled.is_(True))
     ).all()
     second = int(now_s)
-    return [(cid, interval) for cid, interval in rows if second % max(1, round(interval)) == 0]
+    return [
+        (cid, interval, count)
+        for cid, interval, count in rows
+        if second % max(1, round(interval)) == 0
+    ]

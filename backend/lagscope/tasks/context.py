@@ -49,7 +49,7 @@ def context() -> WorkerContext:
             settings=settings,
             engine=engine,
             sessions=sessions,
-            reader=ClusterReader(),
+            reader=ClusterReader(max_threads=settings.poll_batch_instances + 24),
             box=store_box(sessions, settings.secret_key, settings.old_keys()),
         )
     return _context

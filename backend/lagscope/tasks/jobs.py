@@ -14,7 +14,9 @@ from lagscope.alerts import delivery as alert_delivery
 from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.errors import Conflict
 from lagscope.ingest import rollups as maintenance
-from lagscope.ingest.tick import due_clusters, note_expired_tick, poll_cluster
+from lagscope.ingest.recording import TickSummary
+from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
+from lagscope.ingest.tick_batch import batches, poll_clusters
 from lagscope.inventory.server_logins import Backoff
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
@@ -24,39 +26,52 @@ log = logging.getLogger(__name__)
 
 @app.task(name="lagscope.dispatch_polls", ignore_result=True)
 def dispatch_polls() -> int:
-    """Enqueue a poll for every cluster due this second, expiring with its interval."""
+    """Enqueue the polls of the clusters due this second, in batches (ingest/tick_batch.py),
+    each expiring with its interval."""
     ctx = context()
     with ctx.transaction() as session:
         due = due_clusters(session, time.time())
-    for cluster_id, interval in due:
-        poll_cluster_task.apply_async(args=[cluster_id], expires=interval)
+    for interval, cluster_ids in batches(due, ctx.settings.poll_batch_instances):
+        poll_clusters_task.apply_async(args=[cluster_ids], expires=interval)
     return len(due)
 
 
-@app.task(name="lagscope.poll_cluster", ignore_result=True)
-def poll_cluster_task(cluster_id: int) -> None:
+@app.task(name="lagscope.poll_clusters", ignore_result=True)
+def poll_clusters_task(cluster_ids: list[int]) -> int:
+    """Returns the ticks recorded (Celery's "succeeded" log line shows it)."""
     ctx = context()
-    with ctx.transaction() as session:
-        summary = poll_cluster(
-            session,
-            ctx.box,
-            ctx.reader,
-            cluster_id,
-            ctx.settings.connect_timeout_s,
-            ctx.settings.read_timeout_s,
-            ctx.settings.params_every_s,
-            allowed=ctx.settings.allow_list(),
-            backoff=Backoff(
-                ctx.settings.login_backoff_base_s,
-                ctx.settings.login_backoff_max_s,
-                ctx.settings.login_give_up_after,
-            ),
-            episode_caught_up_s=ctx.settings.episode_caught_up_s,
-            worker=f"{socket.gethostname()}:{os.getpid()}",
-        )
-    if summary is not None:
+    summaries = poll_clusters(ctx.transaction, ctx.box, ctx.reader, cluster_ids, _options())
+    for cluster_id, summary in summaries.items():
         evaluate_alerts(cluster_id)
-    if summary and (summary.unreachable or summary.param_changes):
+        _log_summary(cluster_id, summary)
+    return len(summaries)
+
+
+@app.task(name="lagscope.poll_cluster", ignore_result=True)
+def poll_cluster_task(cluster_id: int) -> int:
+    """One cluster's tick (what beat sent before batches; kept for messages still queued)."""
+    return int(poll_clusters_task(cluster_ids=[cluster_id]))
+
+
+def _options() -> TickOptions:
+    settings = context().settings
+    return TickOptions(
+        connect_timeout_s=settings.connect_timeout_s,
+        read_timeout_s=settings.read_timeout_s,
+        params_every_s=settings.params_every_s,
+        allowed=settings.allow_list(),
+        backoff=Backoff(
+            settings.login_backoff_base_s,
+            settings.login_backoff_max_s,
+            settings.login_give_up_after,
+        ),
+        episode_caught_up_s=settings.episode_caught_up_s,
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+    )
+
+
+def _log_summary(cluster_id: int, summary: TickSummary) -> None:
+    if summary.unreachable or summary.param_changes:
         log.info(
             "cluster %s: unreachable=%s param_changes=%s",
             cluster_id,
@@ -65,17 +80,24 @@ def poll_cluster_task(cluster_id: int) -> None:
         )
 
 
+_POLL_TASKS = frozenset({poll_clusters_task.name, poll_cluster_task.name})
+
+
 @task_revoked.connect
 def note_expired_poll(
     sender: Any = None, request: Any = None, expired: bool = False, **_: Any
 ) -> None:
     """A tick that waited in the queue past its interval is dropped (``expires``), in the
     worker's main process: keep that in the store, so the next tick's gap says why."""
-    if not expired or request is None or getattr(sender, "name", None) != poll_cluster_task.name:
+    name = getattr(sender, "name", None)
+    if not expired or request is None or name not in _POLL_TASKS:
         return
+    first = request.args[0]
+    cluster_ids = [int(c) for c in first] if isinstance(first, list) else [int(first)]
     try:
         with context().transaction() as session:
-            note_expired_tick(session, int(request.args[0]), time.time())
+            for cluster_id in cluster_ids:
+                note_expired_tick(session, cluster_id, time.time())
     except Exception:  # the drop itself must go on; the gap is then "not polled"
         log.exception("could not note an expired tick")
 
