@@ -13,9 +13,10 @@ store, and prints:
 - instance round trip p50/p99 (the poll batch, from instance_samples),
 - per worker: ticks/s, instance polls/s, cores and CPU per instance poll (from its log, /proc),
 - worker CPU per instance poll (all worker processes),
-- the bare poll, measured in the same run once the workers have stopped: the same batches
-  (one source and four replicas per cluster tick) sent by plain PyMySQL over a kept connection,
-  one round trip each, results read, nothing else; and the pipeline's ratio to it,
+- the bare poll (the median of 5 measurements), measured in the same run once the workers have
+  stopped: the same batches (one source and four replicas per cluster tick) sent by plain
+  PyMySQL over a kept connection, one round trip each, results read, nothing else; and the
+  pipeline's ratio to it,
 - the floor: the same batches with every packet read off the socket and nothing decoded.
 
     .venv/bin/python bench/poll_throughput.py --clusters 100 --seconds 30
@@ -261,8 +262,9 @@ def main() -> None:
         for process in reversed(processes):
             process.stop()
         processes.clear()
-        bare_ms = bare_poll_cpu_ms(lab, args.bare_rounds)
-        floor_ms = floor_cpu_ms(lab, args.bare_rounds)
+        # The median of several: one measurement of a few seconds moved by ±20 % between runs.
+        bare_ms = statistics.median(bare_poll_cpu_ms(lab, args.bare_rounds) for _ in range(5))
+        floor_ms = statistics.median(floor_cpu_ms(lab, args.bare_rounds) for _ in range(5))
         cpus = [b - a for a, b in zip(cpu0, cpu1, strict=True)]
         report(url, logs, args, start, end, cpus, bare_ms, floor_ms)
     finally:

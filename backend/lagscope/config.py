@@ -84,8 +84,10 @@ class Settings(BaseSettings):
     params_every_s: float = 5.0
     # The clusters due in a second go to the workers in batches of at most this many servers
     # (a larger cluster alone): one task, one read of them all, one commit (ingest/tick_batch).
-    # Each worker process reads a batch with as many threads, plus room for slow servers.
-    poll_batch_instances: PositiveInt = 40
+    # Each worker process reads a batch with as many threads, plus room for slow servers. 20:
+    # batches of 40 cost more CPU, not less (more threads at once contend for the interpreter)
+    # and doubled the measured round trip (bench/poll_throughput.py, 30 clusters).
+    poll_batch_instances: PositiveInt = 20
     # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
     # that comes back sooner continues the same episode.
     episode_caught_up_s: PositiveFloat = 30.0
