@@ -21,6 +21,7 @@ store, and prints:
 
     .venv/bin/python bench/poll_throughput.py --clusters 100 --seconds 30
     .venv/bin/python bench/poll_throughput.py --clusters 30 --store postgresql --workers 2
+    .venv/bin/python bench/poll_throughput.py --clusters 30 --rules 3   # with alert evaluation
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pymysql.constants import COMMAND, SERVER_STATUS
 from pymysql.protocol import EOFPacketWrapper, OKPacketWrapper
 from sqlalchemy import func, select
 
+from lagscope.alerts.rules import create_rule
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor, ResultSet
 from lagscope.collectors.poller import InstancePoller
 from lagscope.db import make_engine, make_session_factory
@@ -184,13 +186,23 @@ def _read_raw(conn: Any, sql: str) -> None:
         more = bool(status & SERVER_STATUS.SERVER_MORE_RESULTS_EXISTS)
 
 
-def build_store(url: str, lab: Lab, clusters: int) -> None:
+# What a fleet with alerting judges every tick (--rules): lag, broken replication, a dead server.
+RULES = (
+    {"name": "lag over 30 s", "metric": "lag", "threshold": 30.0, "for_s": 60.0},
+    {"name": "replication error", "metric": "replication_error", "threshold": 0.5},
+    {"name": "unreachable", "metric": "unreachable", "threshold": 0.5, "for_s": 10.0},
+)
+
+
+def build_store(url: str, lab: Lab, clusters: int, rules: int = 0) -> None:
     upgrade(url)
     sessions = make_session_factory(make_engine(url))
     box = store_box(sessions, SECRET)
     user, password = lab.credentials.monitor
     real = [lab.server("replica1"), lab.server("replica2")]
     with sessions() as session, session.begin():
+        for fields in RULES[:rules]:
+            create_rule(session, fields)
         for n in range(clusters):
             cluster = inventory.create_cluster(session, f"bench-{n}")
             src = lab.server("source")
@@ -213,6 +225,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="lagscope worker processes")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--bare-rounds", type=int, default=400, help="bare-poll rounds (× 5)")
+    parser.add_argument(
+        "--rules", type=int, default=0, choices=range(len(RULES) + 1),
+        help="alert rules over every cluster (lag, replication error, unreachable)",
+    )  # fmt: skip
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="lagscope-bench-"))
     lab = Lab.start(LabConfig(replicas=2))
@@ -234,7 +250,7 @@ def main() -> None:
             url = postgres.url
         else:
             url = f"sqlite:///{workdir / 'store.db'}"
-        build_store(url, lab, args.clusters)
+        build_store(url, lab, args.clusters, args.rules)
         env = {**os.environ, "LAGSCOPE_DATABASE_URL": url, "LAGSCOPE_BROKER_URL": redis.url,
                "LAGSCOPE_SECRET_KEY": SECRET}  # fmt: skip
         workers = []
@@ -310,7 +326,7 @@ def report(
     per_worker = [[(float(s), int(n)) for s, n in re.findall(pattern, log)] for log in logs]
     batches = [b for found in per_worker for b in found]
     instance_polls = len(polls) + (unreachable or 0)
-    print(f"store={args.store} clusters={args.clusters}"
+    print(f"store={args.store} clusters={args.clusters} rules={args.rules}"
           f" instances={args.clusters * (1 + REPLICAS_PER_CLUSTER)} workers={args.workers}"
           f" concurrency={args.concurrency} window={seconds:.0f} s")  # fmt: skip
     print(f"channel-polls stored: {samples / seconds:.0f}/s ({samples / ideal:.1%} of ideal)")

@@ -96,5 +96,19 @@ def test_a_batch_ticks_every_cluster_and_one_failure_costs_the_others_nothing(
             with api.sessions() as session:
                 ticked = {c.id: c.last_tick_by for c in session.scalars(select(Cluster))}
             assert ticked == {i: "test:1" for i in ids}
+
+            # A cluster whose tick cannot even be prepared is left out of the batch's read.
+            monkeypatch.setattr(tick_module, "record_tick", real)
+            real_table = tick_module.heartbeat_table
+
+            def broken(cluster):
+                if cluster.id == ids[0]:
+                    raise RuntimeError("a bug preparing one cluster's tick")
+                return real_table(cluster)
+
+            monkeypatch.setattr(tick_module, "heartbeat_table", broken)
+            done = poll_clusters(transaction, box, reader, ids, options)
+            assert sorted(done) == [ids[1], ids[2]]
+            assert _counts(api, ids) == {ids[0]: (6, 4), ids[1]: (6, 4), ids[2]: (9, 6)}
         finally:
             reader.close()

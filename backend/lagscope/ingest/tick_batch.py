@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from itertools import groupby
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from lagscope.ingest.reader import ClusterReader, Reading
@@ -68,7 +69,7 @@ def poll_clusters(
     summaries: dict[int, TickSummary] = {}
     try:
         with transaction() as session:
-            ticks = [t for c in cluster_ids if (t := prepare_tick(session, box, c, options))]
+            ticks = _prepare(session, box, cluster_ids, options)
             if not ticks:
                 return {}
             read_at = options.clock()
@@ -83,6 +84,25 @@ def poll_clusters(
             raise  # nothing was read: the store or the reader failed, as the task will say
         log.exception("a batch of %d ticks failed: recording each on its own", len(cluster_ids))
     return _one_by_one(transaction, box, cluster_ids, readings, options, read_s)
+
+
+def _prepare(
+    session: Session, box: SecretBox, cluster_ids: Sequence[int], options: TickOptions
+) -> list[PreparedTick]:
+    """The batch's ticks; a cluster whose tick cannot be prepared (a bug, not the store: that
+    fails the batch) is logged and left out, the others go on."""
+    ticks = []
+    for cluster_id in cluster_ids:
+        try:
+            tick = prepare_tick(session, box, cluster_id, options)
+        except DBAPIError:
+            raise
+        except Exception:
+            log.exception("cluster %s: preparing its tick failed", cluster_id)
+            continue
+        if tick is not None:
+            ticks.append(tick)
+    return ticks
 
 
 def _read(reader: ClusterReader, ticks: Sequence[PreparedTick]) -> dict[int, Reading]:

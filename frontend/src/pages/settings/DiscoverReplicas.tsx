@@ -41,12 +41,12 @@ export function DiscoverReplicas({ cluster, onClose }: { cluster: Cluster; onClo
           <fieldset className="form-grid">
             <legend>Log in to an added replica with</legend>
             {sourceLabel ? (
-              <label>
+              <label className="inline">
                 <input type="radio" name={`${idBase}-login`} checked={login === "source"} onChange={() => setLogin("source")} />
                 {sourceLabel}
               </label>
             ) : null}
-            <label>
+            <label className="inline">
               <input type="radio" name={`${idBase}-login`} checked={login === "other"} onChange={() => setLogin("other")} />
               Another login
             </label>
