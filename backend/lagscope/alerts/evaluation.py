@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import delete, or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
 from lagscope.alerts import state as sm
@@ -110,10 +110,14 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
     ).all()
     if not rules:
         return []
-    cluster = session.scalar(
-        select(Cluster)
-        .where(Cluster.id == cluster_id)
-        .options(selectinload(Cluster.instances).selectinload(Instance.channels))
+    cluster = (
+        session.execute(
+            select(Cluster)
+            .where(Cluster.id == cluster_id)
+            .options(joinedload(Cluster.instances).joinedload(Instance.channels))
+        )
+        .unique()
+        .scalar_one_or_none()
     )
     if cluster is None:
         return []
