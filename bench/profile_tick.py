@@ -7,6 +7,7 @@ and the functions that take it, by own time and by cumulative time. No Celery, n
 the task's body, which is what a worker spends its CPU on.
 
     .venv/bin/python bench/profile_tick.py --clusters 10 --rounds 20
+    .venv/bin/python bench/profile_tick.py --clusters 10 --rules 3   # with alert evaluation
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="ticks per cluster, profiled")
     parser.add_argument("--warmup", type=int, default=5, help="ticks per cluster, not profiled")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--rules", type=int, default=0, help="alert rules (poll_throughput's)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lagscope-profile-") as tmp:
         url = f"sqlite:///{tmp}/store.db"
         lab = Lab.start(LabConfig(replicas=2))
         try:
-            build_store(url, lab, args.clusters)
+            build_store(url, lab, args.clusters, args.rules)
             sessions = make_session_factory(make_engine(url))
             box = store_box(sessions, SECRET)
             reader = ClusterReader()

@@ -33,7 +33,7 @@ from lagscope.alerts.readings import (
     subjects,
 )
 from lagscope.errors import Conflict
-from lagscope.history.status import latest_channel_rows, latest_instance_samples
+from lagscope.history.status import latest_instance_samples, latest_samples
 from lagscope.models import (
     AlertEvent,
     AlertRule,
@@ -121,11 +121,10 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
     )
     if cluster is None:
         return []
-    samples = {
-        row.channel.id: row.sample
-        for row in latest_channel_rows(session, [cluster_id])
-        if row.sample is not None
-    }
+    samples = latest_samples(
+        session,
+        [c.id for i in cluster.instances for c in i.channels if c.gone_at is None],
+    )
     polled = latest_instance_samples(session, [i.id for i in cluster.instances])
     states = {
         (s.rule_id, s.subject): s

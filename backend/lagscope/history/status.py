@@ -68,6 +68,18 @@ def _newest_sample_ts() -> ScalarSelect[datetime]:
     )
 
 
+def latest_samples(session: Session, channel_ids: Sequence[int]) -> dict[int, Sample]:
+    """The newest sample of each channel (the alert evaluation has the channels already)."""
+    newest = aliased(Sample)
+    latest_ts = (
+        select(func.max(newest.ts)).where(newest.channel_id == Sample.channel_id).scalar_subquery()
+    )
+    rows = session.scalars(
+        select(Sample).where(Sample.channel_id.in_(channel_ids), Sample.ts == latest_ts)
+    )
+    return {row.channel_id: row for row in rows}
+
+
 def latest_instance_samples(
     session: Session, instance_ids: Sequence[int]
 ) -> dict[int, InstanceSample]:
