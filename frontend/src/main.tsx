@@ -4,6 +4,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { BrowserRouter } from "react-router";
 import { ApiProblem } from "./api/client";
 import { App } from "./App";
+import { prefetchFor } from "./prefetch";
 import "./styles.css";
 
 const queryClient = new QueryClient({
@@ -17,6 +18,8 @@ const queryClient = new QueryClient({
     },
   },
 });
+
+prefetchFor(queryClient, window.location.pathname);
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root");
