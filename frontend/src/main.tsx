@@ -19,7 +19,7 @@ const queryClient = new QueryClient({
   },
 });
 
-prefetchFor(queryClient, window.location.pathname);
+void prefetchFor(queryClient, window.location.pathname, window.location.search);
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root");

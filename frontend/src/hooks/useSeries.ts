@@ -80,6 +80,11 @@ export function useSeriesList(
   });
 }
 
+/** A series group's query as the hook asks it (same key, same fetch), for a prefetch. */
+export function seriesGroupQuery(params: SeriesGroupParams) {
+  return { queryKey: keys.series(params), queryFn: ({ signal }: { signal: AbortSignal }) => fetchSeries(params, signal) };
+}
+
 /**
  * Several metrics in one request, answered per metric (as one request per metric did); live
  * windows poll. The explorer asks three of these per refresh: the lag, the strips, the panels.
