@@ -9,7 +9,9 @@
 2. 20 series × 2,000 points: the explorer of a cluster with 20 replicas, 2,000 s of 1 s samples
    each, asked for 2,000 points per line (``pts=2000``); the figure is the time from the end of
    the lag series' response (Resource Timing) until all 20 lines are drawn: building the chart
-   model and rendering it.
+   model and rendering it. Since the app asks the explorer's lag series at start-up
+   (frontend/src/prefetch.ts), the answer can arrive before the page's code has loaded, and
+   then this figure includes that wait too: it is an upper bound of the drawing time.
 
 Needs the UI build (``make ui``). The store is a throwaway SQLite file with hand-made rows; the
 API runs in this process (demo mode, loopback). Targets (issue 8): ≤ 1 s and ≤ 300 ms.
