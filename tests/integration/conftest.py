@@ -17,6 +17,7 @@ fixture override by name), not by writing its own server start:
         return {"params_every_s": 1.0}            # keyword arguments of start_pipeline
 
 A module with a fixture of its own named ``api`` or ``pipeline`` keeps it (it wins over these).
+``postgres`` is a throwaway PostgreSQL server (postgres.py) for the module that asks for it.
 The lab itself is session-wide, in tests/conftest.py.
 """
 
@@ -29,6 +30,7 @@ import pytest
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .pipeline_stack import Pipeline, start_pipeline
+from .postgres import ThrowawayPostgres, start_postgres
 
 
 def _module_name(request: pytest.FixtureRequest) -> str:
@@ -71,3 +73,13 @@ def pipeline(
     workdir = tmp_path_factory.mktemp(f"{_module_name(request)}-pipeline")
     with start_pipeline(lab, workdir, **pipeline_options) as started:
         yield started
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[ThrowawayPostgres]:
+    """A throwaway PostgreSQL server for the module, stopped (and removed) at its end."""
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()

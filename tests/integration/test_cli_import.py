@@ -8,7 +8,6 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -21,7 +20,7 @@ from lagscope.models import Cluster, Instance
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
-from .postgres import ThrowawayPostgres, start_postgres
+from .postgres import ThrowawayPostgres
 
 pytestmark = pytest.mark.integration
 
@@ -59,15 +58,6 @@ clusters:
         user: lagscope
         role: source
 """
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[ThrowawayPostgres]:
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

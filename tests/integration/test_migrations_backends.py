@@ -41,9 +41,9 @@ from lagscope.models import (
 )
 
 try:
-    from .postgres import ThrowawayPostgres, start_postgres
+    from .postgres import ThrowawayPostgres
 except ImportError:  # tests/integration without __init__.py: pytest put its dir on sys.path
-    from postgres import ThrowawayPostgres, start_postgres  # type: ignore[import-not-found,no-redef]
+    from postgres import ThrowawayPostgres  # type: ignore[import-not-found,no-redef]
 
 pytestmark = pytest.mark.integration
 
@@ -102,15 +102,6 @@ def table_names(url: URL) -> set[str]:
 
 
 # --- backends -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[ThrowawayPostgres]:
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import os
 import signal
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from lagscope.models import Cluster, Instance, InstanceSample, PollGap, Sample
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
-from .postgres import ThrowawayPostgres, start_postgres
 from .stack import ManagedProcess, RedisServer, lagscope_command
 from .waiting import wait_until
 
@@ -34,15 +32,6 @@ pytestmark = pytest.mark.integration
 SECRET = "scale-out-test-secret-2c9e7b41d05f8a63-Kp"
 CLUSTERS = 6
 INTERVAL_S = 1.0
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[ThrowawayPostgres]:
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _parent(pid: int) -> int | None:

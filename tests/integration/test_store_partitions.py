@@ -34,9 +34,9 @@ from lagscope.store_setup import alembic_config, upgrade
 from tests.factories import make_cluster
 
 try:
-    from .postgres import ThrowawayPostgres, start_postgres
+    from .postgres import ThrowawayPostgres
 except ImportError:  # tests/integration without __init__.py: pytest put its dir on sys.path
-    from postgres import ThrowawayPostgres, start_postgres  # type: ignore[import-not-found,no-redef]
+    from postgres import ThrowawayPostgres  # type: ignore[import-not-found,no-redef]
 
 pytestmark = pytest.mark.integration
 
@@ -54,15 +54,6 @@ class Store:
     sessions: sessionmaker[Session]
     channels: tuple[int, int]
     instances: tuple[int, int]
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[ThrowawayPostgres]:
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _admin(server: ThrowawayPostgres, sql: str) -> None:
