@@ -33,7 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -121,33 +121,17 @@ def _batch(lab: Lab, name: str) -> tuple[dict[str, Any], str]:
 def bare_poll_cpu_ms(lab: Lab, rounds: int) -> float:
     """Client CPU per bare poll, over the pipeline's mix: per round one source batch and
     ``REPLICAS_PER_CLUSTER`` replica batches, each one round trip with its results read."""
-    names = ["source", *(("replica1", "replica2")[r % 2] for r in range(REPLICAS_PER_CLUSTER))]
-    connections = []
-    for name in names:
-        params, sql = _batch(lab, name)
-        conn = pymysql.connect(
-            host=params["host"], port=params["port"], user=params["user"],
-            password=params["password"], autocommit=True,
-            client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS,
-        )  # fmt: skip
-        connections.append((conn, sql))
-    cpu0 = time.process_time()
-    for _ in range(rounds):
-        for conn, sql in connections:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-                cur.fetchall()
-                while cur.nextset():
-                    cur.fetchall()
-    cpu = time.process_time() - cpu0
-    for conn, _ in connections:
-        conn.close()
-    return 1000 * cpu / (rounds * len(connections))
+    return _cpu_per_batch_ms(lab, rounds, _read_decoded)
 
 
 def floor_cpu_ms(lab: Lab, rounds: int) -> float:
     """The physical floor: the same batches, every packet of the answer read off the socket
     and nothing decoded (only the status flag that says another result set follows)."""
+    return _cpu_per_batch_ms(lab, rounds, _read_raw)
+
+
+def _cpu_per_batch_ms(lab: Lab, rounds: int, read: Callable[[Any, str], None]) -> float:
+    """Client CPU per batch sent and read by ``read`` over plain PyMySQL connections."""
     names = ["source", *(("replica1", "replica2")[r % 2] for r in range(REPLICAS_PER_CLUSTER))]
     connections = []
     for name in names:
@@ -161,11 +145,19 @@ def floor_cpu_ms(lab: Lab, rounds: int) -> float:
     cpu0 = time.process_time()
     for _ in range(rounds):
         for conn, sql in connections:
-            _read_raw(conn, sql)
+            read(conn, sql)
     cpu = time.process_time() - cpu0
     for conn, _ in connections:
         conn.close()
     return 1000 * cpu / (rounds * len(connections))
+
+
+def _read_decoded(conn: Any, sql: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        cur.fetchall()
+        while cur.nextset():
+            cur.fetchall()
 
 
 def _read_raw(conn: Any, sql: str) -> None:
