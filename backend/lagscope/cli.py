@@ -307,10 +307,69 @@ def heartbeat(refresh: float) -> None:
             settings.login_give_up_after,
         ),
     )
+    from lagscope.health.self_watch import SelfWatch
+
+    watch = SelfWatch("heartbeat", settings, sessions)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    service.run(stop)
+    watch.start()
+    try:
+        service.run(stop)
+    finally:
+        watch.stop()
+
+
+@main.command()
+@click.option(
+    "--check",
+    "checks",
+    multiple=True,
+    type=click.Choice(["store", "broker", "workers", "beat", "polling", "deliveries", "heartbeat"]),
+    help="The parts that decide the exit status (repeatable; default: all).",
+)
+@click.option(
+    "--process",
+    type=click.Choice(["api", "worker", "beat", "heartbeat"]),
+    default=None,
+    help="Also require this host's process of that kind to have reported (a container's check).",
+)
+def health(checks: tuple[str, ...], process: str | None) -> None:
+    """Lagscope's own parts as /readyz judges them, straight from the store and the broker
+    (no API needed): prints JSON, exits 1 when a deciding part is down (or --process missing)."""
+    import socket
+    import time
+
+    from lagscope.analysis.readiness import STALE_REPORTS
+    from lagscope.api.routers.health import readiness_out
+    from lagscope.config import get_settings
+    from lagscope.db import make_engine, make_session_factory
+    from lagscope.health.check import check
+    from lagscope.health.facts import gather
+
+    settings = get_settings()
+    sessions = make_session_factory(make_engine(settings.database_url))
+    now_s = time.time()
+    readiness = check(sessions, settings, now_s)
+    click.echo(readiness_out(readiness).model_dump_json(indent=2))
+    failing = readiness.failing(frozenset(checks) if checks else None)
+    if process is not None:
+        host = socket.gethostname()
+        facts = gather(sessions, settings.broker_url, settings.report_every_s, now_s)
+        mine = [
+            p
+            for p in facts.processes
+            if p.kind == process
+            and p.name.rsplit(":", 1)[0] == host
+            and now_s - p.seen_s <= settings.report_every_s * STALE_REPORTS
+        ]
+        if not mine:
+            click.echo(f"lagscope health: no {process} on {host} has reported lately", err=True)
+            sys.exit(1)
+    if failing:
+        names = ", ".join(c.name for c in failing)
+        click.echo(f"lagscope health: down: {names}", err=True)
+        sys.exit(1)
 
 
 @main.command()

@@ -152,8 +152,12 @@ class Settings(BaseSettings):
     # A receiver must accept within these (seconds); a slow one is retried, not waited on.
     webhook_connect_timeout_s: float = 3.0
     webhook_read_timeout_s: float = 5.0
-    # The API process checks polling_stopped rules this often (seconds; 0: not in this process).
+    # Every API, worker, beat and heartbeat process judges polling_stopped rules this often
+    # (seconds; 0: not in this process). Compare-and-set states keep it to one notification.
     alert_watchdog_every_s: float = 5.0
+    # Lagscope's own health (issue 21, docs/operations.md): each process reports itself this
+    # often (seconds); one silent for three reports is taken for gone by /readyz.
+    report_every_s: float = 5.0
     # Retry back-off: base·2^n capped, jittered, attempts until this much outage is covered.
     webhook_backoff_base_s: float = 10.0
     webhook_backoff_cap_s: float = 900.0

@@ -44,8 +44,11 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "history": FLOOR | {"security", "inventory"},
     "journal": FLOOR | {"security", "inventory", "history"},
     "alerts": FLOOR | {"security", "inventory", "history", "journal"},
-    "api": FLOOR | {"db", "security", "inventory", "history", "journal", "alerts"},
-    "tasks": FLOOR | {"db", "security", "inventory", "ingest", "history", "journal", "alerts"},
+    # Lagscope's own health: its processes' reports, and the watchdog they all run.
+    "health": FLOOR | {"db", "security", "inventory", "history", "journal", "alerts"},
+    "api": FLOOR | {"db", "security", "inventory", "history", "journal", "alerts", "health"},
+    "tasks": FLOOR
+    | {"db", "security", "inventory", "ingest", "history", "journal", "alerts", "health"},
     "lab": BOTTOM | {"collectors", "config"},
 }
 TOOLS = frozenset({"cli", "__main__", "demo"})  # start anything: processes, the API, the lab

@@ -15,7 +15,6 @@ from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope import __version__
-from lagscope.alerts.watchdog import Watchdog
 from lagscope.api import problems, webui
 from lagscope.api.demo_inbox import DemoInbox
 from lagscope.api.middleware import DemoHostMiddleware, EdgeMiddleware
@@ -28,6 +27,7 @@ from lagscope.api.routers import (
     discovery,
     docs,
     episodes,
+    health,
     instances,
     journal,
     poll_gaps,
@@ -41,6 +41,7 @@ from lagscope.api.routers import annotations as annotation_routes  # `annotation
 from lagscope.api.stream_slots import StreamSlots
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
+from lagscope.health.self_watch import SelfWatch
 from lagscope.security.demo_store import require_demo_store
 from lagscope.security.secret_box import store_box
 from lagscope.security.users import ensure_admin
@@ -61,16 +62,14 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # polling_stopped is judged here: it must fire when the worker or beat is what stopped.
-        watchdog = None
-        if settings.alert_watchdog_every_s > 0:
-            watchdog = Watchdog(sessions, app.state.box, settings, settings.alert_watchdog_every_s)
-            watchdog.start()
+        # The API reports itself and judges polling_stopped like every Lagscope process
+        # (health/self_watch.py): the alert must fire whichever of them has stopped.
+        watch = SelfWatch("api", settings, sessions, app.state.box)
+        watch.start()
         try:
             yield
         finally:
-            if watchdog is not None:
-                watchdog.stop()
+            watch.stop()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -113,6 +112,7 @@ def create_app(
     app.include_router(api)
     app.include_router(annotation_routes.grafana_router)
     app.include_router(root.router)
+    app.include_router(health.router)
     docs.install(app)
     webui.install(app, Path(settings.ui_dist) if settings.ui_dist else None)  # last: fallback
     with sessions() as session, session.begin():

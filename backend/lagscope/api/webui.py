@@ -22,7 +22,7 @@ from lagscope.api.routers.docs import DOCS_URL
 
 DEFAULT_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 # Never a page: the API, the scrape endpoint and the liveness check answer for themselves.
-RESERVED = ("api", "metrics", "healthz")
+RESERVED = ("api", "metrics", "healthz", "readyz")
 # The Content-Security-Policy is set on every answer by api/middleware.py.
 _PAGE_HEADERS = {"Cache-Control": "no-cache"}
 

@@ -15,6 +15,7 @@ from lagscope.models.demo import DemoStore
 from lagscope.models.episodes import Episode, EpisodeCause
 from lagscope.models.inventory import Channel, Cluster, Instance
 from lagscope.models.params import ParamChange, ParamValue
+from lagscope.models.processes import LagscopeProcess
 from lagscope.models.secrets import SecretKeySalt
 from lagscope.models.series import (
     InstanceSample,
@@ -45,6 +46,7 @@ __all__ = [
     "EpisodeCause",
     "Instance",
     "InstanceSample",
+    "LagscopeProcess",
     "LoginThrottle",
     "ParamChange",
     "ParamValue",

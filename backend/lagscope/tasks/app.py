@@ -46,8 +46,14 @@ def make_app() -> Celery:
         timezone="UTC",
         enable_utc=True,
         worker_hijack_root_logger=False,
+        # Back on the broker within a second of its return (tasks/consumer.py).
+        worker_consumer="lagscope.tasks.consumer:Consumer",
     )
     return app
 
 
 app = make_app()
+
+# The self-watch threads' signal handlers, connected wherever the app is loaded (they fire only
+# in a worker's pool parent and in beat).
+from lagscope.tasks import processes as _processes  # noqa: E402, F401

@@ -18,6 +18,7 @@ from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
 from lagscope.ingest.tick_batch import batches, poll_clusters
 from lagscope.inventory.server_logins import Backoff
+from lagscope.tasks import dispatch_claim
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
 
@@ -29,8 +30,12 @@ def dispatch_polls() -> int:
     """Enqueue the polls of the clusters due this second, in batches (ingest/tick_batch.py),
     each expiring with its interval."""
     ctx = context()
+    now_s = time.time()
+    if not dispatch_claim.claim(ctx.settings.broker_url, int(now_s)):
+        log.info("this second's polls were dispatched already (is a second beat running?)")
+        return 0
     with ctx.transaction() as session:
-        due = due_clusters(session, time.time())
+        due = due_clusters(session, now_s)
     for interval, cluster_ids in batches(due, ctx.settings.poll_batch_instances):
         poll_clusters_task.apply_async(args=[cluster_ids], expires=interval)
     return len(due)

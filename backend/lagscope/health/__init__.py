@@ -1,0 +1,1 @@
+"""Lagscope's own health: its processes report themselves, and one judgement of every part."""

@@ -1,0 +1,71 @@
+"""One look at Lagscope's own state: the store, the broker, the processes' reports, the newest
+tick and the oldest undelivered webhook, as :class:`lagscope.analysis.readiness.Facts`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy import and_, case, exists, func, select, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from lagscope.analysis.readiness import Facts, ProcessSeen
+from lagscope.health import broker
+from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess
+
+
+def gather(
+    sessions: sessionmaker[Session], broker_url: str, report_every_s: float, now_s: float
+) -> Facts:
+    look = broker.look(broker_url)
+    facts = Facts(
+        now_s=now_s,
+        report_every_s=report_every_s,
+        broker_error=look.error,
+        queue_depth=look.queue_depth,
+    )
+    try:
+        with sessions() as session:
+            return _from_store(session, facts)
+    except SQLAlchemyError as exc:
+        # The class only: a driver's message may name the server and user.
+        cause = getattr(exc, "orig", None) or exc
+        return replace(facts, store_error=type(cause).__name__)
+
+
+def _from_store(session: Session, facts: Facts) -> Facts:
+    session.execute(text("SELECT 1"))
+    processes = tuple(
+        ProcessSeen(
+            p.kind,
+            p.name,
+            p.seen_at.timestamp(),
+            p.last_dispatch_at.timestamp() if p.last_dispatch_at else None,
+        )
+        for p in session.scalars(select(LagscopeProcess))
+    )
+    polled = exists().where(Instance.cluster_id == Cluster.id, Instance.enabled.is_(True))
+    clusters, fastest, newest, heartbeat = session.execute(
+        select(
+            func.count(Cluster.id),
+            func.min(Cluster.poll_interval_s),
+            func.max(Cluster.last_tick_at),
+            # SUM(CASE …), not COUNT(…) FILTER: MySQL and MariaDB have no FILTER clause.
+            func.sum(case((Cluster.heartbeat_mode == "lagscope", 1), else_=0)),
+        ).where(and_(Cluster.enabled.is_(True), polled))
+    ).one()
+    pending, oldest = session.execute(
+        select(func.count(Delivery.id), func.min(Delivery.created_at)).where(
+            Delivery.status == "pending"
+        )
+    ).one()
+    return replace(
+        facts,
+        processes=processes,
+        clusters=int(clusters or 0),
+        fastest_interval_s=float(fastest) if fastest is not None else None,
+        newest_tick_s=newest.timestamp() if newest is not None else None,
+        heartbeat_clusters=int(heartbeat or 0),
+        pending_deliveries=int(pending or 0),
+        oldest_pending_s=oldest.timestamp() if oldest is not None else None,
+    )
