@@ -38,6 +38,7 @@ class Pipeline:
     sessions: sessionmaker[Session]
     workdir: Path | None = None
     env: dict[str, str] | None = None
+    redis: RedisServer | None = None
 
     def kill_worker(self) -> None:
         """SIGKILL the Celery worker and its pool children (its own process group)."""
@@ -194,7 +195,7 @@ def start_pipeline(
                     "heartbeat", lagscope_command("heartbeat", "--refresh", "1"), workdir, env
                 )
             )
-        pipe = Pipeline(url, cluster_id, processes, sessions, workdir, env)
+        pipe = Pipeline(url, cluster_id, processes, sessions, workdir, env, redis)
         wait_until(
             lambda: pipe.latest("replica2") is not None, timeout_s=30, message="first samples"
         )

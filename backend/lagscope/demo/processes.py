@@ -29,9 +29,18 @@ def lagscope_command(*args: str) -> list[str]:
 
 
 class ManagedProcess:
-    def __init__(self, name: str, argv: list[str], workdir: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        workdir: Path,
+        env: dict[str, str],
+        log_name: str | None = None,
+    ) -> None:
+        """``log_name``: the log file's name when not ``name`` (a restarted process keeps the
+        log of the one before)."""
         self.name = name
-        self.log_path = workdir / f"{name}.log"
+        self.log_path = workdir / f"{log_name or name}.log"
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             argv,
@@ -81,8 +90,12 @@ class RedisServer:
     """A redis-server of our own on a free loopback port, keeping nothing on disk."""
 
     def __init__(self, workdir: Path, timeout_s: float = 10.0) -> None:
-        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        self.workdir, self.timeout_s = workdir, timeout_s
         self.port = free_port()
+        self.process = self._start()
+
+    def _start(self) -> ManagedProcess:
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         argv = [
             binary,
             "--port",
@@ -94,13 +107,18 @@ class RedisServer:
             "--appendonly",
             "no",
         ]
-        self.process = ManagedProcess("redis", argv, workdir, dict(os.environ))
-        deadline = time.monotonic() + timeout_s
+        process = ManagedProcess("redis", argv, self.workdir, dict(os.environ))
+        deadline = time.monotonic() + self.timeout_s
         while not self.answers():
-            if time.monotonic() > deadline or not self.process.alive():
-                self.process.stop()
-                raise LagscopeError(f"redis-server did not answer:\n{self.process.log_tail()}")
+            if time.monotonic() > deadline or not process.alive():
+                process.stop()
+                raise LagscopeError(f"redis-server did not answer:\n{process.log_tail()}")
             time.sleep(0.05)
+        return process
+
+    def start(self) -> None:
+        """Start it again on the same port after :meth:`stop` (empty: it keeps nothing)."""
+        self.process = self._start()
 
     @property
     def url(self) -> str:

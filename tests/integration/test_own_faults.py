@@ -1,0 +1,330 @@
+"""Faults of Lagscope's own parts, with real processes: what /readyz says, what happens to the
+samples and the alerts, and how soon polling is back once the part is back (issue 21).
+
+One pipeline for the module (the lab, Redis, a SQLite store, a worker, beat, the heartbeat
+writer and the API), every process reporting each second. Each test breaks one part, checks how
+it shows and what it cost, brings the part back and leaves the pipeline healthy for the next.
+Detection and recovery times are printed (``-s``), never asserted beyond the waits' bounds: the
+box is shared. ``bench/own_faults.py`` measures the same with the issue's 60 s outages.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from lagscope.models import AlertRule, Channel, Cluster, Instance, PollGap, Sample
+
+from .pipeline_stack import Pipeline, start_pipeline
+from .receiver import Receiver, receiver
+from .stack import ManagedProcess, RedisServer, lagscope_command
+from .test_alerts_pipeline import add_rule, bodies, statuses, target
+from .waiting import assert_never, wait_until
+
+pytestmark = pytest.mark.integration
+
+# Long enough that Celery's own reconnect back-off (2, 4, 6 … s between tries) would come
+# back ~6 s after Redis does; ours tries every second (tasks/consumer.py).
+OUTAGE_S = 14.0
+RECOVERY_BOUND_S = 5.0
+FAULT_ENV = {
+    "LAGSCOPE_REPORT_EVERY_S": "1",
+    "LAGSCOPE_ALERT_WATCHDOG_EVERY_S": "1",
+    "LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+    "LAGSCOPE_WEBHOOK_BACKOFF_BASE_S": "1",
+    "LAGSCOPE_DELIVERY_SWEEP_EVERY_S": "2",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Faults:
+    """The pipeline, its Redis and its API, and the means to break each."""
+
+    def __init__(self, pipeline: Pipeline, redis: RedisServer, api_url: str) -> None:
+        self.pipeline, self.redis, self.api_url = pipeline, redis, api_url
+        self.restarts = 0
+
+    def readyz(self) -> dict[str, Any]:
+        answer = httpx.get(f"{self.api_url}/readyz", timeout=10)
+        assert answer.status_code in (200, 503), answer.text
+        body: dict[str, Any] = answer.json()
+        body["http"] = answer.status_code
+        return body
+
+    def component(self, name: str) -> dict[str, Any] | None:
+        return next((c for c in self.readyz()["components"] if c["name"] == name), None)
+
+    def state(self, name: str) -> str | None:
+        found = self.component(name)
+        return None if found is None else str(found["state"])
+
+    def answers(self) -> bool:
+        try:
+            return httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def healthy(self) -> bool:
+        if not self.answers():
+            return False
+        body = self.readyz()
+        return body["http"] == 200 and all(c["state"] == "ok" for c in body["components"])
+
+    def process(self, name: str) -> ManagedProcess:
+        return next(p for p in self.pipeline.processes if p.name == name)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the process and its children (its own process group), as an OOM kill would."""
+        process = self.process(name)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.proc.wait(timeout=30)
+        process.stop()  # closes its log
+        self.pipeline.processes.remove(process)
+
+    def start(self, name: str, argv: list[str], ready_log: str | None = None) -> ManagedProcess:
+        assert self.pipeline.workdir is not None and self.pipeline.env is not None
+        self.restarts += 1
+        process = ManagedProcess(
+            name, argv, self.pipeline.workdir, self.pipeline.env, log_name=f"{name}-{self.restarts}"
+        )
+        self.pipeline.processes.append(process)
+        if ready_log is not None:
+            process.wait_for_log(ready_log, timeout_s=60)
+        return process
+
+    def start_beat(self, name: str = "beat") -> ManagedProcess:
+        assert self.pipeline.workdir is not None
+        schedule = self.pipeline.workdir / f"{name}-{self.restarts + 1}-schedule"
+        return self.start(name, lagscope_command("beat", "-s", str(schedule)))
+
+    def last_tick(self) -> datetime | None:
+        with self.pipeline.session() as s:
+            return s.scalar(
+                select(Cluster.last_tick_at).where(Cluster.id == self.pipeline.cluster_id)
+            )
+
+    def ticked_after(self, moment: datetime) -> Callable[[], bool]:
+        def check() -> bool:
+            tick = self.last_tick()
+            return tick is not None and tick > moment
+
+        return check
+
+    def gaps_since(self, moment: datetime) -> list[PollGap]:
+        with self.pipeline.session() as s:
+            return list(
+                s.scalars(
+                    select(PollGap)
+                    .where(
+                        PollGap.cluster_id == self.pipeline.cluster_id, PollGap.ended_at >= moment
+                    )
+                    .order_by(PollGap.ended_at)
+                )
+            )
+
+    def duplicate_samples(self) -> int:
+        """Samples of one channel at one time, more than once: never."""
+        with self.pipeline.session() as s:
+            twice = (
+                select(Sample.channel_id, Sample.ts)
+                .group_by(Sample.channel_id, Sample.ts)
+                .having(func.count() > 1)
+                .subquery()
+            )
+            return int(s.scalar(select(func.count()).select_from(twice)) or 0)
+
+
+@pytest.fixture(scope="module")
+def faults(lab, tmp_path_factory) -> Iterator[Faults]:
+    workdir = tmp_path_factory.mktemp("own-faults")
+    with start_pipeline(lab, workdir, params_every_s=2.0, extra_env=FAULT_ENV) as pipeline:
+        assert pipeline.env is not None
+        port = _free_port()
+        api = ManagedProcess(
+            "api", lagscope_command("api", "--port", str(port)), workdir, pipeline.env
+        )
+        pipeline.processes.append(api)
+        assert pipeline.redis is not None
+        faults = Faults(pipeline, pipeline.redis, f"http://127.0.0.1:{port}")
+        wait_until(faults.healthy, timeout_s=60, message="/readyz all ok")
+        yield faults
+
+
+def _since(moment: float) -> str:
+    return f"{time.monotonic() - moment:.2f} s"
+
+
+def test_redis_stopped_then_back_and_restarted_empty(faults: Faults):
+    before = datetime.now(UTC)
+    stopped_at, stopped_mono = datetime.now(UTC), time.monotonic()
+    faults.redis.stop()
+    try:
+        wait_until(lambda: faults.state("broker") == "down", timeout_s=10, message="broker down")
+        print(f"\nRedis stopped: /readyz says broker down after {_since(stopped_mono)}")
+        wait_until(lambda: faults.state("polling") == "down", timeout_s=15, message="polling down")
+        print(f"Redis stopped: polling down after {_since(stopped_mono)}")
+        body = faults.readyz()
+        assert body["http"] == 503 and body["state"] == "down"
+        polling = faults.component("polling")
+        assert polling is not None and polling["message"].startswith("No worker has polled for")
+        remaining = OUTAGE_S - (time.monotonic() - stopped_mono)
+        assert_never(
+            faults.ticked_after(stopped_at + timedelta(seconds=1)),
+            for_s=max(0.0, remaining),
+            message="a tick while the broker is down",
+        )
+    finally:
+        faults.redis.start()
+    back, back_mono = datetime.now(UTC), time.monotonic()
+    wait_until(
+        faults.ticked_after(back), timeout_s=RECOVERY_BOUND_S, message="polling back after Redis"
+    )
+    print(f"Redis back (empty) after {OUTAGE_S:g} s: first tick {_since(back_mono)} later")
+    wait_until(faults.healthy, timeout_s=15, message="/readyz ok again")
+    gaps = faults.gaps_since(before)
+    assert gaps, "the outage is a recorded gap"
+    assert gaps[0].started_at <= stopped_at + timedelta(seconds=1) and gaps[0].missed >= 5
+    assert gaps[0].reason in ("not_polled", "expired"), gaps[0].reason
+    print(f"gap: {gaps[0].missed} ticks missed, reason {gaps[0].reason}: {gaps[0].detail}")
+
+    # Restarted at once, empty: the queue and the workers' bindings are gone.
+    restart_mono = time.monotonic()
+    faults.redis.stop()
+    faults.redis.start()
+    again = datetime.now(UTC)
+    wait_until(faults.ticked_after(again), timeout_s=15, message="polling back after a restart")
+    print(f"Redis restarted empty: first tick {_since(restart_mono)} after the restart")
+    assert faults.duplicate_samples() == 0
+
+
+def test_two_beats_poll_once_per_interval(faults: Faults):
+    second = faults.start_beat("beat-extra")
+    try:
+        wait_until(lambda: faults.state("beat") == "warn", timeout_s=15, message="two beats seen")
+        beat = faults.component("beat")
+        assert beat is not None and beat["message"].startswith("2 beats are running")
+        start = datetime.now(UTC)
+        time_window = 8.0
+        wait_until(
+            lambda: datetime.now(UTC) - start >= timedelta(seconds=time_window),
+            timeout_s=time_window + 5,
+            message="the window",
+        )
+        with faults.pipeline.session() as s:
+            per_channel = s.execute(
+                select(Sample.channel_id, func.count())
+                .join(Channel)
+                .join(Instance)
+                .where(
+                    Instance.cluster_id == faults.pipeline.cluster_id,
+                    Sample.ts >= start,
+                    Sample.ts < start + timedelta(seconds=time_window),
+                )
+                .group_by(Sample.channel_id)
+            ).all()
+        counts = [n for _, n in per_channel]
+        print(f"\ntwo beats: samples per channel in {time_window:g} s: {counts}")
+        assert counts and max(counts) <= time_window + 1, counts  # one tick a second, not two
+    finally:
+        second.stop()
+        faults.pipeline.processes.remove(second)
+    wait_until(lambda: faults.state("beat") == "ok", timeout_s=15, message="one beat again")
+
+
+def test_beat_killed_then_restarted(faults: Faults):
+    killed_at, killed_mono = datetime.now(UTC), time.monotonic()
+    faults.kill("beat")
+    wait_until(lambda: faults.state("beat") == "down", timeout_s=15, message="beat down")
+    print(f"\nbeat killed: /readyz says beat down after {_since(killed_mono)}")
+    wait_until(lambda: faults.state("polling") == "down", timeout_s=15, message="polling down")
+    back, back_mono = datetime.now(UTC), time.monotonic()
+    faults.start_beat()
+    wait_until(faults.ticked_after(back), timeout_s=20, message="polling back after beat")
+    print(f"beat restarted: first tick {_since(back_mono)} later")
+    gaps = faults.gaps_since(killed_at)
+    assert gaps and gaps[0].reason == "not_polled", [(g.reason, g.detail) for g in gaps]
+    wait_until(faults.healthy, timeout_s=15, message="/readyz ok again")
+    assert faults.duplicate_samples() == 0
+
+
+def test_heartbeat_writer_killed_is_a_warning_and_lag_goes_on(faults: Faults):
+    killed_mono = time.monotonic()
+    faults.kill("heartbeat")
+    try:
+        wait_until(lambda: faults.state("heartbeat") == "warn", timeout_s=15, message="warned")
+        print(f"\nheartbeat writer killed: /readyz warns after {_since(killed_mono)}")
+        body = faults.readyz()
+        assert body["http"] == 200 and body["state"] == "warn"
+        since = datetime.now(UTC)
+        wait_until(
+            lambda: len(faults.pipeline.answered("replica2", since)) >= 3,
+            timeout_s=15,
+            message="replica2 still measured",
+        )
+        assert all(s.lag_s is not None for s in faults.pipeline.answered("replica2", since))
+    finally:
+        faults.start("heartbeat", lagscope_command("heartbeat", "--refresh", "1"))
+    wait_until(faults.healthy, timeout_s=20, message="/readyz ok again")
+
+
+@pytest.fixture
+def hook() -> Iterator[Receiver]:
+    with receiver() as started:
+        yield started
+
+
+def test_api_killed_polling_stopped_still_fires_once_from_the_others(
+    faults: Faults, hook: Receiver
+):
+    """With the API dead, beat killed stops polling: the worker's and the heartbeat writer's
+    watchdogs both judge polling_stopped; the receiver gets one firing and one resolved."""
+    pipeline = faults.pipeline
+    made: list[int] = []
+    with pipeline.session() as s:
+        replica2 = s.scalar(select(Instance.id).where(Instance.name == "replica2"))
+    rule = add_rule(
+        pipeline,
+        made,
+        target(pipeline, hook, "stopped"),
+        name="polling stopped",
+        metric="polling_stopped",
+        threshold=4.0,
+        instance_id=replica2,
+    )
+    api = faults.process("api")
+    argv = list(api.proc.args)  # type: ignore[arg-type]
+    try:
+        assert_never(lambda: bodies(hook, rule), for_s=3, message="fired while polling runs")
+        faults.kill("api")
+        faults.kill("beat")
+        stopped_mono = time.monotonic()
+        wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=30, message="fired")
+        print(f"\nAPI and beat killed: polling_stopped delivered after {_since(stopped_mono)}")
+        assert_never(lambda: len(bodies(hook, rule)) > 1, for_s=4, message="a second firing")
+        faults.start_beat()
+        wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=30, message="resolved")
+        assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=3, message="a third notification")
+        assert statuses(hook, rule) == ["firing", "resolved"]
+        keys = [r.headers.get("Idempotency-Key") for r in hook.accepted()]
+        assert len(set(keys)) == len(keys) == 2, keys
+    finally:
+        with pipeline.session() as s, s.begin():
+            s.get_one(AlertRule, rule).enabled = False
+        if not any(p.name == "beat" for p in pipeline.processes):
+            faults.start_beat()
+        faults.start("api", argv)
+    wait_until(faults.healthy, timeout_s=60, message="/readyz ok again")
