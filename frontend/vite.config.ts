@@ -9,7 +9,7 @@ const api = process.env.LAGSCOPE_API ?? "http://127.0.0.1:8000";
 export default defineConfig({
   plugins: [react()],
   server: {
-    proxy: { "/api": api, "/healthz": api, "/metrics": api },
+    proxy: { "/api": api, "/healthz": api, "/readyz": api, "/metrics": api },
   },
   build: {
     outDir: "dist",

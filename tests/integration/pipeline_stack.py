@@ -50,7 +50,7 @@ class Pipeline:
 
     def start_worker(self, name: str) -> ManagedProcess:
         assert self.workdir is not None and self.env is not None
-        worker = ManagedProcess(name, _worker_command(), self.workdir, self.env)
+        worker = ManagedProcess(name, worker_command(), self.workdir, self.env)
         self.processes.insert(0, worker)
         worker.wait_for_log("ready.", timeout_s=60)
         return worker
@@ -127,7 +127,7 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def _worker_command() -> list[str]:
+def worker_command() -> list[str]:
     return lagscope_command("worker", "--concurrency", "2", "--without-gossip", "--without-mingle")
 
 
@@ -181,7 +181,7 @@ def start_pipeline(
     }
     processes: list[ManagedProcess] = []
     try:
-        worker = ManagedProcess("worker", _worker_command(), workdir, env)
+        worker = ManagedProcess("worker", worker_command(), workdir, env)
         processes.append(worker)
         worker.wait_for_log("ready.")
         processes.append(

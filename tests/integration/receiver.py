@@ -31,6 +31,15 @@ class Receiver:
     requests: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server_names: list[str | None] = field(default_factory=list)
+    # Set: the next request is recorded on arrival and answered only once this is released
+    # (a receiver still working when its sender dies).
+    holding: threading.Event | None = None
+
+    def hold_next(self) -> threading.Event:
+        release = threading.Event()
+        with self.lock:
+            self.holding = release
+        return release
 
     def fail_next(self, *statuses: int) -> None:
         with self.lock:
@@ -64,6 +73,9 @@ def receiver(
             with state.lock:
                 status = state.script.pop(0) if state.script else 200
                 state.requests.append(Received(self.path, dict(self.headers), body, status))
+                held, state.holding = state.holding, None
+            if held is not None:
+                held.wait(timeout=60)
             self.send_response(status)
             self.send_header("Content-Length", "0")
             self.end_headers()

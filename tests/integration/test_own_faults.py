@@ -22,9 +22,18 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from lagscope.models import AlertRule, Channel, Cluster, Instance, PollGap, Sample
+from lagscope.models import (
+    AlertEvent,
+    AlertRule,
+    Channel,
+    Cluster,
+    Delivery,
+    Instance,
+    PollGap,
+    Sample,
+)
 
-from .pipeline_stack import Pipeline, start_pipeline
+from .pipeline_stack import Pipeline, start_pipeline, worker_command
 from .receiver import Receiver, receiver
 from .stack import ManagedProcess, RedisServer, lagscope_command
 from .test_alerts_pipeline import add_rule, bodies, statuses, target
@@ -42,6 +51,9 @@ FAULT_ENV = {
     "LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "LAGSCOPE_WEBHOOK_BACKOFF_BASE_S": "1",
     "LAGSCOPE_DELIVERY_SWEEP_EVERY_S": "2",
+    # A delivery's lease is 4 tries of these plus 30 s (alerts/delivery.py): 42 s here.
+    "LAGSCOPE_WEBHOOK_CONNECT_TIMEOUT_S": "1",
+    "LAGSCOPE_WEBHOOK_READ_TIMEOUT_S": "2",
 }
 
 
@@ -328,3 +340,53 @@ def test_api_killed_polling_stopped_still_fires_once_from_the_others(
             faults.start_beat()
         faults.start("api", argv)
     wait_until(faults.healthy, timeout_s=60, message="/readyz ok again")
+
+
+def test_worker_killed_mid_delivery_the_receiver_gets_the_same_key_again(
+    faults: Faults, hook: Receiver
+):
+    """The receiver has the request; the worker sending it dies before the answer. The
+    delivery's lease runs out and the next worker sends it again with the same
+    Idempotency-Key: the receiver sees two requests, one key, and dedupes."""
+    pipeline = faults.pipeline
+    made: list[int] = []
+    with pipeline.session() as s:
+        replica2 = s.scalar(select(Instance.id).where(Instance.name == "replica2"))
+    release = hook.hold_next()
+    rule = add_rule(
+        pipeline,
+        made,
+        target(pipeline, hook, "held"),
+        name="always (clock skew)",
+        metric="clock_skew",
+        threshold=-1.0,
+        null_policy="firing",
+        instance_id=replica2,
+    )
+    try:
+        wait_until(lambda: hook.all(), timeout_s=30, message="the request arrived")
+        faults.kill("worker")
+        release.set()
+        killed_mono = time.monotonic()
+        faults.start("worker", worker_command(), ready_log="ready.")
+        wait_until(lambda: len(hook.all()) >= 2, timeout_s=120, message="sent again")
+        print(f"\nworker killed mid-delivery: sent again {_since(killed_mono)} after the kill")
+        wait_until(
+            lambda: delivery_status(faults, rule) == "delivered", timeout_s=30, message="delivered"
+        )
+        seen = [(r.headers.get("Idempotency-Key"), r.status) for r in hook.all()]
+        print(f"the receiver saw: {seen}")
+        assert len(seen) == 2 and seen[0][0] == seen[1][0] and seen[0][0], seen
+        assert_never(lambda: len(hook.all()) > 2, for_s=3, message="a third request")
+    finally:
+        release.set()
+        with pipeline.session() as s, s.begin():
+            s.get_one(AlertRule, rule).enabled = False
+    wait_until(faults.healthy, timeout_s=30, message="/readyz ok again")
+
+
+def delivery_status(faults: Faults, rule: int) -> str | None:
+    with faults.pipeline.session() as s:
+        return s.scalar(
+            select(Delivery.status).join(AlertEvent).where(AlertEvent.rule_id == rule).limit(1)
+        )

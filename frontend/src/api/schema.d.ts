@@ -1058,9 +1058,27 @@ export interface paths {
         /**
          * Metrics Exposition
          * @description Prometheus text format 0.0.4. Needs a bearer token like the API (scrape configs take
-         *     ``authorization: {credentials: …}``): the labels name servers and regions.
+         *     ``authorization: {credentials: …}``): the labels name servers and regions. The monitored
+         *     servers' gauges, then Lagscope's own (``lagscope_self_*``, health/metrics.py).
          */
         get: operations["metrics_exposition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readyz */
+        get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1557,6 +1575,35 @@ export interface components {
             channel: components["schemas"]["ChannelRef"];
             stats: components["schemas"]["WindowStatsOut"];
             window: components["schemas"]["SpanOut"];
+        };
+        /** ComponentOut */
+        ComponentOut: {
+            /**
+             * Age S
+             * @description How old the newest sign of life is, where that is the point.
+             */
+            age_s?: number | null;
+            /**
+             * Count
+             * @description Processes running, tasks queued or deliveries pending.
+             */
+            count?: number | null;
+            /**
+             * Message
+             * @description One sentence an operator can act on.
+             */
+            message: string;
+            /**
+             * Name
+             * @enum {string}
+             */
+            name: "store" | "broker" | "workers" | "beat" | "polling" | "deliveries" | "heartbeat";
+            /**
+             * State
+             * @description ok; warn: working, but an operator should know; down: not working.
+             * @enum {string}
+             */
+            state: "ok" | "warn" | "down";
         };
         /** ConnectionTestIn */
         ConnectionTestIn: {
@@ -2794,6 +2841,22 @@ export interface components {
             points: components["schemas"]["RatePointOut"][];
             /** Resolution */
             resolution: string;
+        };
+        /** ReadinessOut */
+        ReadinessOut: {
+            /**
+             * Checked At
+             * Format: date-time
+             */
+            checked_at: string;
+            /** Components */
+            components: components["schemas"]["ComponentOut"][];
+            /**
+             * State
+             * @description The worst state of the components.
+             * @enum {string}
+             */
+            state: "ok" | "warn" | "down";
         };
         /** RuleIn */
         RuleIn: {
@@ -5940,6 +6003,47 @@ export interface operations {
                 };
                 content: {
                     "text/plain; version=0.0.4; charset=utf-8": unknown;
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: {
+                /** @description The parts that decide the status (default: all). */
+                check?: ("store" | "broker" | "workers" | "beat" | "polling" | "deliveries" | "heartbeat")[] | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description A part that decides is down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessOut"];
                 };
             };
         };

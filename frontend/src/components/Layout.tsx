@@ -3,6 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { api } from "../api/client";
 import { clearToken, readToken } from "../api/auth";
 import { useMe } from "../hooks/useMe";
+import { HealthStrip } from "./HealthStrip";
 
 export function Layout() {
   const me = useMe();
@@ -49,6 +50,7 @@ export function Layout() {
           )}
         </div>
       </header>
+      <HealthStrip />
       <main>
         <Outlet />
       </main>
