@@ -69,8 +69,14 @@ def pipeline(lab, tmp_path_factory) -> Iterator[Pipeline]:
 def api(pipeline: Pipeline) -> Iterator[ApiServer]:
     # Few free failures, so the throttled-login test needs only three attempts. The worker's
     # secret key: an instance added through the UI is then polled, not "credentials unreadable".
+    # The pipeline's broker: /readyz (the header's health strip) judges the pipeline under test.
+    assert pipeline.redis is not None
     with api_server(
-        pipeline.url, ui_dist=str(DIST), secret_key=PIPELINE_SECRET, login_free_failures_user=2
+        pipeline.url,
+        ui_dist=str(DIST),
+        secret_key=PIPELINE_SECRET,
+        login_free_failures_user=2,
+        broker_url=pipeline.redis.url,
     ) as server:
         yield server
 

@@ -109,3 +109,26 @@ def test_settings_adds_an_instance_after_a_connection_test(page: Page, lab, api:
         with lab.connect("replica2") as conn, conn.cursor() as cur:
             cur.execute("SET SESSION sql_log_bin = 0")
             cur.execute("DROP USER IF EXISTS 'ui_limited'@'%'")
+
+
+def test_the_health_strip_says_when_the_broker_is_stopped(page: Page, pipeline: Pipeline):
+    """Redis stopped: the header's strip names the broker and the polling that stopped; it
+    goes away once Redis is back and a worker polls again. Last in the module: it breaks the
+    pipeline for a while."""
+    assert pipeline.redis is not None
+    page.goto("/")
+    expect(page.get_by_role("article", name="lab")).to_be_visible()
+    strip = page.get_by_test_id("health-strip")
+    expect(strip).to_have_count(0, timeout=30_000)
+    pipeline.redis.stop()
+    try:
+        broker = strip.locator(".health-strip__item", has_text="broker")
+        expect(broker).to_contain_text("The broker is unreachable", timeout=20_000)
+        expect(strip).to_have_class(re.compile(r"health-strip--down"))
+        expect(strip.locator(".health-strip__item", has_text="polling")).to_contain_text(
+            re.compile(r"No worker has polled for \d+ s\."), timeout=20_000
+        )
+        shot(page, "health-strip-redis-stopped")
+    finally:
+        pipeline.redis.start()
+    expect(strip).to_have_count(0, timeout=30_000)
