@@ -141,6 +141,14 @@ class ThrowawayPostgres:
             )
         return done
 
+    def pause(self) -> None:
+        """Stop the server and keep its data (the store gone for a while); :meth:`resume`."""
+        self.run("pg_ctl", "-D", str(self.data_dir), "stop", "-m", "fast", "-w", "-t", "30")
+
+    def resume(self, timeout_s: float = 60.0) -> None:
+        self._pg_ctl_start()
+        self._wait_accepting(timeout_s)
+
     def stop(self) -> None:
         """Fast shutdown (rolls back open transactions, no checkpoint wait), then remove all."""
         if self._stopped:

@@ -16,7 +16,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.poll_gaps import GAP_FACTOR
+from lagscope.analysis.readiness import assess
 from lagscope.db import make_engine, make_session_factory
+from lagscope.health.facts import gather
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import poll_cluster
 from lagscope.inventory import instances as inventory
@@ -32,6 +34,7 @@ pytestmark = pytest.mark.integration
 SECRET = "scale-out-test-secret-2c9e7b41d05f8a63-Kp"
 CLUSTERS = 6
 INTERVAL_S = 1.0
+STORE_OUTAGE_S = float(os.environ.get("FAULT_OUTAGE_S", "8"))
 
 
 def _parent(pid: int) -> int | None:
@@ -165,6 +168,36 @@ def test_two_workers_share_the_clusters_and_one_takes_over_when_the_other_is_kil
                 )
 
         wait_until(lambda: len(gap_after_freeze()) == CLUSTERS, timeout_s=30, message="freeze gaps")
+
+        # The store gone: PostgreSQL stopped for a while, then back with its data. Nothing is
+        # recorded meanwhile (no invented values); every cluster ticks again once it is back,
+        # and the hole is a recorded gap (checked with the others below).
+        paused_at = datetime.now(UTC)
+        postgres.pause()
+        try:
+            look = assess(gather(sessions, redis.url, 5.0, datetime.now(UTC).timestamp()))
+            assert look.components[0].name == "store" and look.components[0].state == "down"
+            print(f"store down: {look.components[0].message}")
+            wait_until(
+                lambda: (datetime.now(UTC) - paused_at).total_seconds() >= STORE_OUTAGE_S,
+                timeout_s=STORE_OUTAGE_S + 5,
+                message="the outage",
+            )
+        finally:
+            postgres.resume()
+        back = datetime.now(UTC)
+
+        def all_back() -> bool:
+            return all(at is not None and at > back for at, _ in _ticks(sessions).values())
+
+        wait_until(all_back, timeout_s=30, interval_s=0.1, message="every cluster ticks again")
+        took = (datetime.now(UTC) - back).total_seconds()
+        print(f"store back: every cluster ticked within {took:.2f} s")
+        with sessions() as s:
+            store_gaps = s.scalars(select(PollGap).where(PollGap.ended_at > back)).all()
+            assert {g.cluster_id for g in store_gaps} == set(_ticks(sessions)), store_gaps
+            assert all(g.started_at <= paused_at for g in store_gaps)
+            print("store outage gaps:", sorted({(g.missed, g.reason) for g in store_gaps}))
 
         with sessions() as s:
             frozen_gaps = s.scalars(select(PollGap).where(PollGap.ended_at > frozen_at)).all()
