@@ -1,10 +1,10 @@
 """docker-compose.yml's healthchecks for Lagscope's own services, run for real.
 
 Beat waits for a healthy worker and everything waits for the API's and the store's gates, so a
-healthcheck that can never pass would hold a deployment back forever. The worker's and the API's
-commands are taken from the compose file and run against a real `lagscope worker` (with Redis)
-and a real `lagscope api`, as Docker would run them inside the container (``$HOSTNAME`` is the
-container's hostname, which names the Celery node; the API's in-container port is swapped for
+healthcheck that can never pass would hold a deployment back forever. The worker's, beat's, the
+heartbeat writer's and the API's commands are taken from the compose file and run against the
+real processes (with Redis), as Docker would run them inside the container: each fails before
+its process runs and passes once it has reported (the API's in-container port is swapped for
 the free port the test's API listens on).
 """
 
@@ -74,7 +74,21 @@ def test_worker_and_api_healthchecks_pass_on_the_real_services(tmp_path):
             interval_s=2,
             message="the worker's compose healthcheck to pass",
         )
-        assert "pong" in done.stdout
+        assert '"name": "workers"' in done.stdout and '"count": 1' in done.stdout
+        # Beat and the heartbeat writer: each container's own process, the same judgement.
+        for name, argv in (
+            ("beat", lagscope_command("beat", "-s", str(tmp_path / "beat-schedule"))),
+            ("heartbeat", lagscope_command("heartbeat")),
+        ):
+            check = healthcheck(name)
+            assert run_check(check, env).returncode != 0, f"{name}: passes before it runs"
+            started.append(ManagedProcess(name, argv, tmp_path, env))
+            wait_until(
+                lambda check=check: run_check(check, env).returncode == 0,
+                timeout_s=120,
+                interval_s=2,
+                message=f"the {name}'s compose healthcheck to pass",
+            )
 
         port = free_port()
         api = ManagedProcess(
