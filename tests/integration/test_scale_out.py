@@ -26,6 +26,7 @@ from lagscope.models import Cluster, Instance, InstanceSample, PollGap, Sample
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
+from .api_stack import api_server
 from .stack import ManagedProcess, RedisServer, lagscope_command
 from .waiting import wait_until
 
@@ -288,3 +289,36 @@ def test_a_tick_that_finds_its_cluster_mid_tick_elsewhere_is_skipped(lab, postgr
     finally:
         reader.close()
         engine.dispose()
+
+
+def test_the_api_answers_503_while_the_store_is_down_and_loses_nothing_acknowledged(postgres):
+    """An annotation written while PostgreSQL is stopped gets a 503 problem (nothing written,
+    try again); the one written after it is back is kept; no other appears."""
+    with api_server(postgres.url) as api, api.client() as client:
+        with api.sessions() as s, s.begin():
+            cluster_id = inventory.create_cluster(s, "notes").id
+        note = {"cluster_id": cluster_id, "starts_at": datetime.now(UTC).isoformat()}
+        postgres.pause()
+        try:
+            refused = client.post("/api/v1/annotations", json={**note, "text": "during"})
+            readyz = client.get("/readyz")
+        finally:
+            postgres.resume()
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["title"] == "StoreUnavailable"
+        assert refused.headers["Retry-After"] == "5"
+        assert readyz.status_code == 503 and readyz.json()["components"][0]["state"] == "down"
+        kept = wait_until(
+            lambda: (
+                (
+                    r := client.post("/api/v1/annotations", json={**note, "text": "after"})
+                ).status_code
+                == 201
+                and r
+            ),
+            timeout_s=30,
+            message="the write accepted once the store is back",
+        )
+        listed = client.get("/api/v1/annotations", params={"cluster_id": cluster_id}).json()
+        assert [a["text"] for a in listed] == ["after"], listed
+        assert listed[0]["id"] == kept.json()["id"]

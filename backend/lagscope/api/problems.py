@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lagscope.errors import (
@@ -131,6 +132,24 @@ def install(app: FastAPI) -> None:
         except ValueError:
             title = "HTTP Error"
         return problem(exc.status_code, title, str(exc.detail), headers=exc.headers)
+
+    @app.exception_handler(OperationalError)
+    async def store_unavailable(request: Request, exc: OperationalError) -> JSONResponse:
+        # The store refused or dropped the connection, or stayed locked past the busy timeout:
+        # the request's transaction rolled back, so nothing of it was written. Say so, and when
+        # to try again, instead of a 500 that reads like a bug.
+        log.warning(
+            "store unavailable on %s %s: %s",
+            request.method,
+            request.url.path,
+            type(exc.orig).__name__ if exc.orig is not None else type(exc).__name__,
+        )
+        return problem(
+            503,
+            "StoreUnavailable",
+            "the store is unreachable or busy; nothing was written: try again shortly",
+            headers={"Retry-After": "5"},
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
