@@ -45,6 +45,7 @@ PERIODIC_JOBS = (
     ("rollup", "lagscope.rollup", "rollup_every_s"),
     ("retention", "lagscope.enforce_retention", "retention_every_s"),
     ("sweep-deliveries", "lagscope.sweep_deliveries", "delivery_sweep_every_s"),
+    ("sample-commit-groups", "lagscope.sample_commit_groups", "commit_sample_every_s"),
 )
 
 
@@ -108,6 +109,9 @@ class Settings(BaseSettings):
     dispatch_every_s: PositiveFloat = 1.0
     rollup_every_s: PositiveFloat = 60.0
     retention_every_s: PositiveFloat = 3600.0
+    # A window of each MariaDB source's binlog, grouped by group commit, this often (issue 22:
+    # the parallelism a replica could use; ingest/commit_samples.py).
+    commit_sample_every_s: PositiveFloat = 300.0
     delivery_sweep_every_s: PositiveFloat = 15.0
     # Retention per table (DESIGN.md §5).
     retention_raw_days: float = 3.0

@@ -59,6 +59,7 @@ def test_every_interval_is_a_setting_under_its_old_name(monkeypatch: pytest.Monk
         "LAGSCOPE_ROLLUP_EVERY_S": "30",
         "LAGSCOPE_RETENTION_EVERY_S": "600",
         "LAGSCOPE_DELIVERY_SWEEP_EVERY_S": "4",
+        "LAGSCOPE_COMMIT_SAMPLE_EVERY_S": "60",
     }
     for name, value in names.items():
         monkeypatch.setenv(name, value)
@@ -68,6 +69,7 @@ def test_every_interval_is_a_setting_under_its_old_name(monkeypatch: pytest.Monk
         "rollup": 30,
         "retention": 600,
         "sweep-deliveries": 4,
+        "sample-commit-groups": 60,
     }
     fields = {f"LAGSCOPE_{field.upper()}" for _, _, field in PERIODIC_JOBS}
     assert fields == set(names)

@@ -14,6 +14,7 @@ from lagscope.models.base import Base
 from lagscope.models.demo import DemoStore
 from lagscope.models.episodes import Episode, EpisodeCause
 from lagscope.models.inventory import Channel, Cluster, Instance
+from lagscope.models.parallelism import CommitSample
 from lagscope.models.params import ParamChange, ParamValue
 from lagscope.models.processes import LagscopeProcess
 from lagscope.models.secrets import SecretKeySalt
@@ -39,6 +40,7 @@ __all__ = [
     "Base",
     "Channel",
     "Cluster",
+    "CommitSample",
     "Delivery",
     "DeliveryAttempt",
     "DemoStore",

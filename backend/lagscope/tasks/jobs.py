@@ -13,6 +13,7 @@ from celery.signals import task_revoked
 from lagscope.alerts import delivery as alert_delivery
 from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.errors import Conflict
+from lagscope.ingest import commit_samples
 from lagscope.ingest import rollups as maintenance
 from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
@@ -111,6 +112,18 @@ def note_expired_poll(
 def rollup_task() -> None:
     with context().transaction() as session:
         maintenance.roll_up(session, time.time())
+
+
+@app.task(name="lagscope.sample_commit_groups", ignore_result=True)
+def sample_commit_groups_task() -> int:
+    ctx = context()
+    return commit_samples.sample_all(
+        ctx.sessions,
+        ctx.box,
+        ctx.settings.allow_list(),
+        time.time(),
+        ctx.settings.connect_timeout_s,
+    )
 
 
 @app.task(name="lagscope.enforce_retention", ignore_result=True)

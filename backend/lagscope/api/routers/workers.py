@@ -11,11 +11,14 @@ from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.api.schemas.workers import (
     GroupCommitOut,
+    ParallelismOut,
     WorkersHeatmapOut,
     group_commit_out,
+    parallelism_out,
     workers_heatmap_out,
 )
 from lagscope.history import group_commit as group_commit_service
+from lagscope.history import parallelism as parallelism_service
 from lagscope.history import workers as workers_service
 
 router = APIRouter(tags=["workers"])
@@ -62,3 +65,11 @@ def get_group_commit(
         settings.retention(),
     )
     return group_commit_out(result)
+
+
+@router.get("/clusters/{cluster_id}/parallelism", response_model=ParallelismOut)
+def get_parallelism(cluster_id: PathId, _: PrincipalDep, session: SessionDep) -> ParallelismOut:
+    """How much of the source's write stream a replica could apply at once: the newest binlog
+    window of the cluster's source (MariaDB), grouped by group commit, simulated for 1…16
+    workers under the commit-parent rule (conservative) and without parents (optimistic)."""
+    return parallelism_out(parallelism_service.parallelism(session, cluster_id))

@@ -10,6 +10,7 @@ from pydantic import Field
 from lagscope.analysis.workers import HeatBucket
 from lagscope.api.schemas.common import Schema
 from lagscope.history.group_commit import GroupCommit, Lane
+from lagscope.history.parallelism import Parallelism
 from lagscope.history.series import Series
 from lagscope.history.workers import InstanceWorkers, WorkersHeatmap
 
@@ -199,4 +200,47 @@ def group_commit_out(result: GroupCommit) -> GroupCommitOut:
         series={name: _series_out(s) for name, s in result.series.items()},
         lanes=[_lane_out(lane) for lane in result.lanes],
         notes=list(result.notes),
+    )
+
+
+class SpeedupOut(Schema):
+    workers: int
+    speedup: float = Field(
+        description="Serial apply time over the simulated time with this many workers."
+    )
+
+
+class ParallelismOut(Schema):
+    """What the source's writes allow a parallel applier, from the newest window of its binlog
+    (MariaDB sources; every LAGSCOPE_COMMIT_SAMPLE_EVERY_S). Not yet capped by a replica's
+    cores: on N cores at most ~N× whatever the stream allows."""
+
+    source: str | None = Field(description="The source sampled; null: no window yet.")
+    sampled_at: datetime | None
+    transactions: int
+    groups: int = Field(description="Group commits in the window.")
+    mean_group_size: float = Field(description="Transactions per group commit.")
+    conservative: list[SpeedupOut] = Field(
+        description="MariaDB slave_parallel_mode=conservative (and the LOGICAL_CLOCK rule):"
+        " what group-committed together applies at once."
+    )
+    optimistic: list[SpeedupOut] = Field(
+        description="MariaDB optimistic/aggressive: any transactions at once; an upper bound"
+        " that conflicts between neighbours bring down."
+    )
+
+
+def parallelism_out(found: Parallelism) -> ParallelismOut:
+    return ParallelismOut(
+        source=found.source,
+        sampled_at=found.sampled_at,
+        transactions=found.transactions,
+        groups=found.groups,
+        mean_group_size=round(found.mean_group_size, 3),
+        conservative=[
+            SpeedupOut(workers=n, speedup=round(x, 3)) for n, x in found.conservative.items()
+        ],
+        optimistic=[
+            SpeedupOut(workers=n, speedup=round(x, 3)) for n, x in found.optimistic.items()
+        ],
     )

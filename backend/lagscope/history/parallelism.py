@@ -1,0 +1,57 @@
+"""How much parallelism the source's writes offer a replica: the newest binlog window of the
+cluster's source, simulated under the commit-parent rule for 1…16 workers
+(analysis/parallel_apply.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from lagscope.analysis.parallel_apply import (
+    WORKER_COUNTS,
+    from_commit_groups,
+    independent,
+    mean_group_size,
+    speedups,
+)
+from lagscope.errors import NotFound
+from lagscope.models import Cluster, CommitSample, Instance
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    source: str | None
+    sampled_at: datetime | None
+    transactions: int
+    groups: int
+    mean_group_size: float
+    conservative: dict[int, float]  # workers → speed-up (MariaDB conservative; LOGICAL_CLOCK)
+    optimistic: dict[int, float]  # the bound without commit parents
+
+
+def parallelism(session: Session, cluster_id: int) -> Parallelism:
+    if session.get(Cluster, cluster_id) is None:
+        raise NotFound(f"cluster {cluster_id} not found")
+    row = session.execute(
+        select(CommitSample, Instance.name)
+        .join(Instance, Instance.id == CommitSample.instance_id)
+        .where(Instance.cluster_id == cluster_id, CommitSample.transactions > 0)
+        .order_by(CommitSample.taken_at.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return Parallelism(None, None, 0, 0, 0.0, {}, {})
+    sample, source = row
+    trxs = from_commit_groups([[float(c) for c in g] for g in sample.groups])
+    return Parallelism(
+        source=source,
+        sampled_at=sample.taken_at,
+        transactions=len(trxs),
+        groups=len(sample.groups),
+        mean_group_size=mean_group_size(trxs),
+        conservative=speedups(trxs, WORKER_COUNTS),
+        optimistic=speedups(independent(trxs), WORKER_COUNTS),
+    )
