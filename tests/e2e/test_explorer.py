@@ -5,15 +5,20 @@ created by clicking and dragging on the chart. Each test leaves the lab replicat
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from lagscope.ingest.commit_samples import sample_all
 from lagscope.lab import Lab
+from lagscope.security.secret_box import store_box
 from tests.integration.api_stack import ApiServer
+from tests.integration.pipeline_stack import SECRET as PIPELINE_SECRET
 from tests.integration.pipeline_stack import Pipeline
+from tests.integration.waiting import wait_until
 
 from .conftest import shot
 
@@ -388,3 +393,29 @@ def test_a_firing_alert_is_a_band_on_the_lag_chart(
             if rule is not None:
                 alert_rules.delete_rule(s, rule)
     lab.wait_caught_up(timeout_s=60)
+
+
+def test_the_side_panel_predicts_parallel_apply_from_the_sources_binlog(
+    page: Page, pipeline: Pipeline
+):
+    """Two runs of the binlog sampler (the first marks, the second reads the window the
+    heartbeat writer's commits filled): the side panel shows the simulated speed-ups."""
+    assert pipeline.env is not None
+    box = store_box(pipeline.sessions, PIPELINE_SECRET)
+    assert sample_all(pipeline.sessions, box, None, time.time()) == 0
+    wait_until(
+        lambda: sample_all(pipeline.sessions, box, None, time.time()) == 1,
+        timeout_s=30,
+        interval_s=1,
+        message="a window with transactions",
+    )
+    open_explorer(page, pipeline)
+    section = page.get_by_test_id("parallelism")
+    expect(section.get_by_role("heading", name="Parallel apply (predicted)")).to_be_visible()
+    table = section.get_by_role("table", name="Predicted apply speed-up")
+    expect(table.get_by_role("row")).to_have_count(6)  # the header and 1, 2, 4, 8, 16 workers
+    expect(table.get_by_role("row").nth(1)).to_contain_text("1.0×")
+    expect(section).to_contain_text("apply capacity with 4 workers (conservative)")
+    expect(section).to_contain_text("Capped by the replica's cores: on 2 cores at most ~2×.")
+    expect(section).to_contain_text(re.compile(r"\d+ transactions sampled"))
+    shot(page, "explorer-parallelism")

@@ -32,7 +32,6 @@ from lagscope.security.secret_box import store_box
 
 from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
 from .receiver import Receiver, receiver
-from .stack import ManagedProcess, lagscope_command
 from .test_api_alerts import documented_verify
 from .waiting import assert_never, wait_until
 
@@ -306,59 +305,6 @@ def _api_up(url: str) -> bool:
         return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def test_polling_stopped_fires_from_the_api_process_when_the_worker_is_killed(
-    pipeline: Pipeline, hook: Receiver, rules: list[int]
-):
-    """The worker is SIGKILLed and not restarted: no poll, no tick, no Celery. The API process's
-    watchdog notices, fires and delivers itself; a new worker's readings resolve it."""
-    assert pipeline.workdir is not None and pipeline.env is not None
-    port = _free_port()
-    api = ManagedProcess(
-        "api",
-        lagscope_command("api", "--port", str(port)),
-        pipeline.workdir,
-        {**pipeline.env, "LAGSCOPE_ALERT_WATCHDOG_EVERY_S": "1"},
-    )
-    worker_killed = False
-    try:
-        wait_until(lambda: _api_up(f"http://127.0.0.1:{port}"), timeout_s=60, message="API up")
-        rule = add_rule(
-            pipeline,
-            rules,
-            target(pipeline, hook, "stopped"),
-            name="polling stopped",
-            metric="polling_stopped",
-            threshold=10.0,  # ten 1 s poll intervals without a reading
-            instance_id=instance_id(pipeline, "replica2"),
-        )
-        assert_never(
-            lambda: bodies(hook, rule), for_s=8, message="polling_stopped while polling runs"
-        )
-        pipeline.kill_worker()
-        worker_killed = True
-        killed_at = now()
-        (fired,) = wait_until(
-            lambda: bodies(hook, rule, "firing"), timeout_s=90, message="polling_stopped fired"
-        )
-        with pipeline.session() as s:
-            event = s.scalars(
-                select(AlertEvent).where(AlertEvent.rule_id == rule, AlertEvent.kind == "firing")
-            ).one()
-            last = s.get_one(Instance, instance_id(pipeline, "replica2")).last_polled_at
-        assert last is not None and last <= killed_at  # no reading arrived after the kill
-        assert event.at - last >= timedelta(seconds=10)
-        assert fired["rule"]["metric"] == "polling_stopped"
-        pipeline.start_worker("worker-after-stop")
-        worker_killed = False
-        wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=90, message="resolved")
-        assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=5, message="a third notification")
-        assert statuses(hook, rule) == ["firing", "resolved"]
-    finally:
-        api.stop()
-        if worker_killed:
-            pipeline.start_worker("worker-after-stop")
 
 
 def test_receiver_failing_twice_gets_one_accepted_delivery_and_two_logged_failures(

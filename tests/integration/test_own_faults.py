@@ -29,6 +29,7 @@ from lagscope.models import (
     Cluster,
     Delivery,
     Instance,
+    LagscopeProcess,
     PollGap,
     Sample,
 )
@@ -44,6 +45,8 @@ pytestmark = pytest.mark.integration
 # Long enough that Celery's own reconnect back-off (2, 4, 6 … s between tries) would come
 # back ~6 s after Redis does; ours tries every second (tasks/consumer.py).
 OUTAGE_S = float(os.environ.get("FAULT_OUTAGE_S", "14"))
+# The store locked: no reconnect back-off to tell apart, a few seconds show it all.
+LOCK_S = float(os.environ.get("FAULT_OUTAGE_S", "6"))
 RECOVERY_BOUND_S = 5.0
 FAULT_ENV = {
     "LAGSCOPE_REPORT_EVERY_S": "1",
@@ -51,9 +54,9 @@ FAULT_ENV = {
     "LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "LAGSCOPE_WEBHOOK_BACKOFF_BASE_S": "1",
     "LAGSCOPE_DELIVERY_SWEEP_EVERY_S": "2",
-    # A delivery's lease is 4 tries of these plus 30 s (alerts/delivery.py): 42 s here.
-    "LAGSCOPE_WEBHOOK_CONNECT_TIMEOUT_S": "1",
-    "LAGSCOPE_WEBHOOK_READ_TIMEOUT_S": "2",
+    # A delivery's lease is 4 tries of these plus 30 s (alerts/delivery.py): 38 s here.
+    "LAGSCOPE_WEBHOOK_CONNECT_TIMEOUT_S": "0.5",
+    "LAGSCOPE_WEBHOOK_READ_TIMEOUT_S": "1.5",
 }
 
 
@@ -235,9 +238,9 @@ def test_sqlite_locked_by_a_long_writer(faults: Faults):
         print(f"\nSQLite locked: polling down after {_since(locked_mono)}")
         store = faults.component("store")
         assert store is not None and store["state"] == "ok"  # reads go on (WAL)
-        remaining = OUTAGE_S - (time.monotonic() - locked_mono)
+        remaining = LOCK_S - (time.monotonic() - locked_mono)
         wait_until(
-            lambda: time.monotonic() - locked_mono >= OUTAGE_S,
+            lambda: time.monotonic() - locked_mono >= LOCK_S,
             timeout_s=remaining + 5,
             message="the lock held",
         )
@@ -351,6 +354,9 @@ def test_api_killed_polling_stopped_still_fires_once_from_the_others(
     )
     api = faults.process("api")
     argv = list(api.proc.args)  # type: ignore[arg-type]
+    with pipeline.session() as s:  # every kind of process runs the watchdog, the API too
+        kinds = set(s.scalars(select(LagscopeProcess.kind)))
+    assert kinds == {"api", "worker", "beat", "heartbeat"}, kinds
     try:
         assert_never(lambda: bodies(hook, rule), for_s=3, message="fired while polling runs")
         faults.kill("api")

@@ -647,6 +647,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{cluster_id}/parallelism": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Parallelism
+         * @description How much of the source's write stream a replica could apply at once: the newest binlog
+         *     window of the cluster's source (MariaDB), grouped by group commit, simulated for 1…16
+         *     workers under the commit-parent rule (conservative) and without parents (optimistic).
+         */
+        get: operations["get_parallelism"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{cluster_id}/param-changes": {
         parameters: {
             query?: never;
@@ -2641,6 +2663,43 @@ export interface components {
             threshold?: number | null;
         };
         /**
+         * ParallelismOut
+         * @description What the source's writes allow a parallel applier, from the newest window of its binlog
+         *     (MariaDB sources; every LAGSCOPE_COMMIT_SAMPLE_EVERY_S). Not yet capped by a replica's
+         *     cores: on N cores at most ~N× whatever the stream allows.
+         */
+        ParallelismOut: {
+            /**
+             * Conservative
+             * @description MariaDB slave_parallel_mode=conservative (and the LOGICAL_CLOCK rule): what group-committed together applies at once.
+             */
+            conservative: components["schemas"]["SpeedupOut"][];
+            /**
+             * Groups
+             * @description Group commits in the window.
+             */
+            groups: number;
+            /**
+             * Mean Group Size
+             * @description Transactions per group commit.
+             */
+            mean_group_size: number;
+            /**
+             * Optimistic
+             * @description MariaDB optimistic/aggressive: any transactions at once; an upper bound that conflicts between neighbours bring down.
+             */
+            optimistic: components["schemas"]["SpeedupOut"][];
+            /** Sampled At */
+            sampled_at: string | null;
+            /**
+             * Source
+             * @description The source sampled; null: no window yet.
+             */
+            source: string | null;
+            /** Transactions */
+            transactions: number;
+        };
+        /**
          * ParamChangeOut
          * @description ``old_value → new_value`` happened in ``(last_old_at, first_new_at]``.
          */
@@ -3231,6 +3290,16 @@ export interface components {
              * @description epoch milliseconds
              */
             start: number;
+        };
+        /** SpeedupOut */
+        SpeedupOut: {
+            /**
+             * Speedup
+             * @description Serial apply time over the simulated time with this many workers.
+             */
+            speedup: number;
+            /** Workers */
+            workers: number;
         };
         /**
          * StepOut
@@ -5141,6 +5210,37 @@ export interface operations {
                 content: {
                     "text/csv": unknown;
                     "text/markdown": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_parallelism: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                cluster_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParallelismOut"];
                 };
             };
             /** @description Validation Error */

@@ -1,12 +1,25 @@
+import type { ReactNode } from "react";
 import type { ChannelPanel } from "../viewmodels/sidePanel";
+import { ProblemView } from "./States";
 import { VerdictBadge } from "./Verdict";
 
-/** The latest status per replica channel. Server error messages are rendered as text. */
-export function SidePanel({ panels }: { panels: readonly ChannelPanel[] }) {
+/** The latest status per replica channel, then any further sections (children). Server error
+ * messages are rendered as text. */
+export function SidePanel({
+  panels,
+  statusError,
+  children,
+}: {
+  panels: readonly ChannelPanel[];
+  /** The status could not be loaded: said in place of the channels; the other sections stay. */
+  statusError?: unknown;
+  children?: ReactNode;
+}) {
   return (
     <aside className="side-panel" aria-label="Replica status">
       <h2>Replicas now</h2>
-      {panels.length === 0 ? <p className="muted">No replica channel seen yet.</p> : null}
+      {statusError ? <ProblemView error={statusError} what="the status" /> : null}
+      {panels.length === 0 && !statusError ? <p className="muted">No replica channel seen yet.</p> : null}
       {panels.map((p) => (
         <section key={p.channelId} className="side-channel" aria-label={`status of ${p.label}`} data-channel={p.label}>
           <h3>
@@ -44,6 +57,7 @@ export function SidePanel({ panels }: { panels: readonly ChannelPanel[] }) {
           ))}
         </section>
       ))}
+      {children}
     </aside>
   );
 }

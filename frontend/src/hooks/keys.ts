@@ -16,6 +16,7 @@ export const keys = {
   episodes: (clusterId: number, params: object) => ["clusters", clusterId, "episodes", params] as const,
   episode: (id: number) => ["episodes", id] as const,
   causes: (clusterId: number) => ["clusters", clusterId, "causes"] as const,
+  parallelism: (clusterId: number) => ["clusters", clusterId, "parallelism"] as const,
   annotations: (clusterId: number) => ["annotations", clusterId] as const,
   applierWorkers: (clusterId: number, params: object) => ["clusters", clusterId, "applier-workers", params] as const,
   groupCommit: (clusterId: number, params: object) => ["clusters", clusterId, "group-commit", params] as const,

@@ -7,9 +7,11 @@ import { useCreateAnnotation, useDeleteAnnotation, useUpdateAnnotation } from ".
 import { useCluster } from "../hooks/useCluster";
 import { useExplorerData } from "../hooks/useExplorerData";
 import { useNow } from "../hooks/useNow";
+import { useParallelism } from "../hooks/useParallelism";
 import { annotationDraft } from "../viewmodels/annotations";
 import { scopeIds, scopeOf } from "../viewmodels/explorer";
 import { buildExplorerModel } from "../viewmodels/explorerModel";
+import { buildParallelismView } from "../viewmodels/parallelism";
 import {
   explorerSearch,
   FIT_STEP_MS,
@@ -33,6 +35,7 @@ import { Legend } from "../components/Legend";
 import { ParamLanes } from "../components/ParamLanes";
 import { WhyStrips } from "../components/WhyStrips";
 import { RateChart } from "../components/RateChart";
+import { ParallelismSection } from "../components/ParallelismSection";
 import { SidePanel } from "../components/SidePanel";
 import { ClusterNav } from "../components/ClusterNav";
 import { CompareWithLink } from "../components/CompareWithLink";
@@ -56,6 +59,7 @@ export function ClusterPage() {
   const create = useCreateAnnotation(clusterId);
   const update = useUpdateAnnotation(clusterId);
   const remove = useDeleteAnnotation(clusterId);
+  const parallelism = useParallelism(clusterId);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [dragMode, setDragMode] = useState<"annotate" | "zoom">("annotate");
 
@@ -68,6 +72,9 @@ export function ClusterPage() {
   const model = buildExplorerModel(data, { state, nowMs: explorer.nowMs, streamed: explorer.streamed });
   const { live, startMs, endMs, writable, source } = model;
   const lagModel = model.lag;
+  const parallelismView = parallelism.data
+    ? buildParallelismView(parallelism.data, { nowMs: explorer.nowMs, channels: errors.status ? [] : data.status?.channels })
+    : null;
   const editing = draft?.editing != null ? data.annotations.find((a) => a.id === draft.editing) : undefined;
 
   function select(fromMs: number, toMs: number) {
@@ -239,7 +246,9 @@ export function ClusterPage() {
             )}
           </section>
         </div>
-        {errors.status ? <ProblemView error={errors.status} what="the status" /> : <SidePanel panels={model.panels} />}
+        <SidePanel panels={errors.status ? [] : model.panels} statusError={errors.status}>
+          <ParallelismSection view={parallelismView} pending={parallelism.isPending} error={parallelism.error} />
+        </SidePanel>
       </div>
     </section>
   );

@@ -1,0 +1,110 @@
+// The explorer side panel's "Parallel apply (predicted)": how much of the source's write stream
+// a replica could apply at once, from the newest window of the source's binlog (the API
+// simulates 1…16 workers under the commit-parent rule), in words and a small table.
+import type { Schemas } from "../api/client";
+import { formatAgo, formatCount, formatDuration } from "../format/format";
+import { channelLabel } from "./colors";
+
+type Parallelism = Schemas["ParallelismOut"];
+type Speedup = Schemas["SpeedupOut"];
+type ChannelStatus = Schemas["ChannelStatusOut"];
+
+/** The table's rows: doubling workers is how an operator tries them (1 is the serial baseline). */
+export const SHOWN_WORKERS = [1, 2, 4, 8, 16] as const;
+/** The headline's worker count: a common first step from serial apply. */
+export const HEADLINE_WORKERS = 4;
+/** The lab box's replicas run on 2 cores: the API's figures are not capped by any replica's cores,
+ * and a replica with C cores applies at most ~C× whatever the stream allows. */
+export const REPLICA_CORES = 2;
+
+export const NO_SAMPLE_TEXT = "No sample of the source's binlog yet (every 5 min; MariaDB sources)";
+export const CAVEAT_TEXT = `Capped by the replica's cores: on ${REPLICA_CORES} cores at most ~${REPLICA_CORES}×.`;
+
+export interface ParallelismRow {
+  workers: number;
+  conservative: string;
+  optimistic: string;
+}
+
+/** One replica channel's backlog, drained with the headline's workers (apply-bound channels only). */
+export interface DrainLine {
+  channelId: number;
+  label: string;
+  text: string;
+}
+
+export type ParallelismView =
+  | { kind: "none"; text: string; caveat: string }
+  | {
+      kind: "sampled";
+      rows: ParallelismRow[];
+      /** null when the answer lacks the headline's worker count. */
+      headline: string | null;
+      groupSize: string;
+      sample: string;
+      caveat: string;
+      drains: DrainLine[];
+    };
+
+/** `2.6×`, `1.0×` (one decimal: the simulation is no finer than that); missing: `—`. */
+export function formatSpeedup(speedup: number | null | undefined): string {
+  if (speedup === null || speedup === undefined || !Number.isFinite(speedup)) return "—";
+  return `${speedup.toFixed(1)}×`;
+}
+
+function speedupAt(speedups: readonly Speedup[], workers: number): number | null {
+  return speedups.find((s) => s.workers === workers)?.speedup ?? null;
+}
+
+/**
+ * "with 4 workers: ~2.0× apply capacity, enough to drain this backlog in ~42 s", for a channel
+ * that is apply-bound now (receive-bound: more workers do not bring the missing events; caught
+ * up: no backlog). Capacity = its apply rate × min(speed-up, cores); the source keeps writing,
+ * so the backlog shrinks at capacity − source rate. null: not apply-bound, or a rate unknown.
+ */
+export function drainText(channel: ChannelStatus, speedup: number | null, cores = REPLICA_CORES): string | null {
+  const { verdict, trx_behind: behind, apply_rate: apply, source_rate: source } = channel;
+  if (verdict !== "apply_bound" || speedup === null) return null;
+  if (behind === null || behind <= 0 || apply === null || apply <= 0 || source === null) return null;
+  const factor = Math.min(speedup, cores);
+  const prefix = `with ${HEADLINE_WORKERS} workers: ~${formatSpeedup(factor)} apply capacity`;
+  const shrinking = apply * factor - source;
+  // Equal rates differ in a float's last bits; that is no headway (nor an ETA of 10¹¹ days).
+  if (shrinking <= 1e-9 * Math.max(1, source)) return `${prefix}, not enough to drain this backlog (the source writes as fast)`;
+  const seconds = behind / shrinking;
+  return `${prefix}, enough to drain this backlog in ~${formatDuration(seconds < 10 ? seconds : Math.round(seconds))}`;
+}
+
+export function buildParallelismView(
+  answer: Parallelism,
+  { nowMs, channels = [] }: { nowMs: number; channels?: readonly ChannelStatus[] },
+): ParallelismView {
+  if (answer.source === null) return { kind: "none", text: NO_SAMPLE_TEXT, caveat: CAVEAT_TEXT };
+  const rows = SHOWN_WORKERS.map((workers) => ({
+    workers,
+    conservative: formatSpeedup(speedupAt(answer.conservative, workers)),
+    optimistic: formatSpeedup(speedupAt(answer.optimistic, workers)),
+  }));
+  const conservative = speedupAt(answer.conservative, HEADLINE_WORKERS);
+  const optimistic = speedupAt(answer.optimistic, HEADLINE_WORKERS);
+  const headline =
+    conservative === null || optimistic === null
+      ? null
+      : `The source's writes allow ~${formatSpeedup(conservative)} apply capacity with ${HEADLINE_WORKERS} workers (conservative); ` +
+        `up to ~${formatSpeedup(optimistic)} optimistic.`;
+  const size = formatCount(answer.mean_group_size);
+  const sampledMs = answer.sampled_at ? Date.parse(answer.sampled_at) : null;
+  const drains = channels.flatMap((c) => {
+    const text = drainText(c, conservative);
+    return text === null ? [] : [{ channelId: c.id, label: channelLabel(c.instance, c.name), text }];
+  });
+  return {
+    kind: "sampled",
+    rows,
+    headline,
+    groupSize: `${size} ${size === "1" ? "transaction" : "transactions"} per group commit`,
+    sample: `${formatCount(answer.transactions)} ${answer.transactions === 1 ? "transaction" : "transactions"} sampled ${formatAgo(sampledMs, nowMs)}`,
+    caveat: CAVEAT_TEXT,
+    drains,
+  };
+}
