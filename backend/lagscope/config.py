@@ -156,6 +156,10 @@ class Settings(BaseSettings):
     # A receiver must accept within these (seconds); a slow one is retried, not waited on.
     webhook_connect_timeout_s: float = 3.0
     webhook_read_timeout_s: float = 5.0
+    # A delivery's lease: its tries' timeouts plus this, the time a sender has to log the
+    # attempt before another may send it again (a sender killed mid-delivery is replaced after
+    # the lease; the receiver sees the same Idempotency-Key twice).
+    webhook_lease_margin_s: PositiveFloat = 30.0
     # Every API, worker, beat and heartbeat process judges polling_stopped rules this often
     # (seconds; 0: not in this process). Compare-and-set states keep it to one notification.
     alert_watchdog_every_s: float = 5.0

@@ -54,9 +54,10 @@ FAULT_ENV = {
     "LAGSCOPE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "LAGSCOPE_WEBHOOK_BACKOFF_BASE_S": "1",
     "LAGSCOPE_DELIVERY_SWEEP_EVERY_S": "2",
-    # A delivery's lease is 4 tries of these plus 30 s (alerts/delivery.py): 38 s here.
+    # A delivery's lease is 4 tries of these plus the margin (alerts/delivery.py): 13 s here.
     "LAGSCOPE_WEBHOOK_CONNECT_TIMEOUT_S": "0.5",
     "LAGSCOPE_WEBHOOK_READ_TIMEOUT_S": "1.5",
+    "LAGSCOPE_WEBHOOK_LEASE_MARGIN_S": "5",
 }
 
 

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.integration
 SECRET = "scale-out-test-secret-2c9e7b41d05f8a63-Kp"
 CLUSTERS = 6
 INTERVAL_S = 1.0
-STORE_OUTAGE_S = float(os.environ.get("FAULT_OUTAGE_S", "8"))
+STORE_OUTAGE_S = float(os.environ.get("FAULT_OUTAGE_S", "5"))
 
 
 def _parent(pid: int) -> int | None:

@@ -45,8 +45,6 @@ from lagscope.security.secret_box import SecretBox
 
 MAX_REDIRECTS = 3
 RETRY_STATUSES = frozenset({408, 425, 429})
-# Beyond the request's own timeouts: time to log the attempt before another worker may retry.
-LEASE_MARGIN_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +77,7 @@ class Outcome:
 
 def lease_s(settings: Settings) -> float:
     per_try = settings.webhook_connect_timeout_s + settings.webhook_read_timeout_s
-    return per_try * (MAX_REDIRECTS + 1) + LEASE_MARGIN_S
+    return per_try * (MAX_REDIRECTS + 1) + settings.webhook_lease_margin_s
 
 
 def claim(session: Session, delivery_id: int, now: datetime, lease: float) -> bool:
