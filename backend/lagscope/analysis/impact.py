@@ -160,6 +160,9 @@ class WindowStats:
     caught_up_share: float | None
     apply_rate: float | None
     source_rate: float | None
+    # The mean apply rate while a backlog existed (at least _MIN_BEHIND polls): what the
+    # replica could apply, rather than what the source happened to send.
+    capacity: float | None = None
 
 
 class ImpactVerdict(enum.StrEnum):
@@ -239,6 +242,7 @@ def _stats(side: _Side) -> WindowStats:
         caught_up_share=_mean(side.caught_up),
         apply_rate=_mean(side.apply_rates),
         source_rate=_mean(side.source_rates),
+        capacity=_mean(side.capacity) if len(side.capacity) >= _MIN_BEHIND else None,
     )
 
 

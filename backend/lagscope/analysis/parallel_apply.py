@@ -108,3 +108,72 @@ def mean_group_size(trxs: Sequence[Trx]) -> float:
     if not trxs:
         return 0.0
     return len(trxs) / len({t.last_committed for t in trxs})
+
+
+# The parameters that set how many workers apply in parallel (0: the single applier thread).
+WORKER_PARAMS = frozenset(
+    {"slave_parallel_threads", "slave_parallel_workers", "replica_parallel_workers"}
+)
+OPTIMISTIC_MODES = frozenset({"optimistic", "aggressive"})
+
+
+def applier_workers(value: str | None) -> int:
+    """Workers a setting stands for: 0, unset or unreadable is one (the SQL thread itself)."""
+    try:
+        return max(1, int(value or 0))
+    except ValueError:
+        return 1
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityPrediction:
+    """A change of the worker count, predicted from the source's writes and checked against
+    what the replica then applied. ``factor``: predicted capacity after ÷ before (bounded by
+    workers and cores); ``stream_allows``: the unbounded simulated speed-up at
+    ``workers_after``; ``error``: measured ÷ predicted − 1."""
+
+    workers_before: int
+    workers_after: int
+    mode: str  # conservative | optimistic
+    factor: float
+    stream_allows: float
+    cores: int | None
+    predicted: float | None
+    measured: float | None
+    error: float | None
+
+
+def predict_capacity(
+    conservative: dict[int, float],
+    optimistic: dict[int, float],
+    workers_before: int,
+    workers_after: int,
+    mode: str | None,
+    cores: int | None,
+    capacity_before: float | None,
+    capacity_after: float | None,
+) -> CapacityPrediction:
+    """Capacity after = capacity before × bounded speed-up(after) ÷ bounded speed-up(before):
+    the measured serial (or current) capacity carried to the new worker count."""
+    chosen = optimistic if (mode or "").lower() in OPTIMISTIC_MODES else conservative
+    top = max(chosen, default=1)
+
+    def at(workers: int) -> float:
+        return bounded(chosen.get(min(workers, top), 1.0), workers, cores)
+
+    factor = at(workers_after) / at(workers_before)
+    predicted = None if capacity_before is None else capacity_before * factor
+    error = None
+    if predicted and capacity_after is not None:
+        error = capacity_after / predicted - 1.0
+    return CapacityPrediction(
+        workers_before=workers_before,
+        workers_after=workers_after,
+        mode="optimistic" if chosen is optimistic else "conservative",
+        factor=factor,
+        stream_allows=chosen.get(min(workers_after, top), 1.0),
+        cores=cores,
+        predicted=predicted,
+        measured=capacity_after,
+        error=error,
+    )

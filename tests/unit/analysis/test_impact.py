@@ -117,6 +117,7 @@ def test_window_stats_known_answers() -> None:
         caught_up_share=pytest.approx(1 / 11),
         apply_rate=pytest.approx(70.0),
         source_rate=pytest.approx(60.0),
+        capacity=pytest.approx(60.0),  # the ten polls behind; not the caught-up one's 170
     )
 
 

@@ -6,11 +6,13 @@ import pytest
 
 from lagscope.analysis.parallel_apply import (
     Trx,
+    applier_workers,
     bounded,
     from_commit_groups,
     independent,
     makespan,
     mean_group_size,
+    predict_capacity,
     speedups,
 )
 
@@ -75,3 +77,30 @@ def test_no_workers_is_an_error_and_an_empty_sample_gains_nothing():
     with pytest.raises(ValueError):
         makespan(chain(3), 0)
     assert speedups([], counts=(1, 4)) == {1: 1.0, 4: 1.0}
+
+
+def test_a_prediction_carries_the_measured_capacity_to_the_new_worker_count():
+    groups = from_commit_groups([[1.0] * 3] * 20)  # groups of 3: 3× at most
+    conservative = speedups(groups)
+    optimistic = speedups(independent(groups))
+    got = predict_capacity(conservative, optimistic, 1, 4, "conservative", None, 500.0, 1400.0)
+    assert got.factor == pytest.approx(3.0) and got.stream_allows == pytest.approx(3.0)
+    assert got.predicted == pytest.approx(1500.0)
+    assert got.error == pytest.approx(1400 / 1500 - 1)
+    # Two cores: at most 2× whatever the stream allows; optimistic takes the bound's table.
+    capped = predict_capacity(conservative, optimistic, 1, 4, "optimistic", 2, 500.0, None)
+    assert capped.mode == "optimistic" and capped.factor == pytest.approx(2.0)
+    assert capped.measured is None and capped.error is None
+    # Groups of 3 on 2 workers take two rounds each (1.5×); 8 workers on 2 cores apply 2×.
+    more = predict_capacity(conservative, optimistic, 2, 8, None, 2, 900.0, 880.0)
+    assert more.factor == pytest.approx(2.0 / 1.5) and more.predicted == pytest.approx(1200.0)
+    # Without parents 2 workers already use both cores: nothing more to gain.
+    same = predict_capacity(conservative, optimistic, 2, 8, "aggressive", 2, 900.0, 880.0)
+    assert same.factor == pytest.approx(1.0) and same.predicted == pytest.approx(900.0)
+    assert (
+        predict_capacity(conservative, optimistic, 1, 4, None, None, None, 10.0).predicted is None
+    )
+
+
+def test_worker_settings_read_as_worker_counts():
+    assert [applier_workers(v) for v in ("0", "4", None, "", "x", "16")] == [1, 4, 1, 1, 1, 16]

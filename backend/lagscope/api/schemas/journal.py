@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from pydantic import Field
+
 from lagscope.analysis.impact import Impact, WindowStats
 from lagscope.api.schemas.annotations import AnnotationOut, annotation_out
 from lagscope.api.schemas.common import Schema
@@ -52,6 +54,11 @@ class WindowStatsOut(Schema):
     caught_up_share: float | None
     apply_rate: float | None
     source_rate: float | None
+    capacity: float | None = Field(
+        default=None,
+        description="Mean apply rate while a backlog existed (3+ polls): what the replica"
+        " could apply; null when it was caught up.",
+    )
 
 
 def stats_out(stats: WindowStats) -> WindowStatsOut:
