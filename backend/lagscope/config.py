@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pydantic import PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from zxcvbn import zxcvbn
 
@@ -112,6 +112,9 @@ class Settings(BaseSettings):
     # A window of each MariaDB source's binlog, grouped by group commit, this often (issue 22:
     # the parallelism a replica could use; ingest/commit_samples.py).
     commit_sample_every_s: PositiveFloat = 300.0
+    # The replicas' cores, which cap the parallel-apply prediction (a worker is a thread);
+    # 0: unknown, capped by the workers only.
+    replica_cores: NonNegativeInt = 0
     delivery_sweep_every_s: PositiveFloat = 15.0
     # Retention per table (DESIGN.md §5).
     retention_raw_days: float = 3.0

@@ -165,6 +165,8 @@ def _start_and_serve(
         "LAGSCOPE_PARAMS_EVERY_S": os.environ.get(
             "LAGSCOPE_PARAMS_EVERY_S", str(DEMO_PARAMS_EVERY_S)
         ),
+        # A binlog window every minute: the parallel-apply prediction is there before phase C.
+        "LAGSCOPE_COMMIT_SAMPLE_EVERY_S": os.environ.get("LAGSCOPE_COMMIT_SAMPLE_EVERY_S", "60"),
     }
     worker = ManagedProcess(
         "worker", lagscope_command("worker", "--concurrency", "2"), workdir, env
@@ -206,6 +208,8 @@ def _start_and_serve(
         broker_url=redis.url,
         webhook_allowed_hosts=allow,
         external_url=base,
+        # The lab's replicas run on this machine: its cores cap the parallel-apply prediction.
+        replica_cores=os.cpu_count() or 0,
     )
     _serve(settings, options, signals, then=scenario.start)
 

@@ -55,3 +55,27 @@ def parallelism(session: Session, cluster_id: int) -> Parallelism:
         conservative=speedups(trxs, WORKER_COUNTS),
         optimistic=speedups(independent(trxs), WORKER_COUNTS),
     )
+
+
+def speedups_at(
+    session: Session, cluster_id: int, at: datetime
+) -> tuple[dict[int, float], dict[int, float]] | None:
+    """(conservative, optimistic) from the cluster's newest window taken at or before ``at``
+    (the source's writes as they were when the step was made), else the first one after."""
+    base = (
+        select(CommitSample)
+        .join(Instance, Instance.id == CommitSample.instance_id)
+        .where(Instance.cluster_id == cluster_id, CommitSample.transactions > 0)
+    )
+    sample = (
+        session.scalars(
+            base.where(CommitSample.taken_at <= at).order_by(CommitSample.taken_at.desc()).limit(1)
+        ).first()
+        or session.scalars(
+            base.where(CommitSample.taken_at > at).order_by(CommitSample.taken_at).limit(1)
+        ).first()
+    )
+    if sample is None:
+        return None
+    trxs = from_commit_groups([[float(c) for c in g] for g in sample.groups])
+    return speedups(trxs, WORKER_COUNTS), speedups(independent(trxs), WORKER_COUNTS)

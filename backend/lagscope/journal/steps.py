@@ -35,6 +35,7 @@ from sqlalchemy import BigInteger, and_, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.impact import Impact, Point, Window, impact
+from lagscope.analysis.parallel_apply import CapacityPrediction
 from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
 from lagscope.errors import InvalidInput
 from lagscope.history.window import require_window
@@ -238,6 +239,8 @@ class ChannelImpact:
     instance: Instance
     in_scope: bool
     impact: Impact
+    # A step that changed this replica's applier workers: predicted vs measured capacity.
+    prediction: CapacityPrediction | None = None
 
 
 @dataclass(frozen=True, slots=True)

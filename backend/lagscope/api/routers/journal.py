@@ -7,12 +7,13 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from lagscope.api.deps import PrincipalDep, SessionDep
+from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.api.schemas.journal import JournalOut, ParamChangeOut, journal_out, param_change_out
 from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.journal import export as journal_export
 from lagscope.journal import steps as journal
+from lagscope.journal.prediction import predicted
 from lagscope.journal.steps import JournalSettings
 
 router = APIRouter(tags=["steps"])
@@ -42,14 +43,18 @@ def get_journal(
     window: TimeRangeDep,
     _: PrincipalDep,
     session: SessionDep,
+    app_settings: SettingsDep,
     width_s: Annotated[float, Query(ge=1, le=86_400, description=_WIDTH)] = 600,
     settle_s: Annotated[float, Query(ge=0, le=3_600, description=_SETTLE)] = 30,
     min_samples: Annotated[int, Query(ge=1, le=100_000, description=_MIN_SAMPLES)] = 10,
     group_s: Annotated[float, Query(ge=0, le=600, description=_GROUP)] = 10,
 ) -> JournalOut:
-    """Tuning steps in time order, each with its before/after impact per replica channel."""
+    """Tuning steps in time order, each with its before/after impact per replica channel; a
+    step that changed a replica's applier workers also with the capacity predicted for it
+    from the source's writes and the capacity measured after it."""
     settings = JournalSettings(width_s, settle_s, min_samples, group_s)
-    return journal_out(journal.journal(session, cluster_id, window.start, window.end, settings))
+    found = journal.journal(session, cluster_id, window.start, window.end, settings)
+    return journal_out(predicted(session, found, app_settings.replica_cores or None))
 
 
 _EXPORT_TYPES = {"csv": "text/csv; charset=utf-8", "md": "text/markdown; charset=utf-8"}

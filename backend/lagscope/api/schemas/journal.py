@@ -108,6 +108,24 @@ def impact_out(result: Impact) -> ImpactOut:
     )
 
 
+class PredictionOut(Schema):
+    """A step that changed the replica's applier workers: the capacity the source's writes
+    predicted (its binlog window nearest before the step, simulated; bounded by the workers
+    and LAGSCOPE_REPLICA_CORES) against the capacity measured after the step."""
+
+    workers_before: int
+    workers_after: int
+    mode: Literal["conservative", "optimistic"]
+    factor: float = Field(description="Predicted capacity after ÷ before.")
+    stream_allows: float = Field(description="The simulated speed-up before any cap.")
+    cores: int | None
+    predicted: float | None = Field(description="trx/s; null: no capacity before the step.")
+    measured: float | None = Field(
+        description="trx/s while behind after the step; null: it kept up (not measurable)."
+    )
+    error: float | None = Field(description="measured ÷ predicted − 1.")
+
+
 class ChannelImpactOut(Schema):
     """A step's effect on one channel; ``in_scope`` false = the step did not touch it (a
     control: if it moved too, the load did it)."""
@@ -117,6 +135,7 @@ class ChannelImpactOut(Schema):
     before: WindowStatsOut
     after: WindowStatsOut
     impact: ImpactOut
+    prediction: PredictionOut | None = None
 
 
 class StepOut(Schema):
@@ -161,6 +180,9 @@ def step_out(entry: Entry) -> StepOut:
                 before=stats_out(i.impact.before),
                 after=stats_out(i.impact.after),
                 impact=impact_out(i.impact),
+                prediction=None
+                if i.prediction is None
+                else PredictionOut.model_validate(i.prediction, from_attributes=True),
             )
             for i in entry.impacts
         ],
