@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -13,7 +14,7 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.history.parallelism import parallelism
 from lagscope.ingest.commit_samples import sample_all
 from lagscope.inventory import instances as inventory
-from lagscope.models import CommitSample
+from lagscope.models import Channel, CommitSample, ParamChange, Sample
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
@@ -93,3 +94,79 @@ def test_a_window_after_concurrent_writes_is_grouped_and_simulated(lab, tmp_path
         assert [p["workers"] for p in body["conservative"]] == list(range(1, 17))
         assert body["transactions"] == found.transactions
         assert client.get("/api/v1/clusters/999/parallelism").status_code == 404
+
+
+def test_a_journal_step_that_adds_workers_shows_predicted_and_measured_capacity(tmp_path):
+    """Rows written directly, every figure known: the source committed in groups of 3, the
+    replica applied 500 trx/s behind a backlog with one applier, then 900 with 4 workers on 2
+    cores. Predicted 500 × min(3, 2) = 1,000 trx/s; measured 900: −10 %."""
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    sessions = make_session_factory(make_engine(url))
+    box = store_box(sessions, SECRET)
+    with sessions() as s, s.begin():
+        cluster = inventory.create_cluster(s, "lab")
+        source = inventory.add_instance(
+            s, box, cluster, "source", "127.0.0.1", 1, "u", "p", "source"
+        )
+        replica = inventory.add_instance(s, box, cluster, "replica1", "127.0.0.1", 2, "u", "p")
+        channel = Channel(instance_id=replica.id, name="", first_seen_at=at - timedelta(days=1))
+        s.add(channel)
+        s.flush()
+        s.add(
+            CommitSample(
+                instance_id=source.id,
+                taken_at=at - timedelta(minutes=3),
+                transactions=60,
+                groups=[[400, 410, 420]] * 20,
+            )
+        )
+        s.add(
+            ParamChange(
+                instance_id=replica.id,
+                name="slave_parallel_threads",
+                old_value="0",
+                new_value="4",
+                last_old_at=at - timedelta(seconds=1),
+                first_new_at=at,
+            )
+        )
+        for i in range(-120, 120):
+            rate = 500.0 if i < 0 else 900.0
+            s.add(
+                Sample(
+                    channel_id=channel.id,
+                    ts=at + timedelta(seconds=i),
+                    verdict=2,
+                    lag_s=30.0,
+                    source_rate=1200.0,
+                    apply_rate=rate,
+                    not_received=0,
+                    received_not_applied=5000,
+                )
+            )
+        cluster_id = cluster.id
+    with api_server(url, secret_key=SECRET, replica_cores=2) as api, api.client() as client:
+        answer = client.get(
+            f"/api/v1/clusters/{cluster_id}/journal",
+            params={
+                "start": (at - timedelta(minutes=5)).isoformat(),
+                "end": (at + timedelta(minutes=5)).isoformat(),
+                "width_s": 100,
+                "settle_s": 5,
+                "min_samples": 10,
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        (step,) = answer.json()["steps"]
+        (impact,) = step["impacts"]
+        prediction = impact["prediction"]
+        assert prediction["workers_before"] == 1 and prediction["workers_after"] == 4
+        assert prediction["mode"] == "conservative" and prediction["cores"] == 2
+        assert prediction["stream_allows"] == pytest.approx(3.0, rel=0.05)
+        assert prediction["factor"] == pytest.approx(2.0)
+        assert prediction["predicted"] == pytest.approx(1000.0)
+        assert prediction["measured"] == pytest.approx(900.0)
+        assert prediction["error"] == pytest.approx(-0.1)
+        assert impact["after"]["capacity"] == pytest.approx(900.0)
