@@ -12,6 +12,7 @@ assertions: the machine is small and shared, and the story depends on its speed 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from lagscope.demo.processes import free_port
 from lagscope.demo.scenario import parse_phase_seconds, tuning_plan
 from lagscope.demo.scenario_runner import store_figures
 from lagscope.journal import steps as journal
+from lagscope.journal.prediction import predicted
 from lagscope.models import Annotation
 
 
@@ -62,8 +64,12 @@ def one_run(phase_arg: str, load_tps: str | None, tail_s: float) -> dict[str, fl
                     figures[f"{name} {replica} lag at end"] = f.lag_last or 0.0
                     figures[f"{name} {replica} apply/s"] = f.apply_rate or 0.0
                     figures[f"{name} {replica} source/s"] = f.source_rate or 0.0
-        found = journal.journal(
-            session, cluster_id, min(at.values()) - timedelta(seconds=1), datetime.now(UTC)
+        found = predicted(
+            session,
+            journal.journal(
+                session, cluster_id, min(at.values()) - timedelta(seconds=1), datetime.now(UTC)
+            ),
+            os.cpu_count(),  # the lab's replicas run here: this box's cores cap the prediction
         )
         for entry in found.entries:
             label = next(
@@ -75,6 +81,19 @@ def one_run(phase_arg: str, load_tps: str | None, tail_s: float) -> dict[str, fl
                     f"  journal {label} {item.instance.name}: lag p50 "
                     f"{result.before.lag_p50} -> {result.after.lag_p50} s, {result.verdict.value}"
                 )
+                guess = item.prediction
+                if guess is not None:  # phase C: the capacity its binlog window predicted
+                    print(
+                        f"  prediction {label} {item.instance.name}: {guess.workers_before} -> "
+                        f"{guess.workers_after} workers ({guess.mode}), x{guess.factor:.2f} "
+                        f"(stream x{guess.stream_allows:.2f}, cores {guess.cores}): predicted "
+                        f"{guess.predicted} trx/s, measured {guess.measured} trx/s, "
+                        f"error {guess.error}"
+                    )
+                    if guess.error is not None:
+                        figures[f"C {item.instance.name} prediction error"] = guess.error * 100
+                    if guess.predicted is not None:
+                        figures[f"C {item.instance.name} predicted capacity"] = guess.predicted
     return figures
 
 

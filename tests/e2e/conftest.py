@@ -77,6 +77,7 @@ def api(pipeline: Pipeline) -> Iterator[ApiServer]:
         secret_key=PIPELINE_SECRET,
         login_free_failures_user=2,
         broker_url=pipeline.redis.url,
+        replica_cores=os.cpu_count() or 0,  # the lab's replicas run on this machine
     ) as server:
         yield server
 

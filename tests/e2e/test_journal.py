@@ -27,7 +27,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from lagscope.demo.load import WriteLoad
+from lagscope.ingest.commit_samples import sample_all
+from lagscope.security.secret_box import store_box
 from tests.integration.api_stack import ApiServer
+from tests.integration.pipeline_stack import SECRET as PIPELINE_SECRET
 from tests.integration.pipeline_stack import Pipeline, now
 from tests.integration.test_api_journal import MIN_SAMPLES, SETTLE_S, WIDTH_S, check_journal
 from tests.integration.waiting import wait_until
@@ -146,7 +149,17 @@ def story(lab, pipeline: Pipeline, api: ApiServer) -> Iterator[Story]:
         if threads:
             set_parallel_threads(replica, 0)
         set_globals(replica, STRICT)
+        # The source's binlog, as the beat job samples it every 5 min (here: now and once the
+        # load runs): the parallel step's prediction comes from it.
+        box = store_box(pipeline.sessions, PIPELINE_SECRET)
+        sample_all(pipeline.sessions, box, None, now().timestamp())
         load.start()
+        wait_until(
+            lambda: sample_all(pipeline.sessions, box, None, now().timestamp()) == 1,
+            timeout_s=30,
+            interval_s=1,
+            message="a binlog window under the load",
+        )
         strict = {"sync_relay_log", "sync_master_info"}
         strict_at = detected(api, pipeline.cluster_id, began, strict)
         run_phase_past(pipeline, strict_at + timedelta(seconds=WIDTH_S + SETTLE_S + 3))
@@ -257,6 +270,20 @@ def test_journal_lists_the_steps_in_order_with_their_verdicts(
     expect(chart.locator(".recharts-bar-rectangle").first).to_be_visible()
     expect(chart.locator(".recharts-xAxis .recharts-cartesian-axis-tick")).to_have_count(
         len(story.steps) + 1
+    )
+    # The parallel step: replica1's capacity predicted from the source's binlog and measured.
+    parallel = journal["steps"][2]
+    (mine,) = [i for i in parallel["impacts"] if i["channel"]["instance_name"] == "replica1"]
+    prediction = mine["prediction"]
+    assert prediction is not None and prediction["workers_after"] == 4, mine
+    assert prediction["cores"] == api.settings.replica_cores
+    shown = table.locator('tbody[data-step="3"] [data-testid="journal-prediction"]')
+    expect(shown).to_contain_text("1 → 4 workers")
+    expect(shown).to_contain_text("measured")
+    print(
+        f"\nparallel step, replica1: predicted {prediction['predicted']} trx/s"
+        f" (x{prediction['factor']:.2f}; the stream allows x{prediction['stream_allows']:.2f}),"
+        f" measured {prediction['measured']} trx/s, error {prediction['error']}"
     )
     shot(page, "journal")
     print("\njournal (API):")

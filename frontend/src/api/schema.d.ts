@@ -614,7 +614,9 @@ export interface paths {
         };
         /**
          * Get Journal
-         * @description Tuning steps in time order, each with its before/after impact per replica channel.
+         * @description Tuning steps in time order, each with its before/after impact per replica channel; a
+         *     step that changed a replica's applier workers also with the capacity predicted for it
+         *     from the source's writes and the capacity measured after it.
          */
         get: operations["get_journal"];
         put?: never;
@@ -1337,6 +1339,7 @@ export interface components {
             impact: components["schemas"]["ImpactOut"];
             /** In Scope */
             in_scope: boolean;
+            prediction?: components["schemas"]["PredictionOut"] | null;
         };
         /** ChannelRef */
         ChannelRef: {
@@ -2801,6 +2804,50 @@ export interface components {
             /** Gaps */
             gaps: components["schemas"]["PollGapOut"][];
         };
+        /**
+         * PredictionOut
+         * @description A step that changed the replica's applier workers: the capacity the source's writes
+         *     predicted (its binlog window nearest before the step, simulated; bounded by the workers
+         *     and LAGSCOPE_REPLICA_CORES) against the capacity measured after the step.
+         */
+        PredictionOut: {
+            /** Cores */
+            cores: number | null;
+            /**
+             * Error
+             * @description measured ÷ predicted − 1.
+             */
+            error: number | null;
+            /**
+             * Factor
+             * @description Predicted capacity after ÷ before.
+             */
+            factor: number;
+            /**
+             * Measured
+             * @description trx/s while behind after the step; null: it kept up (not measurable).
+             */
+            measured: number | null;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "conservative" | "optimistic";
+            /**
+             * Predicted
+             * @description trx/s; null: no capacity before the step.
+             */
+            predicted: number | null;
+            /**
+             * Stream Allows
+             * @description The simulated speed-up before any cap.
+             */
+            stream_allows: number;
+            /** Workers After */
+            workers_after: number;
+            /** Workers Before */
+            workers_before: number;
+        };
         /** PreviewIncident */
         PreviewIncident: {
             /** Channel */
@@ -3612,6 +3659,11 @@ export interface components {
         WindowStatsOut: {
             /** Apply Rate */
             apply_rate: number | null;
+            /**
+             * Capacity
+             * @description Mean apply rate while a backlog existed (3+ polls): what the replica could apply; null when it was caught up.
+             */
+            capacity?: number | null;
             /** Caught Up Share */
             caught_up_share: number | null;
             /** Lag Max */
