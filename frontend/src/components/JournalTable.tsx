@@ -101,6 +101,12 @@ function StepRows({ step, clusterId, sameDay }: { step: JournalStep; clusterId: 
               <td className="verdict-cell">
                 <ImpactBadge info={cell.verdictInfo} />
                 <span className="reason">{cell.reason}</span>
+                {cell.prediction ? (
+                  <div className="prediction" data-testid="journal-prediction" data-channel={cell.prediction.instance}>
+                    <span className="prediction-line">{cell.prediction.predicted}</span>{" "}
+                    <span className="prediction-line">{cell.prediction.measured}</span>
+                  </div>
+                ) : null}
               </td>
             </>
           ) : (

@@ -106,6 +106,43 @@ describe("buildJournalModel", () => {
     expect(model.steps[0]?.cells[1]?.channel.color).toBe("#222222");
   });
 
+  it("carries a worker-count step's prediction for the replica it touched, and none elsewhere", () => {
+    const data = journal({
+      steps: [
+        step({
+          changes: [change({ name: "slave_parallel_threads", old_value: "0", new_value: "4" })],
+          impacts: [
+            impact(NEAR, {
+              before: stats({ capacity: 500 }),
+              prediction: {
+                workers_before: 1,
+                workers_after: 4,
+                mode: "conservative",
+                factor: 2,
+                stream_allows: 2.93,
+                cores: 2,
+                predicted: 1000,
+                measured: 900,
+                error: -0.1,
+              },
+            }),
+            impact(FAR),
+          ],
+        }),
+      ],
+    });
+    const [near, far] = buildJournalModel(data, undefined, UTC).steps[0]?.cells ?? [];
+    expect(near?.prediction).toEqual({
+      instance: "replica1",
+      predicted:
+        "1 → 4 workers (conservative): predicted ~1,000 trx/s (2.0× the 500 trx/s before; " +
+        "the source's writes allow 2.9×, capped by 2 cores)",
+      measured: "measured 900 trx/s (−10 % vs predicted)",
+    });
+    expect(far?.prediction).toBeNull();
+    expect(buildJournalModel(journal(), undefined, UTC).steps[0]?.cells.map((c) => c.prediction)).toEqual([null, null]);
+  });
+
   it("describes a change to or from NULL in words", () => {
     expect(describeStep(step({ changes: [change({ old_value: null, new_value: "" })] }))).toEqual([
       "replica1: innodb_flush_log_at_trx_commit unset → (empty)",

@@ -5,6 +5,7 @@ import type { Schemas } from "../api/client";
 import { formatClock, formatDateTime, formatParamValue, MISSING } from "../format/format";
 import { impactInfo, type ImpactInfo, type ImpactVerdict } from "../format/impact";
 import { channelColors, channelLabel, PALETTE } from "./colors";
+import { predictionLines, type PredictionLines } from "./prediction";
 
 export type JournalOut = Schemas["JournalOut"];
 export type StepOut = Schemas["StepOut"];
@@ -52,6 +53,10 @@ export interface JournalCell {
   verdict: ImpactVerdict;
   verdictInfo: ImpactInfo;
   reason: string;
+  /** A step that changed this replica's applier workers: the capacity predicted from the
+   * source's writes and the capacity measured after; null for any other step. `instance` is
+   * the replica's instance name (the page's `data-channel`). */
+  prediction: (PredictionLines & { instance: string }) | null;
 }
 
 export interface JournalStep {
@@ -180,6 +185,12 @@ export function buildJournalModel(
             verdict: impact.impact.verdict,
             verdictInfo: impactInfo(impact.impact.verdict),
             reason: impact.impact.reason,
+            prediction: impact.prediction
+              ? {
+                  instance: impact.channel.instance_name,
+                  ...predictionLines(impact.prediction, impact.before.capacity),
+                }
+              : null,
           };
         }),
       };

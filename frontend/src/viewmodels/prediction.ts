@@ -24,7 +24,7 @@ export function capacityText(perSecond: number): string {
 }
 
 /** measured ÷ predicted − 1 as whole percent with a real sign: `−10 %`, `+12 %`, `±0 %`. Halves
- * round away from zero, so −10.5 % is −11 % as +10.5 % is +11 %. */
+ * round away from zero, so −12.5 % is −13 % as +12.5 % is +13 %. */
 export function errorText(error: number): string {
   const percent = Math.round(Math.abs(error) * 100);
   if (percent === 0) return "±0 %";

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { capacityText, errorText, predictionLines, type PredictionOut } from "./prediction";
+
+function prediction(over: Partial<PredictionOut> = {}): PredictionOut {
+  return {
+    workers_before: 1,
+    workers_after: 4,
+    mode: "conservative",
+    factor: 2.0,
+    stream_allows: 2.93,
+    cores: 2,
+    predicted: 1000.0,
+    measured: 900.0,
+    error: -0.1,
+    ...over,
+  };
+}
+
+describe("capacityText", () => {
+  it("groups thousands and keeps one decimal under 10 trx/s", () => {
+    expect(capacityText(1000)).toBe("1,000");
+    expect(capacityText(12_345.6)).toBe("12,346");
+    expect(capacityText(948.4)).toBe("948");
+    expect(capacityText(2.345)).toBe("2.3");
+    expect(capacityText(0)).toBe("0.0");
+  });
+});
+
+describe("errorText", () => {
+  it("rounds to whole percent with a minus sign, a plus, or ± at zero", () => {
+    // −0.1 × 100 is −10.000000000000002 in floats: still −10 %.
+    expect(errorText(-0.1)).toBe("−10 %");
+    expect(errorText(0.124)).toBe("+12 %");
+    expect(errorText(0.126)).toBe("+13 %");
+    expect(errorText(-0.004)).toBe("±0 %");
+    expect(errorText(0)).toBe("±0 %");
+    // Halves away from zero on both sides (Math.round(−12.5) alone would give −12).
+    expect(errorText(-0.125)).toBe("−13 %");
+    expect(errorText(0.125)).toBe("+13 %");
+    expect(errorText(-1)).toBe("−100 %");
+  });
+});
+
+describe("predictionLines", () => {
+  it("says what was predicted from the capacity before and what was measured", () => {
+    expect(predictionLines(prediction(), 500)).toEqual({
+      predicted:
+        "1 → 4 workers (conservative): predicted ~1,000 trx/s (2.0× the 500 trx/s before; " +
+        "the source's writes allow 2.9×, capped by 2 cores)",
+      measured: "measured 900 trx/s (−10 % vs predicted)",
+    });
+  });
+
+  it("names no cores cap when the cores are unknown or did not bind", () => {
+    const unknown = predictionLines(prediction({ cores: null, factor: 2.93, predicted: 1465 }), 500);
+    expect(unknown.predicted).toBe(
+      "1 → 4 workers (conservative): predicted ~1,465 trx/s (2.9× the 500 trx/s before; the source's writes allow 2.9×)",
+    );
+    const loose = predictionLines(prediction({ cores: 8, stream_allows: 1.44, factor: 1.44, predicted: 720 }), 500);
+    expect(loose.predicted).not.toContain("capped");
+    expect(loose.predicted).toContain("(1.4× the 500 trx/s before; the source's writes allow 1.4×)");
+  });
+
+  it("says a replica that kept up before had no capacity to scale", () => {
+    const lines = predictionLines(prediction({ predicted: null, error: null, mode: "optimistic" }), null);
+    expect(lines.predicted).toBe(
+      "1 → 4 workers (optimistic): the source's writes allow 2.9×; no capacity before the step to scale (it kept up)",
+    );
+    expect(lines.measured).toBe("measured 900 trx/s");
+  });
+
+  it("says a replica that kept up after the step is not measurable", () => {
+    const lines = predictionLines(prediction({ measured: null, error: null }), 500);
+    expect(lines.measured).toBe("measured: not measurable (it kept up after the step)");
+  });
+
+  it("prints a measured capacity above the prediction with a plus", () => {
+    const lines = predictionLines(prediction({ measured: 1_234.5, error: 0.2345 }), 500);
+    expect(lines.measured).toBe("measured 1,235 trx/s (+23 % vs predicted)");
+  });
+
+  it("counts one worker in the singular", () => {
+    const lines = predictionLines(prediction({ workers_before: 4, workers_after: 1, stream_allows: 1, factor: 0.5, predicted: 500 }), 1000);
+    expect(lines.predicted).toBe(
+      "4 → 1 worker (conservative): predicted ~500 trx/s (0.5× the 1,000 trx/s before; the source's writes allow 1.0×)",
+    );
+  });
+});
