@@ -19,6 +19,9 @@ from .api_stack import ApiServer, api_server, sqlite_url
 pytestmark = pytest.mark.integration
 
 EXCLUDED_PATHS = ("/api/v1/instances/test", "/api/v1/stream")
+# Its documented 503 is an answer (a part of Lagscope is down: here, no worker runs), not a
+# server error: it must carry the readiness body, and nothing else may be 5xx.
+READINESS_PATH = "/readyz"
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +61,9 @@ def test_no_input_causes_a_server_error(fuzz_api: ApiServer):
         )
         def exercise(case) -> None:
             response = case.call(base_url=fuzz_api.url, headers=headers)
+            if case.operation.path == READINESS_PATH and response.status_code == 503:
+                assert response.json()["state"] == "down", response.text
+                return
             case.validate_response(response, checks=(not_a_server_error,))
 
         try:
