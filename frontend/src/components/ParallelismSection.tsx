@@ -2,10 +2,26 @@ import type { ParallelismView } from "../viewmodels/parallelism";
 import { Loading, ProblemView } from "./States";
 
 /** What the source's writes allow a parallel applier, predicted from its binlog: a headline, the
- * speed-up per worker count in both modes, and the cap the replica's cores put on it. Text only. */
-export function ParallelismSection({ view, pending, error }: { view: ParallelismView | null; pending: boolean; error: unknown }) {
+ * speed-up per worker count in both modes, and the cap the replica's cores put on it. Text only.
+ * One per page (its heading's id): in the explorer's side panel, or a panel of the episode page
+ * (`className="panel"`). */
+export function ParallelismSection({
+  view,
+  pending,
+  error,
+  className,
+}: {
+  view: ParallelismView | null;
+  pending: boolean;
+  error: unknown;
+  className?: string;
+}) {
   return (
-    <section className="side-parallel" data-testid="parallelism" aria-labelledby="parallelism-title">
+    <section
+      className={className ? `side-parallel ${className}` : "side-parallel"}
+      data-testid="parallelism"
+      aria-labelledby="parallelism-title"
+    >
       <h2 id="parallelism-title">Parallel apply (predicted)</h2>
       {error ? <ProblemView error={error} what="the parallel apply prediction" /> : null}
       {pending ? <Loading what="the parallel apply prediction" /> : null}

@@ -1,23 +1,27 @@
-// One lag episode: the lag over it with its cause segments, what to do, each cause's evidence
-// (the blocking session, the transaction, the table), the other replicas during it, and the
-// parameter change that ended it with a link to the journal.
+// One lag episode: the lag over it with its cause segments, what to do, what more apply workers
+// would allow (the prediction from the source's binlog, with this channel's drain time), each
+// cause's evidence (the blocking session, the transaction, the table), the other replicas during
+// it, and the parameter change that ended it with a link to the journal.
 import { useMemo } from "react";
 import { Link, useParams } from "react-router";
 import { useCluster } from "../hooks/useCluster";
 import { useClusterStatus } from "../hooks/useClusterStatus";
 import { useEpisode } from "../hooks/useEpisode";
 import { useNow } from "../hooks/useNow";
+import { useParallelism } from "../hooks/useParallelism";
 import { useParamChanges } from "../hooks/useParamChanges";
 import { useSeriesList, type SeriesParams } from "../hooks/useSeries";
 import { channelColors } from "../viewmodels/colors";
 import { buildEpisodePage, episodeWindow } from "../viewmodels/episodes";
 import { buildLagChartModel } from "../viewmodels/lagChart";
+import { buildParallelismView } from "../viewmodels/parallelism";
 import { buildParamLanes } from "../viewmodels/paramLanes";
 import type { TimeWindow } from "../viewmodels/timeWindow";
 import { ClusterNav } from "../components/ClusterNav";
 import { EvidenceTables } from "../components/EvidenceTables";
 import { LagChart } from "../components/LagChart";
 import { Legend } from "../components/Legend";
+import { ParallelismSection } from "../components/ParallelismSection";
 import { Loading, ProblemView } from "../components/States";
 import { CauseDetailView, WhyStrips } from "../components/WhyStrips";
 
@@ -32,6 +36,8 @@ export function EpisodePage() {
   const status = useClusterStatus(clusterId, 10_000);
   const nowMs = useNow(5000);
   const detail = episode.data;
+  // The episode's cluster (the URL's until the episode is read: the same query in the usual case).
+  const parallelism = useParallelism(detail?.cluster_id ?? clusterId);
 
   // An ended episode is a fixed window; an ongoing one follows the clock, its span stepping by
   // the minute so the series' query key does not change every render.
@@ -86,6 +92,10 @@ export function EpisodePage() {
   if (episode.error || !model) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
 
   const row = model.row;
+  // Drain lines for this episode's channel only, and none while the status is failing (as in the explorer).
+  const parallelismView = parallelism.data
+    ? buildParallelismView(parallelism.data, { nowMs, channels: status.error ? [] : channels, channelId: model.channelId })
+    : null;
   const clusterName = cluster.data?.name ?? `cluster ${clusterId}`;
   return (
     <section className="page episode-page" data-testid="episode-page" data-episode-id={model.id}>
@@ -170,6 +180,8 @@ export function EpisodePage() {
           <p className="muted">No action named for this episode&apos;s causes.</p>
         )}
       </section>
+
+      <ParallelismSection view={parallelismView} pending={parallelism.isPending} error={parallelism.error} className="panel" />
 
       <section className="panel" aria-labelledby="episode-evidence-title">
         <h2 id="episode-evidence-title">The evidence</h2>

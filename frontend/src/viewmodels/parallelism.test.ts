@@ -100,6 +100,23 @@ describe("buildParallelismView", () => {
       { channelId: 7, label: "replica2", text: "with 4 workers: ~2.0× apply capacity, enough to drain this backlog in ~2 m" },
     ]);
   });
+
+  it("keeps only the episode's channel's drain sentence when given one (the episode page)", () => {
+    const channels = [
+      channelStatus({ id: 7, instance: "replica2", verdict: "apply_bound", trx_behind: 6000, apply_rate: 100, source_rate: 150 }),
+      channelStatus({ id: 9, instance: "replica3", verdict: "apply_bound", trx_behind: 3000, apply_rate: 100, source_rate: 150 }),
+    ];
+    const conservative = curve(1, 1.8, 2.6, 3);
+    const drains = (channelId?: number) => {
+      const view = buildParallelismView(answer({ conservative }), { nowMs: NOW, channels, channelId });
+      if (view.kind !== "sampled") throw new Error("expected a sampled view");
+      return view.drains.map((d) => d.label);
+    };
+    expect(drains()).toEqual(["replica2", "replica3"]);
+    expect(drains(9)).toEqual(["replica3"]);
+    // The episode's channel is caught up now, or not in the status: no line, not another channel's.
+    expect(drains(8)).toEqual([]);
+  });
 });
 
 describe("drainText", () => {

@@ -1,6 +1,6 @@
-// The explorer side panel's "Parallel apply (predicted)": how much of the source's write stream
-// a replica could apply at once, from the newest window of the source's binlog (the API
-// simulates 1…16 workers under the commit-parent rule), in words and a small table.
+// "Parallel apply (predicted)", in the explorer's side panel and on the episode page: how much of
+// the source's write stream a replica could apply at once, from the newest window of the source's
+// binlog (the API simulates 1…16 workers under the commit-parent rule), in words and a small table.
 import type { Schemas } from "../api/client";
 import { formatAgo, formatCount, formatDuration } from "../format/format";
 import { channelLabel } from "./colors";
@@ -75,9 +75,13 @@ export function drainText(channel: ChannelStatus, speedup: number | null, cores 
   return `${prefix}, enough to drain this backlog in ~${formatDuration(seconds < 10 ? seconds : Math.round(seconds))}`;
 }
 
+/**
+ * `channels`: the cluster's channels now, for the drain lines; `channelId`: only that channel's
+ * line (the episode page, about one channel), none when it is missing from `channels`.
+ */
 export function buildParallelismView(
   answer: Parallelism,
-  { nowMs, channels = [] }: { nowMs: number; channels?: readonly ChannelStatus[] },
+  { nowMs, channels = [], channelId }: { nowMs: number; channels?: readonly ChannelStatus[]; channelId?: number },
 ): ParallelismView {
   if (answer.source === null) return { kind: "none", text: NO_SAMPLE_TEXT, caveat: CAVEAT_TEXT };
   const rows = SHOWN_WORKERS.map((workers) => ({
@@ -94,7 +98,8 @@ export function buildParallelismView(
         `up to ~${formatSpeedup(optimistic)} optimistic.`;
   const size = formatCount(answer.mean_group_size);
   const sampledMs = answer.sampled_at ? Date.parse(answer.sampled_at) : null;
-  const drains = channels.flatMap((c) => {
+  const drained = channelId === undefined ? channels : channels.filter((c) => c.id === channelId);
+  const drains = drained.flatMap((c) => {
     const text = drainText(c, conservative);
     return text === null ? [] : [{ channelId: c.id, label: channelLabel(c.instance, c.name), text }];
   });
