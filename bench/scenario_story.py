@@ -7,6 +7,14 @@ verdict per step with its default windows. Several runs print the medians. Figur
 assertions: the machine is small and shared, and the story depends on its speed (docs/demo.md).
 
     .venv/bin/python bench/scenario_story.py [--runs 3] [--phase-seconds 60,90,150] [--load-tps N]
+
+Phase C adds parallel workers; the journal prints the capacity its source's binlog predicted
+and the one measured after it, when a backlog remained to measure it. With the default phases
+phase B drains the backlog first, so C's capacity is not measurable; a short B with the
+journal's windows scaled down leaves C starting behind:
+
+    .venv/bin/python bench/scenario_story.py --phase-seconds 60,15,120 --journal-width-s 60 \
+        --journal-settle-s 3 --journal-group-s 3 --journal-min-samples 3
 """
 
 from __future__ import annotations
@@ -28,10 +36,13 @@ from lagscope.demo.scenario import parse_phase_seconds, tuning_plan
 from lagscope.demo.scenario_runner import store_figures
 from lagscope.journal import steps as journal
 from lagscope.journal.prediction import predicted
+from lagscope.journal.steps import JournalSettings
 from lagscope.models import Annotation
 
 
-def one_run(phase_arg: str, load_tps: str | None, tail_s: float) -> dict[str, float]:
+def one_run(
+    phase_arg: str, load_tps: str | None, tail_s: float, windows: JournalSettings
+) -> dict[str, float]:
     phases = tuning_plan(parse_phase_seconds(phase_arg))
     workdir = Path(tempfile.mkdtemp(prefix="lagscope-story-"))
     argv = [sys.executable, "-m", "lagscope", "demo", "--port", str(free_port())]
@@ -67,7 +78,11 @@ def one_run(phase_arg: str, load_tps: str | None, tail_s: float) -> dict[str, fl
         found = predicted(
             session,
             journal.journal(
-                session, cluster_id, min(at.values()) - timedelta(seconds=1), datetime.now(UTC)
+                session,
+                cluster_id,
+                min(at.values()) - timedelta(seconds=1),
+                datetime.now(UTC),
+                windows,
             ),
             os.cpu_count(),  # the lab's replicas run here: this box's cores cap the prediction
         )
@@ -103,11 +118,25 @@ def main() -> None:
     parser.add_argument("--phase-seconds", default="60,90,150")
     parser.add_argument("--load-tps", default=None)
     parser.add_argument("--tail-s", type=float, default=30.0)
+    # The journal's windows (its defaults: 600 s, 30 s settle, steps 10 s apart merged). A short
+    # phase B, so that phase C starts behind and its capacity can be measured, wants them
+    # scaled down: e.g. --phase-seconds 60,15,120 --journal-width-s 60 --journal-settle-s 3
+    # --journal-group-s 3 --journal-min-samples 3.
+    parser.add_argument("--journal-width-s", type=float, default=600.0)
+    parser.add_argument("--journal-settle-s", type=float, default=30.0)
+    parser.add_argument("--journal-group-s", type=float, default=10.0)
+    parser.add_argument("--journal-min-samples", type=int, default=10)
     args = parser.parse_args()
     runs: dict[str, list[float]] = defaultdict(list)
     for run in range(1, args.runs + 1):
         print(f"run {run}:")
-        for key, value in one_run(args.phase_seconds, args.load_tps, args.tail_s).items():
+        windows = JournalSettings(
+            args.journal_width_s,
+            args.journal_settle_s,
+            args.journal_min_samples,
+            args.journal_group_s,
+        )
+        for key, value in one_run(args.phase_seconds, args.load_tps, args.tail_s, windows).items():
             runs[key].append(value)
     print(f"medians over {args.runs} runs:")
     for key, values in runs.items():
