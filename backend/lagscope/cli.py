@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from lagscope.analysis.readiness import COMPONENTS, PROCESS_KINDS
 from lagscope.collectors.connection import (
     TLS_MODES,
     ConnectionSpec,
@@ -325,12 +326,12 @@ def heartbeat(refresh: float) -> None:
     "--check",
     "checks",
     multiple=True,
-    type=click.Choice(["store", "broker", "workers", "beat", "polling", "deliveries", "heartbeat"]),
+    type=click.Choice(COMPONENTS),
     help="The parts that decide the exit status (repeatable; default: all).",
 )
 @click.option(
     "--process",
-    type=click.Choice(["api", "worker", "beat", "heartbeat"]),
+    type=click.Choice(PROCESS_KINDS),
     default=None,
     help="Also require this host's process of that kind to have reported (a container's check).",
 )
@@ -340,29 +341,21 @@ def health(checks: tuple[str, ...], process: str | None) -> None:
     import socket
     import time
 
-    from lagscope.analysis.readiness import STALE_REPORTS
+    from lagscope.analysis.readiness import assess, running
     from lagscope.api.routers.health import readiness_out
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
-    from lagscope.health.check import check
     from lagscope.health.facts import gather
 
     settings = get_settings()
     sessions = make_session_factory(make_engine(settings.database_url))
-    now_s = time.time()
-    readiness = check(sessions, settings, now_s)
+    facts = gather(sessions, settings.broker_url, settings.report_every_s, time.time())
+    readiness = assess(facts)
     click.echo(readiness_out(readiness).model_dump_json(indent=2))
     failing = readiness.failing(frozenset(checks) if checks else None)
     if process is not None:
         host = socket.gethostname()
-        facts = gather(sessions, settings.broker_url, settings.report_every_s, now_s)
-        mine = [
-            p
-            for p in facts.processes
-            if p.kind == process
-            and p.name.rsplit(":", 1)[0] == host
-            and now_s - p.seen_s <= settings.report_every_s * STALE_REPORTS
-        ]
+        mine = [p for p in running(facts) if p.kind == process and p.name.rsplit(":", 1)[0] == host]
         if not mine:
             click.echo(f"lagscope health: no {process} on {host} has reported lately", err=True)
             sys.exit(1)

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import select
 
@@ -292,19 +290,6 @@ def _switched_off_or_deleted(lab, pipeline: Pipeline, hook: Receiver, how: str) 
             left = s.get(AlertRule, rule)
             if left is not None:
                 left.enabled = False
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _api_up(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def test_receiver_failing_twice_gets_one_accepted_delivery_and_two_logged_failures(

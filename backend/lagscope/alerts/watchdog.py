@@ -1,21 +1,21 @@
 """The ``polling_stopped`` alert: no reading from an instance for N poll intervals.
 
 Every other rule is judged by the worker after its tick; this one is about the worker (or beat)
-no longer ticking, so it cannot be judged there. The API process runs :class:`Watchdog`, a
-thread that every few seconds compares each instance's ``last_polled_at`` with the clock and
-advances the rule's stored state exactly like the worker does (same state machine, same
-compare-and-set rows, same events), then sends the deliveries itself: Celery is what may be
-down. While it is at it, it also sends any delivery left due for longer than a grace period
-(e.g. a "resolved" recorded when a rule was switched off while the worker is dead).
+no longer ticking, so it cannot be judged there. Every Lagscope process runs :class:`Watchdog`
+rounds from its self-watch thread (health/self_watch.py): a round compares each instance's
+``last_polled_at`` with the clock and advances the rule's stored state exactly like the worker
+does (same state machine, same compare-and-set rows, same events), then sends the deliveries
+itself: Celery is what may be down. While it is at it, it also sends any delivery left due for
+longer than a grace period (e.g. a "resolved" recorded when a rule was switched off while the
+worker is dead).
 
-Several API processes may each run one: the state rows' compare-and-set lets one of them notify
-(the other gets Conflict and tries again next round), and a delivery is claimed by one sender.
+Several processes run rounds: the state rows' compare-and-set lets one of them notify (the
+others get Conflict and try again next round), and a delivery is claimed by one sender.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from sqlalchemy import select
@@ -103,32 +103,10 @@ def orphaned(session: Session, now_s: float, grace_s: float = ORPHAN_GRACE_S) ->
 
 
 class Watchdog:
-    """The API process's thread: judge polling_stopped, send what it records and orphans."""
+    """Rounds of judging polling_stopped and sending what they record, and orphans."""
 
-    def __init__(
-        self,
-        sessions: sessionmaker[Session],
-        box: SecretBox,
-        settings: Settings,
-        every_s: float,
-    ) -> None:
-        self.sessions, self.box, self.settings, self.every_s = sessions, box, settings, every_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="lagscope-watchdog", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every_s):
-            try:
-                self.round(time.time())
-            except Exception:  # the watchdog must outlive a bad round (store down, …)
-                log.exception("alert watchdog round failed")
+    def __init__(self, sessions: sessionmaker[Session], box: SecretBox, settings: Settings) -> None:
+        self.sessions, self.box, self.settings = sessions, box, settings
 
     def round(self, now_s: float) -> list[int]:
         """One look; returns the deliveries it tried to send."""

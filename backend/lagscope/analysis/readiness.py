@@ -34,7 +34,7 @@ class State(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ProcessSeen:
-    kind: str  # api | worker | beat | heartbeat
+    kind: str  # one of PROCESS_KINDS
     name: str  # host:pid
     seen_s: float
     last_dispatch_s: float | None = None
@@ -83,6 +83,7 @@ class Readiness:
         ]
 
 
+PROCESS_KINDS = ("api", "worker", "beat", "heartbeat")
 COMPONENTS = ("store", "broker", "workers", "beat", "polling", "deliveries", "heartbeat")
 
 
@@ -104,8 +105,7 @@ def assess(facts: Facts) -> Readiness:
         parts = [Component("store", State.DOWN, f"The store is unreachable ({facts.store_error}).")]
         parts.append(_broker(facts))
         return Readiness(State.DOWN, facts.now_s, tuple(parts))
-    stale_s = facts.report_every_s * STALE_REPORTS
-    alive = [p for p in facts.processes if facts.now_s - p.seen_s <= stale_s]
+    alive = running(facts)
     parts = [
         Component("store", State.OK, "The store answers."),
         _broker(facts),
@@ -123,14 +123,23 @@ def assess(facts: Facts) -> Readiness:
     return Readiness(overall, facts.now_s, tuple(parts))
 
 
+def running(facts: Facts) -> list[ProcessSeen]:
+    """The processes that reported within the last ``STALE_REPORTS`` periods."""
+    stale_s = facts.report_every_s * STALE_REPORTS
+    return [p for p in facts.processes if facts.now_s - p.seen_s <= stale_s]
+
+
 def _newest(facts: Facts, kind: str) -> float | None:
     seen = [p.seen_s for p in facts.processes if p.kind == kind]
     return max(seen) if seen else None
 
 
-def _silent_for(facts: Facts, kind: str) -> str:
+def _gone(facts: Facts, name: str, kind: str, state: State, sentence: str) -> Component:
+    """A part none of whose processes reported lately; ``{since}`` in ``sentence`` says since
+    when (" yet" when one never did)."""
     newest = _newest(facts, kind)
-    return " yet" if newest is None else f" for {ago(facts.now_s - newest)}"
+    since = " yet" if newest is None else f" for {ago(facts.now_s - newest)}"
+    return Component(name, state, sentence.format(since=since), age_s=_age(facts, newest), count=0)
 
 
 def _broker(facts: Facts) -> Component:
@@ -157,13 +166,7 @@ def _broker(facts: Facts) -> Component:
 def _workers(facts: Facts, alive: list[ProcessSeen]) -> Component:
     workers = [p for p in alive if p.kind == "worker"]
     if not workers:
-        return Component(
-            "workers",
-            State.DOWN,
-            f"No worker has reported{_silent_for(facts, 'worker')}.",
-            age_s=_age(facts, _newest(facts, "worker")),
-            count=0,
-        )
+        return _gone(facts, "workers", "worker", State.DOWN, "No worker has reported{since}.")
     noun = "worker" if len(workers) == 1 else "workers"
     return Component("workers", State.OK, f"{len(workers)} {noun} running.", count=len(workers))
 
@@ -171,19 +174,19 @@ def _workers(facts: Facts, alive: list[ProcessSeen]) -> Component:
 def _beat(facts: Facts, alive: list[ProcessSeen]) -> Component:
     beats = [p for p in alive if p.kind == "beat"]
     if not beats:
-        return Component(
+        return _gone(
+            facts,
+            "beat",
             "beat",
             State.DOWN,
-            f"Beat has not reported{_silent_for(facts, 'beat')}: no poll is dispatched.",
-            age_s=_age(facts, _newest(facts, "beat")),
-            count=0,
+            "Beat has not reported{since}: no poll is dispatched.",
         )
     if len(beats) > 1:
         return Component(
             "beat",
             State.WARN,
-            f"{len(beats)} beats are running: run exactly one (each tick is sent twice; the"
-            " second is skipped).",
+            f"{len(beats)} beats are running: run exactly one (each second is dispatched once;"
+            " the others' dispatches do nothing).",
             count=len(beats),
         )
     dispatched = beats[0].last_dispatch_s
@@ -236,12 +239,13 @@ def _deliveries(facts: Facts) -> Component:
 def _heartbeat(facts: Facts, alive: list[ProcessSeen]) -> Component:
     if any(p.kind == "heartbeat" for p in alive):
         return Component("heartbeat", State.OK, "The heartbeat writer is running.")
-    return Component(
+    return _gone(
+        facts,
+        "heartbeat",
         "heartbeat",
         State.WARN,
-        f"No heartbeat writer has reported{_silent_for(facts, 'heartbeat')}: lag is measured"
-        " from the source's timeline until it is back.",
-        age_s=_age(facts, _newest(facts, "heartbeat")),
+        "No heartbeat writer has reported{since}: lag is measured from the source's timeline"
+        " until it is back.",
     )
 
 

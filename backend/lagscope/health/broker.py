@@ -28,7 +28,11 @@ _clients: dict[str, redis.Redis] = {}
 _lock = threading.Lock()
 
 
-def _client(url: str) -> redis.Redis:
+def redis_client(url: str) -> redis.Redis | None:
+    """One client per broker URL for this process (short timeouts: a caller must not hang on
+    a dead broker); None when the broker is not Redis."""
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        return None
     with _lock:
         client = _clients.get(url)
         if client is None:
@@ -42,10 +46,10 @@ def _client(url: str) -> redis.Redis:
 def look(url: str) -> BrokerLook:
     """The broker's state; ``error`` names the failure without the URL (it may hold a
     password)."""
-    if not url.startswith(("redis://", "rediss://", "unix://")):
+    client = redis_client(url)
+    if client is None:
         return BrokerLook(None, None)
     try:
-        client = _client(url)
         with client.pipeline(transaction=False) as pipe:
             pipe.llen(QUEUE)
             for step in (3, 6, 9):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlalchemy import and_, case, exists, func, select, text
+from sqlalchemy import and_, case, exists, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -34,7 +34,6 @@ def gather(
 
 
 def _from_store(session: Session, facts: Facts) -> Facts:
-    session.execute(text("SELECT 1"))
     processes = tuple(
         ProcessSeen(
             p.kind,

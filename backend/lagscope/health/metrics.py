@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.poll_gaps import GapReason
-from lagscope.analysis.readiness import STALE_REPORTS, Facts, Readiness, State, assess
+from lagscope.analysis.readiness import PROCESS_KINDS, Facts, Readiness, State, assess, running
 from lagscope.config import Settings
 from lagscope.health.facts import gather
 from lagscope.models import Cluster, DeliveryAttempt, PollGap
@@ -90,14 +90,9 @@ class SelfCollector(Collector):
             "Lagscope processes that reported in the last three report periods, by kind.",
             labels=("kind",),
         )
-        stale_s = f.facts.report_every_s * STALE_REPORTS
-        for kind in ("api", "worker", "beat", "heartbeat"):
-            alive = [
-                p
-                for p in f.facts.processes
-                if p.kind == kind and f.facts.now_s - p.seen_s <= stale_s
-            ]
-            processes.add_metric([kind], float(len(alive)))
+        alive = running(f.facts)
+        for kind in PROCESS_KINDS:
+            processes.add_metric([kind], float(sum(p.kind == kind for p in alive)))
         yield processes
         if f.facts.queue_depth is not None:
             yield GaugeMetricFamily(

@@ -16,9 +16,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.readiness import PROCESS_KINDS
 from lagscope.models import LagscopeProcess
 
-KINDS = ("api", "worker", "beat", "heartbeat")
+KINDS = PROCESS_KINDS
 # Rows of processes silent this long are deleted (a killed process never deletes its own).
 FORGET_AFTER = timedelta(days=1)
 

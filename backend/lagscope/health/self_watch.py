@@ -108,7 +108,5 @@ class SelfWatch:
                 self._box = store_box(
                     self.sessions, self.settings.secret_key, self.settings.old_keys()
                 )
-            self._watchdog = Watchdog(
-                self.sessions, self._box, self.settings, self.settings.alert_watchdog_every_s
-            )
+            self._watchdog = Watchdog(self.sessions, self._box, self.settings)
         return self._watchdog

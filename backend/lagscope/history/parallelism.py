@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.parallel_apply import (
     WORKER_COUNTS,
+    Trx,
     from_commit_groups,
     independent,
     mean_group_size,
@@ -45,16 +46,26 @@ def parallelism(session: Session, cluster_id: int) -> Parallelism:
     if row is None:
         return Parallelism(None, None, 0, 0, 0.0, {}, {})
     sample, source = row
-    trxs = from_commit_groups([[float(c) for c in g] for g in sample.groups])
+    trxs = _transactions(sample)
+    conservative, optimistic = _tables(trxs)
     return Parallelism(
         source=source,
         sampled_at=sample.taken_at,
         transactions=len(trxs),
         groups=len(sample.groups),
         mean_group_size=mean_group_size(trxs),
-        conservative=speedups(trxs, WORKER_COUNTS),
-        optimistic=speedups(independent(trxs), WORKER_COUNTS),
+        conservative=conservative,
+        optimistic=optimistic,
     )
+
+
+def _transactions(sample: CommitSample) -> list[Trx]:
+    return from_commit_groups([[float(c) for c in g] for g in sample.groups])
+
+
+def _tables(trxs: list[Trx]) -> tuple[dict[int, float], dict[int, float]]:
+    """(conservative, optimistic) speed-ups for every worker count."""
+    return speedups(trxs, WORKER_COUNTS), speedups(independent(trxs), WORKER_COUNTS)
 
 
 def speedups_at(
@@ -75,7 +86,4 @@ def speedups_at(
             base.where(CommitSample.taken_at > at).order_by(CommitSample.taken_at).limit(1)
         ).first()
     )
-    if sample is None:
-        return None
-    trxs = from_commit_groups([[float(c) for c in g] for g in sample.groups])
-    return speedups(trxs, WORKER_COUNTS), speedups(independent(trxs), WORKER_COUNTS)
+    return None if sample is None else _tables(_transactions(sample))

@@ -2668,8 +2668,8 @@ export interface components {
         /**
          * ParallelismOut
          * @description What the source's writes allow a parallel applier, from the newest window of its binlog
-         *     (MariaDB sources; every LAGSCOPE_COMMIT_SAMPLE_EVERY_S). Not yet capped by a replica's
-         *     cores: on N cores at most ~N× whatever the stream allows.
+         *     (MariaDB sources; every LAGSCOPE_COMMIT_SAMPLE_EVERY_S). The speed-ups are the stream's,
+         *     not capped by ``cores``: on C cores at most ~C× whatever the stream allows.
          */
         ParallelismOut: {
             /**
@@ -2677,6 +2677,11 @@ export interface components {
              * @description MariaDB slave_parallel_mode=conservative (and the LOGICAL_CLOCK rule): what group-committed together applies at once.
              */
             conservative: components["schemas"]["SpeedupOut"][];
+            /**
+             * Cores
+             * @description LAGSCOPE_REPLICA_CORES: the replicas' cores, which cap any speed-up (C cores apply at most ~C×); null: not configured.
+             */
+            cores: number | null;
             /**
              * Groups
              * @description Group commits in the window.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Schemas } from "../api/client";
 import { channelStatus } from "../test/statusData";
-import { buildParallelismView, CAVEAT_TEXT, drainText, formatSpeedup, NO_SAMPLE_TEXT } from "./parallelism";
+import { buildParallelismView, caveatText, drainText, formatSpeedup, NO_SAMPLE_TEXT } from "./parallelism";
 
 const NOW = Date.parse("2026-11-27T11:00:00Z");
 
@@ -21,6 +21,7 @@ function answer(over: Partial<Schemas["ParallelismOut"]> = {}): Schemas["Paralle
     conservative: curve(1, 1.31, 1.34, 1.36),
     // 1, 1.98, 2.9, 3.84 (4 workers), …, 7.4 at 8 and 12.05 at 16.
     optimistic: curve(1, 1.98, 2.9, 3.84, 4.7, 5.5, 6.4, 7.4, 8, 8.6, 9.3, 10, 10.6, 11.2, 11.7, 12.05),
+    cores: 2,
     ...over,
   };
 }
@@ -40,9 +41,19 @@ describe("buildParallelismView", () => {
     const view = buildParallelismView(answer({ source: null, sampled_at: null, transactions: 0, groups: 0, mean_group_size: 0 }), {
       nowMs: NOW,
     });
-    expect(view).toEqual({ kind: "none", text: NO_SAMPLE_TEXT, caveat: CAVEAT_TEXT });
+    expect(view).toEqual({ kind: "none", text: NO_SAMPLE_TEXT, caveat: caveatText(2) });
     expect(NO_SAMPLE_TEXT).toBe("No sample of the source's binlog yet (every 5 min; MariaDB sources)");
-    expect(CAVEAT_TEXT).toBe("Capped by the replica's cores: on 2 cores at most ~2×.");
+  });
+
+  it("states the configured cores as the cap, and says so when they are not configured", () => {
+    expect(caveatText(2)).toBe("Capped by the replica's cores: on 2 cores at most ~2×.");
+    expect(caveatText(16)).toBe("Capped by the replica's cores: on 16 cores at most ~16×.");
+    expect(caveatText(1)).toBe("Capped by the replica's cores: on 1 core at most ~1×.");
+    expect(caveatText(null)).toBe(
+      "Not capped by the replica's cores (LAGSCOPE_REPLICA_CORES is not set): C cores apply at most ~C×.",
+    );
+    const view = buildParallelismView(answer({ cores: 8 }), { nowMs: NOW });
+    expect(view.caveat).toBe("Capped by the replica's cores: on 8 cores at most ~8×.");
   });
 
   it("tabulates 1, 2, 4, 8 and 16 workers, both modes", () => {
@@ -125,25 +136,27 @@ describe("drainText", () => {
 
   it("uses the speed-up below the cores, and the cores above", () => {
     // 100 × 1.5 − 110 = 40 trx/s; 1000 / 40 = 25 s.
-    expect(drainText(behind(), 1.5)).toBe("with 4 workers: ~1.5× apply capacity, enough to drain this backlog in ~25 s");
+    expect(drainText(behind(), 1.5, 2)).toBe("with 4 workers: ~1.5× apply capacity, enough to drain this backlog in ~25 s");
     // 100 × min(3.8, 2) − 110 = 90 trx/s; 1000 / 90 = 11.1 s → 11 s.
-    expect(drainText(behind(), 3.8)).toBe("with 4 workers: ~2.0× apply capacity, enough to drain this backlog in ~11 s");
+    expect(drainText(behind(), 3.8, 2)).toBe("with 4 workers: ~2.0× apply capacity, enough to drain this backlog in ~11 s");
     expect(drainText(behind(), 3.8, 4)).toBe("with 4 workers: ~3.8× apply capacity, enough to drain this backlog in ~3.7 s");
+    // Cores not configured: the stream's speed-up, uncapped.
+    expect(drainText(behind(), 3.8, null)).toBe("with 4 workers: ~3.8× apply capacity, enough to drain this backlog in ~3.7 s");
   });
 
   it("says when the capacity would not outrun the source", () => {
     // 100 × 1.05 − 110 < 0; 100 × 1.1 − 110 is 0 give or take a float's last bit.
-    expect(drainText(behind(), 1.05)).toBe("with 4 workers: ~1.1× apply capacity, not enough to drain this backlog (the source writes as fast)");
-    expect(drainText(behind(), 1.1)).toBe("with 4 workers: ~1.1× apply capacity, not enough to drain this backlog (the source writes as fast)");
+    expect(drainText(behind(), 1.05, 2)).toBe("with 4 workers: ~1.1× apply capacity, not enough to drain this backlog (the source writes as fast)");
+    expect(drainText(behind(), 1.1, 2)).toBe("with 4 workers: ~1.1× apply capacity, not enough to drain this backlog (the source writes as fast)");
   });
 
   it("stays silent without a backlog, a rate, a speed-up, or an apply-bound verdict", () => {
-    expect(drainText(behind({ trx_behind: 0 }), 2)).toBeNull();
-    expect(drainText(behind({ trx_behind: null }), 2)).toBeNull();
-    expect(drainText(behind({ apply_rate: 0 }), 2)).toBeNull();
-    expect(drainText(behind({ source_rate: null }), 2)).toBeNull();
-    expect(drainText(behind({ verdict: "receive_bound" }), 2)).toBeNull();
-    expect(drainText(behind({ verdict: "caught_up" }), 2)).toBeNull();
-    expect(drainText(behind(), null)).toBeNull();
+    expect(drainText(behind({ trx_behind: 0 }), 2, 2)).toBeNull();
+    expect(drainText(behind({ trx_behind: null }), 2, 2)).toBeNull();
+    expect(drainText(behind({ apply_rate: 0 }), 2, 2)).toBeNull();
+    expect(drainText(behind({ source_rate: null }), 2, 2)).toBeNull();
+    expect(drainText(behind({ verdict: "receive_bound" }), 2, 2)).toBeNull();
+    expect(drainText(behind({ verdict: "caught_up" }), 2, 2)).toBeNull();
+    expect(drainText(behind(), null, 2)).toBeNull();
   });
 });

@@ -13,12 +13,16 @@ type ChannelStatus = Schemas["ChannelStatusOut"];
 export const SHOWN_WORKERS = [1, 2, 4, 8, 16] as const;
 /** The headline's worker count: a common first step from serial apply. */
 export const HEADLINE_WORKERS = 4;
-/** The lab box's replicas run on 2 cores: the API's figures are not capped by any replica's cores,
- * and a replica with C cores applies at most ~C× whatever the stream allows. */
-export const REPLICA_CORES = 2;
-
 export const NO_SAMPLE_TEXT = "No sample of the source's binlog yet (every 5 min; MariaDB sources)";
-export const CAVEAT_TEXT = `Capped by the replica's cores: on ${REPLICA_CORES} cores at most ~${REPLICA_CORES}×.`;
+
+/** The API's speed-ups are the stream's; a replica with C cores applies at most ~C× of them
+ * (`cores`: LAGSCOPE_REPLICA_CORES, null when not configured). */
+export function caveatText(cores: number | null): string {
+  if (cores === null) {
+    return "Not capped by the replica's cores (LAGSCOPE_REPLICA_CORES is not set): C cores apply at most ~C×.";
+  }
+  return `Capped by the replica's cores: on ${cores} ${cores === 1 ? "core" : "cores"} at most ~${cores}×.`;
+}
 
 export interface ParallelismRow {
   workers: number;
@@ -59,14 +63,15 @@ function speedupAt(speedups: readonly Speedup[], workers: number): number | null
 /**
  * "with 4 workers: ~2.0× apply capacity, enough to drain this backlog in ~42 s", for a channel
  * that is apply-bound now (receive-bound: more workers do not bring the missing events; caught
- * up: no backlog). Capacity = its apply rate × min(speed-up, cores); the source keeps writing,
+ * up: no backlog). Capacity = its apply rate × min(speed-up, cores) (cores null: not capped
+ * by them); the source keeps writing,
  * so the backlog shrinks at capacity − source rate. null: not apply-bound, or a rate unknown.
  */
-export function drainText(channel: ChannelStatus, speedup: number | null, cores = REPLICA_CORES): string | null {
+export function drainText(channel: ChannelStatus, speedup: number | null, cores: number | null): string | null {
   const { verdict, trx_behind: behind, apply_rate: apply, source_rate: source } = channel;
   if (verdict !== "apply_bound" || speedup === null) return null;
   if (behind === null || behind <= 0 || apply === null || apply <= 0 || source === null) return null;
-  const factor = Math.min(speedup, cores);
+  const factor = cores === null ? speedup : Math.min(speedup, cores);
   const prefix = `with ${HEADLINE_WORKERS} workers: ~${formatSpeedup(factor)} apply capacity`;
   const shrinking = apply * factor - source;
   // Equal rates differ in a float's last bits; that is no headway (nor an ETA of 10¹¹ days).
@@ -83,7 +88,8 @@ export function buildParallelismView(
   answer: Parallelism,
   { nowMs, channels = [], channelId }: { nowMs: number; channels?: readonly ChannelStatus[]; channelId?: number },
 ): ParallelismView {
-  if (answer.source === null) return { kind: "none", text: NO_SAMPLE_TEXT, caveat: CAVEAT_TEXT };
+  const caveat = caveatText(answer.cores);
+  if (answer.source === null) return { kind: "none", text: NO_SAMPLE_TEXT, caveat };
   const rows = SHOWN_WORKERS.map((workers) => ({
     workers,
     conservative: formatSpeedup(speedupAt(answer.conservative, workers)),
@@ -100,7 +106,7 @@ export function buildParallelismView(
   const sampledMs = answer.sampled_at ? Date.parse(answer.sampled_at) : null;
   const drained = channelId === undefined ? channels : channels.filter((c) => c.id === channelId);
   const drains = drained.flatMap((c) => {
-    const text = drainText(c, conservative);
+    const text = drainText(c, conservative, answer.cores);
     return text === null ? [] : [{ channelId: c.id, label: channelLabel(c.instance, c.name), text }];
   });
   return {
@@ -109,7 +115,7 @@ export function buildParallelismView(
     headline,
     groupSize: `${size} ${size === "1" ? "transaction" : "transactions"} per group commit`,
     sample: `${formatCount(answer.transactions)} ${answer.transactions === 1 ? "transaction" : "transactions"} sampled ${formatAgo(sampledMs, nowMs)}`,
-    caveat: CAVEAT_TEXT,
+    caveat,
     drains,
   };
 }

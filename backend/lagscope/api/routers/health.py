@@ -10,18 +10,16 @@ authentication: it names no server, host or user, only states, counts and ages.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from lagscope.analysis.readiness import Readiness
-from lagscope.api.schemas.health import ReadinessOut
+from lagscope.api.schemas.health import ComponentName, ReadinessOut
 from lagscope.health.check import check
 
 router = APIRouter(tags=["root"])
-
-ComponentName = Literal["store", "broker", "workers", "beat", "polling", "deliveries", "heartbeat"]
 
 
 def readiness_out(readiness: Readiness) -> ReadinessOut:

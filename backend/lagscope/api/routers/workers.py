@@ -68,8 +68,11 @@ def get_group_commit(
 
 
 @router.get("/clusters/{cluster_id}/parallelism", response_model=ParallelismOut)
-def get_parallelism(cluster_id: PathId, _: PrincipalDep, session: SessionDep) -> ParallelismOut:
+def get_parallelism(
+    cluster_id: PathId, _: PrincipalDep, session: SessionDep, settings: SettingsDep
+) -> ParallelismOut:
     """How much of the source's write stream a replica could apply at once: the newest binlog
     window of the cluster's source (MariaDB), grouped by group commit, simulated for 1…16
     workers under the commit-parent rule (conservative) and without parents (optimistic)."""
-    return parallelism_out(parallelism_service.parallelism(session, cluster_id))
+    found = parallelism_service.parallelism(session, cluster_id)
+    return parallelism_out(found, settings.replica_cores or None)

@@ -10,10 +10,12 @@ from pydantic import Field
 from lagscope.api.schemas.common import Schema
 
 HealthState = Literal["ok", "warn", "down"]
+# analysis/readiness.py's COMPONENTS, as the schema's type.
+ComponentName = Literal["store", "broker", "workers", "beat", "polling", "deliveries", "heartbeat"]
 
 
 class ComponentOut(Schema):
-    name: Literal["store", "broker", "workers", "beat", "polling", "deliveries", "heartbeat"]
+    name: ComponentName
     state: HealthState = Field(
         description="ok; warn: working, but an operator should know; down: not working."
     )

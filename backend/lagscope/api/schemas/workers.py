@@ -212,8 +212,8 @@ class SpeedupOut(Schema):
 
 class ParallelismOut(Schema):
     """What the source's writes allow a parallel applier, from the newest window of its binlog
-    (MariaDB sources; every LAGSCOPE_COMMIT_SAMPLE_EVERY_S). Not yet capped by a replica's
-    cores: on N cores at most ~N× whatever the stream allows."""
+    (MariaDB sources; every LAGSCOPE_COMMIT_SAMPLE_EVERY_S). The speed-ups are the stream's,
+    not capped by ``cores``: on C cores at most ~C× whatever the stream allows."""
 
     source: str | None = Field(description="The source sampled; null: no window yet.")
     sampled_at: datetime | None
@@ -228,10 +228,15 @@ class ParallelismOut(Schema):
         description="MariaDB optimistic/aggressive: any transactions at once; an upper bound"
         " that conflicts between neighbours bring down."
     )
+    cores: int | None = Field(
+        description="LAGSCOPE_REPLICA_CORES: the replicas' cores, which cap any speed-up"
+        " (C cores apply at most ~C×); null: not configured."
+    )
 
 
-def parallelism_out(found: Parallelism) -> ParallelismOut:
+def parallelism_out(found: Parallelism, cores: int | None) -> ParallelismOut:
     return ParallelismOut(
+        cores=cores,
         source=found.source,
         sampled_at=found.sampled_at,
         transactions=found.transactions,
