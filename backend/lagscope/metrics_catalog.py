@@ -154,6 +154,11 @@ STORED: tuple[StoredMetric, ...] = (
     _instance("data_written_per_s", "rate", "B/s"),
     _instance("log_written_per_s", "rate", "B/s"),
     _instance("dblwr_pages_per_s", "rate", "1/s"),
+    # The durability prediction's inputs (issue 22): read from the store, not charted.
+    _instance("binlog_fsync_s_per_s", "rate", "s/s", series=False),
+    _instance("relay_log_fsync_s_per_s", "rate", "s/s", series=False),
+    _instance("redo_fsync_s_per_s", "rate", "s/s", series=False),
+    _instance("fsync_latency_s", "seconds", "s", series=False),
     _instance("semi_sync_on", "flag", "", series=False),
     _instance("semi_sync_avg_wait_s", "seconds", "s"),
     _instance("redo_log_enabled", "flag", "", series=False),

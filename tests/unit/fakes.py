@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lagscope.collectors import cause_readings
+from lagscope.collectors import cause_readings, file_io
 from lagscope.collectors.dialect import MARIADB, MYSQL_57, MYSQL_84
 from lagscope.collectors.executor import EMPTY, BatchFailed, ResultSet
 from lagscope.errors import CollectorError, ServerUnreachable
@@ -72,6 +72,8 @@ def _cause_statements() -> frozenset[str]:
                 cause_readings.mdl_probe_statement(d, m),
                 cause_readings.mdl_blockers_statement(d, m),
             }
+    # Sent only while behind, like the cause readings (collectors/file_io.py).
+    found.add(file_io.statement())
     return frozenset(s for s in found if s)
 
 

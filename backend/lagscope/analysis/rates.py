@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 _MICROS_PER_S = 1_000_000
+_PICOS_PER_S = 1e12
+# collectors/file_io.py's pseudo-counters: fsync operations and their time per file class.
+_FSYNC_CLASSES = ("fsync_binlog", "fsync_relaylog", "fsync_redo")
 
 
 def rate(
@@ -44,6 +47,12 @@ class CounterRates:
     data_written_per_s: float | None = None  # bytes
     log_written_per_s: float | None = None  # bytes
     dblwr_pages_per_s: float | None = None
+    # Seconds spent in fsync per second, per file class (performance_schema; None where off),
+    # and the mean time of one fsync over those classes in this interval.
+    binlog_fsync_s_per_s: float | None = None
+    relay_log_fsync_s_per_s: float | None = None
+    redo_fsync_s_per_s: float | None = None
+    fsync_latency_s: float | None = None
     # Gauges, read from the newer poll alone: they survive a restart and need no previous poll.
     semi_sync_avg_wait_s: float | None = None
     semi_sync_on: bool | None = None
@@ -88,6 +97,27 @@ def _semi_sync_wait_s(cur: Mapping[str, int]) -> float | None:
     return None if micros is None else micros / _MICROS_PER_S
 
 
+def _seconds(picos_per_s: float | None) -> float | None:
+    return None if picos_per_s is None else picos_per_s / _PICOS_PER_S
+
+
+def _fsync_latency_s(prev: Mapping[str, int], cur: Mapping[str, int]) -> float | None:
+    """Mean seconds per fsync over the durability classes in this interval (None: none ran)."""
+    ops = picos = 0
+    for prefix in _FSYNC_CLASSES:
+        before_ops, before_ps = prev.get(prefix + "_ops"), prev.get(prefix + "_ps")
+        after_ops, after_ps = cur.get(prefix + "_ops"), cur.get(prefix + "_ps")
+        if None in (before_ops, before_ps, after_ops, after_ps):
+            continue
+        assert before_ops is not None and after_ops is not None  # for the type checker
+        assert before_ps is not None and after_ps is not None
+        if after_ops < before_ops or after_ps < before_ps:
+            continue  # truncated (TRUNCATE TABLE on the summary) or reset
+        ops += after_ops - before_ops
+        picos += after_ps - before_ps
+    return picos / ops / _PICOS_PER_S if ops > 0 else None
+
+
 def counter_rates(
     prev: Mapping[str, int] | None,
     prev_at: float | None,
@@ -116,6 +146,10 @@ def counter_rates(
         data_written_per_s=per_s("Innodb_data_written"),
         log_written_per_s=per_s("Innodb_os_log_written"),
         dblwr_pages_per_s=per_s("Innodb_dblwr_pages_written"),
+        binlog_fsync_s_per_s=_seconds(per_s("fsync_binlog_ps")),
+        relay_log_fsync_s_per_s=_seconds(per_s("fsync_relaylog_ps")),
+        redo_fsync_s_per_s=_seconds(per_s("fsync_redo_ps")),
+        fsync_latency_s=_fsync_latency_s(prev, cur),
         semi_sync_avg_wait_s=gauges.semi_sync_avg_wait_s,
         semi_sync_on=gauges.semi_sync_on,
         redo_log_enabled=gauges.redo_log_enabled,

@@ -31,6 +31,7 @@ from lagscope.collectors import (
     applier_workers,
     cause_readings,
     counters,
+    file_io,
     replica_status,
     server_state,
     source_status,
@@ -194,7 +195,18 @@ def _params(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
 
 
 def _counters(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
-    return {"counters": counters.parse(setup.dialect, result) or MappingProxyType({})}
+    found = counters.parse(setup.dialect, result) or MappingProxyType({})
+    readout.values["counters"] = found
+    return {"counters": found}
+
+
+def _file_io(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    # Joins the counters read just before: one mapping, one rate computation.
+    fsyncs = file_io.parse(result)
+    if not fsyncs:
+        return {}
+    merged = {**readout.values.get("counters", {}), **fsyncs}
+    return {"counters": MappingProxyType(merged)}
 
 
 def _workers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
@@ -353,6 +365,9 @@ READINGS: tuple[Reading, ...] = (
     Reading("params", lambda s: s.params.statement(), _params),
     Reading("counters", lambda s: counters.statement(s.dialect), _counters,
             privilege_hint="needs SELECT on performance_schema (MySQL)"),
+    # The fsync cost is wanted where a backlog shows what the replica can apply (issue 22).
+    Reading("file_io", lambda s: file_io.statement(), _file_io, when=cause_readings.behind,
+            privilege_hint="needs SELECT on performance_schema"),
     Reading("workers", lambda s: applier_workers.statement(s.dialect), _workers,
             slow=_workers_slow, hurry=cause_readings.behind,
             privilege_hint="needs SELECT on performance_schema (MySQL) or PROCESS (MariaDB)",

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.parallel_apply import WORKER_PARAMS, applier_workers, predict_capacity
 from lagscope.history.parallelism import speedups_at
+from lagscope.journal.durability import with_durability
 from lagscope.journal.steps import Entry, Journal
 from lagscope.models import ParamValue
 
@@ -23,8 +24,9 @@ MODE_PARAM = "slave_parallel_mode"
 
 
 def predicted(session: Session, found: Journal, cores: int | None) -> Journal:
-    """The journal with its worker-count steps' predictions."""
-    return replace(found, entries=with_predictions(session, found.cluster.id, found.entries, cores))
+    """The journal with its worker-count and flush-setting steps' predictions."""
+    entries = with_predictions(session, found.cluster.id, found.entries, cores)
+    return replace(found, entries=with_durability(session, entries))
 
 
 def with_predictions(

@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import BigInteger, and_, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.durability import DurabilityPrediction
 from lagscope.analysis.impact import Impact, Point, Window, impact
 from lagscope.analysis.parallel_apply import CapacityPrediction
 from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
@@ -241,6 +242,8 @@ class ChannelImpact:
     impact: Impact
     # A step that changed this replica's applier workers: predicted vs measured capacity.
     prediction: CapacityPrediction | None = None
+    # A step that relaxed this replica's flush settings: predicted vs measured capacity.
+    durability: DurabilityPrediction | None = None
 
 
 @dataclass(frozen=True, slots=True)

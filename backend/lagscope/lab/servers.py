@@ -42,6 +42,33 @@ TEMPLATE_RECIPE = 1
 INNODB_OPTIONS = ("--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M")
 # mariadbd's own limit for sun_path is 107 bytes; stay clear of it with room for ".lock" suffixes.
 MAX_SOCKET_PATH = 100
+# performance_schema with only the file-I/O instruments, sized to ~14 MB (not MariaDB's ~98 MB
+# autosizing): the durability prediction reads each server's fsync latency from
+# file_summary_by_event_name (issue 22), as on a MySQL server where it is on by default.
+PERF_SCHEMA_OPTIONS = (
+    "--performance-schema=ON",
+    "--performance-schema-instrument=%=OFF",
+    "--performance-schema-instrument=wait/io/file/%=ON",
+    "--performance-schema-consumer-statements-digest=OFF",
+    "--performance-schema-digests-size=0",
+    "--performance-schema-max-digest-length=0",
+    "--performance-schema-max-sql-text-length=0",
+    "--performance-schema-events-statements-history-size=0",
+    "--performance-schema-events-statements-history-long-size=0",
+    "--performance-schema-events-waits-history-size=0",
+    "--performance-schema-events-waits-history-long-size=0",
+    "--performance-schema-events-stages-history-size=0",
+    "--performance-schema-events-stages-history-long-size=0",
+    "--performance-schema-events-transactions-history-size=0",
+    "--performance-schema-events-transactions-history-long-size=0",
+    "--performance-schema-max-table-instances=0",
+    "--performance-schema-max-table-handles=0",
+    "--performance-schema-max-index-stat=0",
+    "--performance-schema-max-table-lock-stat=0",
+    "--performance-schema-session-connect-attrs-size=0",
+    "--performance-schema-max-memory-classes=0",
+    "--performance-schema-max-statement-classes=0",
+)
 _TEMPLATE_CLEANUP_SQL = (
     # install-db also creates root@<hostname>, root@127.0.0.1 and root@::1 without a password;
     # only the socket account is wanted (the lab creates its own password users).
@@ -110,7 +137,7 @@ class LabServer:
             "--gtid-domain-id=0",
             "--log-slave-updates=1",
             "--skip-name-resolve",
-            "--performance-schema=OFF",
+            *PERF_SCHEMA_OPTIONS,
             "--character-set-server=utf8mb4",
             "--collation-server=utf8mb4_general_ci",
             *INNODB_OPTIONS,

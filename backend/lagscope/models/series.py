@@ -125,6 +125,12 @@ class InstanceSample(Base):
     data_written_per_s: Mapped[float | None] = mapped_column(Scaled(1, big=True))
     log_written_per_s: Mapped[float | None] = mapped_column(Scaled(1, big=True))
     dblwr_pages_per_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
+    # Seconds in fsync per second by file class and the mean fsync time (performance_schema's
+    # file summary; NULL where it is off): the durability prediction's fsync cost (issue 22).
+    binlog_fsync_s_per_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))
+    relay_log_fsync_s_per_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))
+    redo_fsync_s_per_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))
+    fsync_latency_s: Mapped[float | None] = mapped_column(Scaled(1_000_000_000, big=True))
     semi_sync_on: Mapped[bool | None] = mapped_column(Boolean)
     semi_sync_avg_wait_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))
     redo_log_enabled: Mapped[bool | None] = mapped_column(Boolean)

@@ -38,6 +38,9 @@ class ApplierWorkerSample(Base):
     active: Mapped[int] = mapped_column(SmallInteger)
     active_mask: Mapped[bytes] = mapped_column(LargeBinary)
     errors: Mapped[int] = mapped_column(SmallInteger)
+    # Waiting for the relay log at the read (analysis/workers.py RELAY_READ_STATE); NULL in
+    # rows written before issue 22.
+    relay_waiting: Mapped[int | None] = mapped_column(SmallInteger)
 
 
 class ApplierWorkerState(Base):

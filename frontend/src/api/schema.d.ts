@@ -1336,6 +1336,7 @@ export interface components {
             after: components["schemas"]["WindowStatsOut"];
             before: components["schemas"]["WindowStatsOut"];
             channel: components["schemas"]["ChannelRef"];
+            durability?: components["schemas"]["DurabilityPredictionOut"] | null;
             impact: components["schemas"]["ImpactOut"];
             /** In Scope */
             in_scope: boolean;
@@ -1798,6 +1799,47 @@ export interface components {
             source_instance_id: number;
             /** Source Server Id */
             source_server_id: number;
+        };
+        /**
+         * DurabilityPredictionOut
+         * @description A step that relaxed the replica's flush settings: the capacity its measured fsync cost
+         *     predicted (the applier's time per transaction less what the change removes) against the
+         *     capacity measured after the step.
+         */
+        DurabilityPredictionOut: {
+            /** Applier S Per Trx */
+            applier_s_per_trx: number | null;
+            /**
+             * Capped
+             * @description The removed time was ≥ 90 % of it: factor capped at 10.
+             */
+            capped: boolean;
+            /**
+             * Error
+             * @description measured ÷ predicted − 1.
+             */
+            error: number | null;
+            /**
+             * Factor
+             * @description Predicted capacity after ÷ before.
+             */
+            factor: number | null;
+            /** Measured */
+            measured: number | null;
+            /** Predicted */
+            predicted: number | null;
+            /** Removed */
+            removed: components["schemas"]["RemovedCostOut"][];
+            /**
+             * Settings
+             * @description e.g. "sync_binlog 1 → 0".
+             */
+            settings: string[];
+            /**
+             * Unknown
+             * @description Why a part could not be priced or predicted.
+             */
+            unknown: string[];
         };
         /** EpisodeOut */
         EpisodeOut: {
@@ -2968,6 +3010,19 @@ export interface components {
              * @enum {string}
              */
             state: "ok" | "warn" | "down";
+        };
+        /** RemovedCostOut */
+        RemovedCostOut: {
+            /**
+             * S Per Trx
+             * @description Seconds of the applier's time per transaction.
+             */
+            s_per_trx: number;
+            /**
+             * What
+             * @enum {string}
+             */
+            what: "redo log fsync" | "binary log fsync" | "relay-log wait";
         };
         /** RuleIn */
         RuleIn: {

@@ -126,6 +126,27 @@ class PredictionOut(Schema):
     error: float | None = Field(description="measured ÷ predicted − 1.")
 
 
+class RemovedCostOut(Schema):
+    what: Literal["redo log fsync", "binary log fsync", "relay-log wait"]
+    s_per_trx: float = Field(description="Seconds of the applier's time per transaction.")
+
+
+class DurabilityPredictionOut(Schema):
+    """A step that relaxed the replica's flush settings: the capacity its measured fsync cost
+    predicted (the applier's time per transaction less what the change removes) against the
+    capacity measured after the step."""
+
+    settings: list[str] = Field(description='e.g. "sync_binlog 1 → 0".')
+    applier_s_per_trx: float | None
+    removed: list[RemovedCostOut]
+    factor: float | None = Field(description="Predicted capacity after ÷ before.")
+    capped: bool = Field(description="The removed time was ≥ 90 % of it: factor capped at 10.")
+    predicted: float | None
+    measured: float | None
+    error: float | None = Field(description="measured ÷ predicted − 1.")
+    unknown: list[str] = Field(description="Why a part could not be priced or predicted.")
+
+
 class ChannelImpactOut(Schema):
     """A step's effect on one channel; ``in_scope`` false = the step did not touch it (a
     control: if it moved too, the load did it)."""
@@ -136,6 +157,7 @@ class ChannelImpactOut(Schema):
     after: WindowStatsOut
     impact: ImpactOut
     prediction: PredictionOut | None = None
+    durability: DurabilityPredictionOut | None = None
 
 
 class StepOut(Schema):
@@ -183,6 +205,9 @@ def step_out(entry: Entry) -> StepOut:
                 prediction=None
                 if i.prediction is None
                 else PredictionOut.model_validate(i.prediction, from_attributes=True),
+                durability=None
+                if i.durability is None
+                else DurabilityPredictionOut.model_validate(i.durability, from_attributes=True),
             )
             for i in entry.impacts
         ],

@@ -1,0 +1,171 @@
+"""What relaxing a replica's flush settings will do to its apply capacity (issue 22).
+
+The applier spends ``t = busy ÷ rate`` worker-seconds on each transaction (``busy``: the mean
+number of its threads holding one, from the worker reads; ``rate``: the capacity measured while
+a backlog existed). Relaxing a setting takes the time that setting costs out of ``t``:
+
+- ``innodb_flush_log_at_trx_commit`` 1 → 0 or 2: the redo log's fsync per commit. MySQL's
+  performance_schema times it (``innodb_log_file``); MariaDB 10.8+ does not instrument its redo
+  log, so its count (``Innodb_data_fsyncs`` per second, which includes it) is priced at the
+  binary log's measured fsync time on the same server.
+- ``sync_binlog`` 1 → 0 (or N): the binary log's fsyncs (all of them, or all but 1 in N),
+  timed by performance_schema (``sql/binlog``).
+- ``sync_relay_log`` 1 → 0 (or N): not the applier's own fsync, but its wait for the relay log
+  while the receiver writes and fsyncs each event under the same lock; measured as the share of
+  worker reads in ``Reading event from the relay log`` (MariaDB's state; lab: 41 % of the serial
+  applier's time at 1, 3.5 % once relaxed).
+
+``capacity after = rate × t ÷ (t − removed)``, with the same threads as busy as before. Where the
+removed time is 90 % of ``t`` or more the rest (CPU, reading events) was too small to measure:
+the factor is capped at 10× and flagged. Tightening a setting is not predicted: the fsyncs it
+would add were never timed on this replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+FLUSH_LOG = "innodb_flush_log_at_trx_commit"
+SYNC_BINLOG = "sync_binlog"
+SYNC_RELAY_LOG = "sync_relay_log"
+DURABILITY_PARAMS = frozenset({FLUSH_LOG, SYNC_BINLOG, SYNC_RELAY_LOG})
+MAX_FACTOR = 10.0
+# Below this mean the applier was mostly idle in the window: its rate is what it was sent.
+MIN_BUSY = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ApplierCost:
+    """A replica's window before the change, as the store kept it (means over the window;
+    None where not read). ``*_fsync_s_per_s``: seconds in fsync per second by file class."""
+
+    rate: float | None  # trx/s while behind (the window's capacity)
+    busy: float | None  # mean threads holding a transaction
+    relay_waiting: float | None  # mean threads waiting for the relay log
+    binlog_fsync_s_per_s: float | None = None
+    redo_fsync_s_per_s: float | None = None
+    binlog_fsyncs_per_s: float | None = None  # ≈ Binlog_group_commits with sync_binlog=1
+    redo_fsyncs_per_s: float | None = None  # Innodb_os_log_fsyncs, else Innodb_data_fsyncs
+    fsync_latency_s: float | None = None  # over the timed classes, when one class is missing
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """One cost the change takes away: seconds per transaction (of the applier's threads)."""
+
+    what: str  # "redo log fsync" | "binary log fsync" | "relay-log wait"
+    s_per_trx: float
+
+
+@dataclass(frozen=True, slots=True)
+class DurabilityPrediction:
+    """``factor``: predicted capacity ÷ capacity before; ``error``: measured ÷ predicted − 1;
+    ``unknown``: why a part could not be priced (the prediction then leaves it out)."""
+
+    settings: tuple[str, ...]  # "sync_binlog 1 → 0", …
+    applier_s_per_trx: float | None
+    removed: tuple[Removed, ...]
+    factor: float | None
+    capped: bool
+    predicted: float | None
+    measured: float | None
+    error: float | None
+    unknown: tuple[str, ...] = field(default=())
+
+
+def _level(value: str | None) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return None
+
+
+def _every(level: int | None) -> float:
+    """Share of the fsyncs a ``sync_*`` level keeps: 1 at 1, 1/N at N, none at 0."""
+    return 0.0 if not level or level <= 0 else 1.0 / level
+
+
+def predict_durability(
+    changes: Mapping[str, tuple[str | None, str | None]],
+    cost: ApplierCost,
+    measured: float | None,
+) -> DurabilityPrediction | None:
+    """The prediction for a step's durability changes on one replica (None: none relaxes)."""
+    relaxed: dict[str, tuple[int, int]] = {}
+    for name, (old, new) in changes.items():
+        before, after = _level(old), _level(new)
+        if name not in DURABILITY_PARAMS or before is None or after is None:
+            continue
+        if name == FLUSH_LOG:
+            if before == 1 and after != 1:
+                relaxed[name] = (before, after)
+        elif _every(after) < _every(before):
+            relaxed[name] = (before, after)
+    if not relaxed:
+        return None
+    settings = tuple(f"{n} {a} → {b}" for n, (a, b) in sorted(relaxed.items()))
+    unknown: list[str] = []
+    removed: list[Removed] = []
+    rate, busy = cost.rate, cost.busy
+    if not rate or rate <= 0:
+        unknown.append("no capacity before the change: the replica kept up")
+    if busy is None:
+        unknown.append("the applier's threads were not read in the window")
+    elif busy < MIN_BUSY:
+        unknown.append(f"the applier was busy {busy:.0%} of the window: not saturated")
+    if unknown:
+        return DurabilityPrediction(settings, None, (), None, False, None, measured, None,
+                                    tuple(unknown))  # fmt: skip
+    assert rate is not None and busy is not None
+    per_trx = busy / rate
+    binlog_latency = _binlog_latency(cost)
+    if FLUSH_LOG in relaxed:
+        if cost.redo_fsync_s_per_s is not None:
+            removed.append(Removed("redo log fsync", cost.redo_fsync_s_per_s / rate))
+        elif cost.redo_fsyncs_per_s is not None and binlog_latency is not None:
+            removed.append(
+                Removed("redo log fsync", cost.redo_fsyncs_per_s * binlog_latency / rate)
+            )
+        else:
+            unknown.append("redo log fsync: not timed (performance_schema's file summary)")
+    if SYNC_BINLOG in relaxed:
+        before, after = relaxed[SYNC_BINLOG]
+        if cost.binlog_fsync_s_per_s is not None:
+            kept = _every(after) / _every(before)
+            removed.append(
+                Removed("binary log fsync", cost.binlog_fsync_s_per_s * (1 - kept) / rate)
+            )
+        else:
+            unknown.append("binary log fsync: not timed (performance_schema's file summary)")
+    if SYNC_RELAY_LOG in relaxed:
+        before, after = relaxed[SYNC_RELAY_LOG]
+        if cost.relay_waiting is not None:
+            kept = _every(after) / _every(before)
+            removed.append(Removed("relay-log wait", cost.relay_waiting * (1 - kept) / rate))
+        else:
+            unknown.append("relay-log wait: the applier's state was not read")
+    total = sum(r.s_per_trx for r in removed)
+    capped = total >= per_trx * (1 - 1 / MAX_FACTOR)
+    factor = MAX_FACTOR if capped else per_trx / (per_trx - total)
+    predicted = rate * factor
+    error = None if measured is None else measured / predicted - 1.0
+    return DurabilityPrediction(
+        settings=settings,
+        applier_s_per_trx=per_trx,
+        removed=tuple(removed),
+        factor=factor,
+        capped=capped,
+        predicted=predicted,
+        measured=measured,
+        error=error,
+        unknown=tuple(unknown),
+    )
+
+
+def _binlog_latency(cost: ApplierCost) -> float | None:
+    """One binary log fsync's time: its fsync seconds over its fsyncs, else the timed mean."""
+    seconds, count = cost.binlog_fsync_s_per_s, cost.binlog_fsyncs_per_s
+    if seconds is not None and count:
+        return seconds / count
+    return cost.fsync_latency_s
