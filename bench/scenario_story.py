@@ -8,7 +8,9 @@ assertions: the machine is small and shared, and the story depends on its speed 
 
     .venv/bin/python bench/scenario_story.py [--runs 3] [--phase-seconds 60,90,150] [--load-tps N]
 
-Phase C adds parallel workers; the journal prints the capacity its source's binlog predicted
+Phase B relaxes the flush settings; the journal prints the capacity the replica's measured fsync
+cost predicted (analysis/durability.py) and the one measured after it. Phase C adds parallel
+workers; the journal prints the capacity its source's binlog predicted
 and the one measured after it, when a backlog remained to measure it. With the default phases
 phase B drains the backlog first, so C's capacity is not measurable; a short B with the
 journal's windows scaled down leaves C starting behind:
@@ -109,6 +111,21 @@ def one_run(
                         figures[f"C {item.instance.name} prediction error"] = guess.error * 100
                     if guess.predicted is not None:
                         figures[f"C {item.instance.name} predicted capacity"] = guess.predicted
+                flush = item.durability
+                if flush is not None:  # phase B: the capacity its fsync cost predicted
+                    parts = ", ".join(f"{r.what} {r.s_per_trx * 1e3:.3f} ms" for r in flush.removed)
+                    per_trx = flush.applier_s_per_trx
+                    print(
+                        f"  durability {label} {item.instance.name}: applier "
+                        f"{None if per_trx is None else round(per_trx * 1e3, 3)} ms/trx, removes "
+                        f"{parts or 'nothing priced'}; x{flush.factor} (capped {flush.capped}): "
+                        f"predicted {flush.predicted} trx/s, measured {flush.measured} trx/s, "
+                        f"error {flush.error}; unknown {list(flush.unknown)}"
+                    )
+                    if flush.error is not None:
+                        figures[f"B {item.instance.name} prediction error"] = flush.error * 100
+                    if flush.predicted is not None:
+                        figures[f"B {item.instance.name} predicted capacity"] = flush.predicted
     return figures
 
 

@@ -128,6 +128,39 @@ def test_sql_thread_stopped_under_writes(lab, pollers, admin_replica1):
     assert channel.relay_log_space and channel.relay_log_space > 0
 
 
+def test_fsync_times_are_read_while_behind_and_not_while_caught_up(lab, pollers, admin_replica1):
+    """performance_schema's file summary (the lab runs it with the file instruments only) is
+    a behind-only reading: a caught-up poll sends nothing more, a poll after a behind one
+    reads the binary and relay logs' fsync counts and times (issue 22)."""
+    write_rows(lab, 1)
+    lab.wait_caught_up(timeout_s=30)
+    healthy = pollers["replica1"].poll()
+    assert not any(name.startswith("fsync_") for name in healthy.counters)
+    # Behind with the applier running (a stopped one is not "behind"): a replica session
+    # holds the row the next replicated update needs.
+    with admin_replica1.cursor() as cur:
+        cur.execute("SELECT MAX(id) FROM app.t")
+        (row_id,) = cur.fetchone()
+        cur.execute("BEGIN")
+        cur.execute("SELECT id FROM app.t WHERE id = %s FOR UPDATE", (row_id,))
+    try:
+        with lab.connect("source") as conn, conn.cursor() as cur:
+            cur.execute("UPDATE app.t SET v = 'held' WHERE id = %s", (row_id,))
+
+        def timed() -> InstanceSnapshot | None:
+            snap = pollers["replica1"].poll()
+            return snap if "fsync_relaylog_ops" in snap.counters else None
+
+        snap = wait_until(timed, timeout_s=20, message="a poll after a behind one reads fsyncs")
+    finally:
+        admin_replica1.rollback()
+    assert snap is not None and "file_io" not in snap.problems
+    # The relay log was opened, written and synced by the receiver since the server started.
+    assert snap.counters["fsync_relaylog_ops"] > 0 and snap.counters["fsync_relaylog_ps"] > 0
+    assert snap.counters["fsync_binlog_ops"] > 0
+    assert "fsync_redo_ops" not in snap.counters  # MariaDB does not instrument ib_logfile0
+
+
 def test_io_thread_stopped(lab, pollers, admin_replica1):
     with admin_replica1.cursor() as cur:
         cur.execute("STOP SLAVE IO_THREAD")

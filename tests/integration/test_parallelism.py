@@ -14,7 +14,14 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.history.parallelism import parallelism
 from lagscope.ingest.commit_samples import sample_all
 from lagscope.inventory import instances as inventory
-from lagscope.models import Channel, CommitSample, ParamChange, Sample
+from lagscope.models import (
+    ApplierWorkerSample,
+    Channel,
+    CommitSample,
+    InstanceSample,
+    ParamChange,
+    Sample,
+)
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
@@ -170,3 +177,120 @@ def test_a_journal_step_that_adds_workers_shows_predicted_and_measured_capacity(
         assert prediction["measured"] == pytest.approx(900.0)
         assert prediction["error"] == pytest.approx(-0.1)
         assert impact["after"]["capacity"] == pytest.approx(900.0)
+
+
+def test_a_journal_step_that_relaxes_flush_shows_predicted_and_measured_capacity(tmp_path):
+    """Rows written directly, every figure known. Before the step the serial applier applied
+    500 trx/s behind a backlog with 2 threads always busy, one of them waiting for the relay
+    log; the binary log's fsyncs took 0.2 s/s over 500 fsyncs/s (0.4 ms each) and InnoDB
+    fsynced 500 times a second. Per transaction: 4 thread-ms, of which redo 0.4 + binlog 0.4 +
+    relay wait 2. Relaxing all three leaves 1.2 ms: predicted 500 × 4 / 1.2 = 1,666.7 trx/s;
+    measured 2,000: +20 %. A replica whose settings did not change gets no prediction."""
+    at = datetime(2030, 1, 1, tzinfo=UTC)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    sessions = make_session_factory(make_engine(url))
+    box = store_box(sessions, SECRET)
+    with sessions() as s, s.begin():
+        cluster = inventory.create_cluster(s, "lab")
+        inventory.add_instance(s, box, cluster, "source", "127.0.0.1", 1, "u", "p", "source")
+        replicas = [
+            inventory.add_instance(s, box, cluster, name, "127.0.0.1", port, "u", "p")
+            for name, port in (("replica1", 2), ("replica2", 3))
+        ]
+        channels = []
+        for replica in replicas:
+            channel = Channel(instance_id=replica.id, name="", first_seen_at=at - timedelta(days=1))
+            s.add(channel)
+            channels.append(channel)
+        s.flush()
+        for name, old, new in (
+            ("innodb_flush_log_at_trx_commit", "1", "2"),
+            ("sync_binlog", "1", "0"),
+            ("sync_relay_log", "1", "0"),
+        ):
+            s.add(
+                ParamChange(
+                    instance_id=replicas[0].id,
+                    name=name,
+                    old_value=old,
+                    new_value=new,
+                    last_old_at=at - timedelta(seconds=1),
+                    first_new_at=at,
+                )
+            )
+        for i in range(-120, 120):
+            ts = at + timedelta(seconds=i)
+            for channel in channels:
+                s.add(
+                    Sample(
+                        channel_id=channel.id,
+                        ts=ts,
+                        verdict=2,
+                        lag_s=30.0,
+                        source_rate=2500.0,
+                        apply_rate=500.0 if i < 0 else 2000.0,
+                        not_received=0,
+                        received_not_applied=50000,
+                    )
+                )
+            if i < 0:
+                s.add(
+                    InstanceSample(
+                        instance_id=replicas[0].id,
+                        ts=ts,
+                        reachable=True,
+                        commits_per_s=500.0,
+                        binlog_group_commits_per_s=500.0,
+                        data_fsyncs_per_s=500.0,
+                        binlog_fsync_s_per_s=0.2,
+                        relay_log_fsync_s_per_s=0.8,
+                        fsync_latency_s=0.0003,
+                    )
+                )
+                s.add(
+                    ApplierWorkerSample(
+                        instance_id=replicas[0].id,
+                        ts=ts,
+                        channel="",
+                        workers=2,
+                        busy=2,
+                        busy_mask=b"\x03",
+                        active=2,
+                        active_mask=b"\x03",
+                        errors=0,
+                        relay_waiting=1,
+                    )
+                )
+        cluster_id = cluster.id
+    with api_server(url, secret_key=SECRET) as api, api.client() as client:
+        answer = client.get(
+            f"/api/v1/clusters/{cluster_id}/journal",
+            params={
+                "start": (at - timedelta(minutes=5)).isoformat(),
+                "end": (at + timedelta(minutes=5)).isoformat(),
+                "width_s": 100,
+                "settle_s": 5,
+                "min_samples": 10,
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        (step,) = answer.json()["steps"]
+        by_name = {i["channel"]["instance_name"]: i for i in step["impacts"]}
+        assert by_name["replica2"]["durability"] is None
+        durability = by_name["replica1"]["durability"]
+        assert durability["settings"] == [
+            "innodb_flush_log_at_trx_commit 1 → 2",
+            "sync_binlog 1 → 0",
+            "sync_relay_log 1 → 0",
+        ]
+        assert durability["applier_s_per_trx"] == pytest.approx(0.004)
+        removed = {r["what"]: r["s_per_trx"] for r in durability["removed"]}
+        assert removed == pytest.approx(
+            {"redo log fsync": 0.0004, "binary log fsync": 0.0004, "relay-log wait": 0.002}
+        )
+        assert durability["capped"] is False and durability["unknown"] == []
+        assert durability["factor"] == pytest.approx(4 / 1.2)
+        assert durability["predicted"] == pytest.approx(2000 / 1.2)
+        assert durability["measured"] == pytest.approx(2000.0)
+        assert durability["error"] == pytest.approx(0.2)

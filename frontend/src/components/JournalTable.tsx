@@ -107,6 +107,12 @@ function StepRows({ step, clusterId, sameDay }: { step: JournalStep; clusterId: 
                     <span className="prediction-line">{cell.prediction.measured}</span>
                   </div>
                 ) : null}
+                {cell.durability ? (
+                  <div className="prediction" data-testid="journal-durability" data-channel={cell.durability.instance}>
+                    <span className="prediction-line">{cell.durability.predicted}</span>{" "}
+                    <span className="prediction-line">{cell.durability.measured}</span>
+                  </div>
+                ) : null}
               </td>
             </>
           ) : (

@@ -143,6 +143,43 @@ describe("buildJournalModel", () => {
     expect(buildJournalModel(journal(), undefined, UTC).steps[0]?.cells.map((c) => c.prediction)).toEqual([null, null]);
   });
 
+  it("carries a flush step's durability prediction for the replica it touched, and none elsewhere", () => {
+    const data = journal({
+      steps: [
+        step({
+          changes: [change({ name: "sync_binlog", old_value: "1", new_value: "0" })],
+          impacts: [
+            impact(NEAR, {
+              before: stats({ capacity: 500 }),
+              durability: {
+                settings: ["sync_binlog 1 → 0"],
+                applier_s_per_trx: 0.002,
+                removed: [{ what: "binary log fsync", s_per_trx: 0.0012 }],
+                factor: 2.5,
+                capped: false,
+                predicted: 1250,
+                measured: null,
+                error: null,
+                unknown: [],
+              },
+            }),
+            impact(FAR),
+          ],
+        }),
+      ],
+    });
+    const [near, far] = buildJournalModel(data, undefined, UTC).steps[0]?.cells ?? [];
+    expect(near?.durability).toEqual({
+      instance: "replica1",
+      predicted:
+        "sync_binlog 1 → 0: predicted ~1,250 trx/s (2.5× the 500 trx/s before; " +
+        "removes 1.20 ms binary log fsync of 2.00 ms per transaction)",
+      measured: "measured: not measurable (it kept up after the step)",
+    });
+    expect(near?.prediction).toBeNull();
+    expect(far?.durability).toBeNull();
+  });
+
   it("describes a change to or from NULL in words", () => {
     expect(describeStep(step({ changes: [change({ old_value: null, new_value: "" })] }))).toEqual([
       "replica1: innodb_flush_log_at_trx_commit unset → (empty)",

@@ -5,7 +5,7 @@ import type { Schemas } from "../api/client";
 import { formatClock, formatDateTime, formatParamValue, MISSING } from "../format/format";
 import { impactInfo, type ImpactInfo, type ImpactVerdict } from "../format/impact";
 import { channelColors, channelLabel, PALETTE } from "./colors";
-import { predictionLines, type PredictionLines } from "./prediction";
+import { durabilityLines, predictionLines, type PredictionLines } from "./prediction";
 
 export type JournalOut = Schemas["JournalOut"];
 export type StepOut = Schemas["StepOut"];
@@ -57,6 +57,9 @@ export interface JournalCell {
    * source's writes and the capacity measured after; null for any other step. `instance` is
    * the replica's instance name (the page's `data-channel`). */
   prediction: (PredictionLines & { instance: string }) | null;
+  /** A step that relaxed this replica's flush settings: the capacity the fsync time it removes
+   * predicted and the capacity measured after; null for any other step. */
+  durability: (PredictionLines & { instance: string }) | null;
 }
 
 export interface JournalStep {
@@ -189,6 +192,12 @@ export function buildJournalModel(
               ? {
                   instance: impact.channel.instance_name,
                   ...predictionLines(impact.prediction, impact.before.capacity),
+                }
+              : null,
+            durability: impact.durability
+              ? {
+                  instance: impact.channel.instance_name,
+                  ...durabilityLines(impact.durability, impact.before.capacity),
                 }
               : null,
           };

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { capacityText, errorText, predictionLines, type PredictionOut } from "./prediction";
+import {
+  capacityText,
+  durabilityLines,
+  errorText,
+  predictionLines,
+  type DurabilityPredictionOut,
+  type PredictionOut,
+} from "./prediction";
 
 function prediction(over: Partial<PredictionOut> = {}): PredictionOut {
   return {
@@ -12,6 +19,25 @@ function prediction(over: Partial<PredictionOut> = {}): PredictionOut {
     predicted: 1000.0,
     measured: 900.0,
     error: -0.1,
+    ...over,
+  };
+}
+
+// 2 ms of applier time per trx at 500 trx/s; the change removes 1.2 ms of it: 2 ÷ 0.8 = 2.5×.
+function durability(over: Partial<DurabilityPredictionOut> = {}): DurabilityPredictionOut {
+  return {
+    settings: ["innodb_flush_log_at_trx_commit 1 → 2", "sync_binlog 1 → 0"],
+    applier_s_per_trx: 0.002,
+    removed: [
+      { what: "redo log fsync", s_per_trx: 0.00036 },
+      { what: "binary log fsync", s_per_trx: 0.00084 },
+    ],
+    factor: 2.5,
+    capped: false,
+    predicted: 1250,
+    measured: 1125,
+    error: -0.1,
+    unknown: [],
     ...over,
   };
 }
@@ -84,5 +110,85 @@ describe("predictionLines", () => {
     expect(lines.predicted).toBe(
       "4 → 1 worker (conservative): predicted ~500 trx/s (0.5× the 1,000 trx/s before; the source's writes allow 1.0×)",
     );
+  });
+});
+
+describe("durabilityLines", () => {
+  it("says what the removed fsync time predicted and what was measured", () => {
+    expect(durabilityLines(durability(), 500)).toEqual({
+      predicted:
+        "innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0: predicted ~1,250 trx/s (2.5× the 500 trx/s " +
+        "before; removes 0.36 ms redo log fsync, 0.84 ms binary log fsync of 2.00 ms per transaction)",
+      measured: "measured 1,125 trx/s (−10 % vs predicted)",
+    });
+  });
+
+  it("marks a capped factor as a lower bound", () => {
+    const lines = durabilityLines(
+      durability({
+        settings: ["sync_relay_log 1 → 0"],
+        removed: [{ what: "relay-log wait", s_per_trx: 0.0019 }],
+        factor: 10,
+        capped: true,
+        predicted: 5000,
+        measured: 3000,
+        error: -0.4,
+      }),
+      500,
+    );
+    expect(lines).toEqual({
+      predicted:
+        "sync_relay_log 1 → 0: predicted ~5,000 trx/s (≥ 10.0× the 500 trx/s before; " +
+        "removes 1.90 ms relay-log wait of 2.00 ms per transaction)",
+      measured: "measured 3,000 trx/s (−40 % vs predicted)",
+    });
+  });
+
+  it("names the parts it could not price after the prediction", () => {
+    const unknown = ["redo log fsync: not timed (performance_schema's file summary)"];
+    const partly = durabilityLines(
+      durability({ removed: [{ what: "binary log fsync", s_per_trx: 0.00084 }], factor: 1.724, predicted: 862.07, unknown }),
+      500,
+    );
+    expect(partly.predicted).toBe(
+      "innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0: predicted ~862 trx/s (1.7× the 500 trx/s before; " +
+        "removes 0.84 ms binary log fsync of 2.00 ms per transaction); " +
+        "not priced: redo log fsync: not timed (performance_schema's file summary)",
+    );
+    const none = durabilityLines(
+      durability({ settings: ["sync_binlog 1 → 0"], removed: [], factor: 1, predicted: 500, unknown }),
+      null,
+    );
+    expect(none.predicted).toBe(
+      "sync_binlog 1 → 0: predicted ~500 trx/s (1.0× the capacity before; removes nothing of 2.00 ms per transaction); " +
+        "not priced: redo log fsync: not timed (performance_schema's file summary)",
+    );
+  });
+
+  it("says why there is no prediction", () => {
+    const lines = durabilityLines(
+      durability({
+        settings: ["sync_binlog 1 → 0"],
+        applier_s_per_trx: null,
+        removed: [],
+        factor: null,
+        predicted: null,
+        measured: 900,
+        error: null,
+        unknown: ["no capacity before the change: the replica kept up", "the applier's threads were not read in the window"],
+      }),
+      null,
+    );
+    expect(lines).toEqual({
+      predicted:
+        "sync_binlog 1 → 0: no prediction (no capacity before the change: the replica kept up; " +
+        "the applier's threads were not read in the window)",
+      measured: "measured 900 trx/s",
+    });
+  });
+
+  it("says a replica that kept up after the step is not measurable", () => {
+    const lines = durabilityLines(durability({ measured: null, error: null }), 500);
+    expect(lines.measured).toBe("measured: not measurable (it kept up after the step)");
   });
 });

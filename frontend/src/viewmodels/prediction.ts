@@ -1,10 +1,12 @@
 // A journal step that changed a replica's applier workers, in words: the capacity the source's
 // writes predicted for the new worker count (the capacity before × the bounded speed-up) and
-// the capacity measured after the step, with how far off the prediction was.
+// the capacity measured after the step, with how far off the prediction was. A step that relaxed
+// the flush settings reads the same way, its factor priced from the fsync time it removes.
 import type { Schemas } from "../api/client";
 import { formatSpeedup } from "./parallelism";
 
 export type PredictionOut = Schemas["PredictionOut"];
+export type DurabilityPredictionOut = Schemas["DurabilityPredictionOut"];
 
 /** The two lines the journal prints under a replica's verdict. */
 export interface PredictionLines {
@@ -51,17 +53,50 @@ export function predictionLines(p: PredictionOut, capacityBefore: number | null 
   if (p.predicted === null) {
     predicted = `${head}: ${allows}; no capacity before the step to scale (it kept up)`;
   } else {
-    const before =
-      capacityBefore === null || capacityBefore === undefined
-        ? "the capacity before"
-        : `the ${capacityText(capacityBefore)} trx/s before`;
     predicted =
       `${head}: predicted ~${capacityText(p.predicted)} trx/s ` +
-      `(${formatSpeedup(p.factor)} ${before}; ${allows}${coresCap(p)})`;
+      `(${formatSpeedup(p.factor)} ${beforeText(capacityBefore)}; ${allows}${coresCap(p)})`;
   }
-  let measured: string;
-  if (p.measured === null) measured = "measured: not measurable (it kept up after the step)";
-  else if (p.error === null) measured = `measured ${capacityText(p.measured)} trx/s`;
-  else measured = `measured ${capacityText(p.measured)} trx/s (${errorText(p.error)} vs predicted)`;
-  return { predicted, measured };
+  return { predicted, measured: measuredText(p.measured, p.error) };
+}
+
+// Both predictions are checked against the same measurement, so they word it alike.
+function measuredText(measured: number | null, error: number | null): string {
+  if (measured === null) return "measured: not measurable (it kept up after the step)";
+  if (error === null) return `measured ${capacityText(measured)} trx/s`;
+  return `measured ${capacityText(measured)} trx/s (${errorText(error)} vs predicted)`;
+}
+
+function beforeText(capacityBefore: number | null | undefined): string {
+  return capacityBefore === null || capacityBefore === undefined
+    ? "the capacity before"
+    : `the ${capacityText(capacityBefore)} trx/s before`;
+}
+
+/** Seconds per transaction in milliseconds: an fsync is a fraction of one, `0.36 ms`. */
+function perTrxMs(seconds: number): string {
+  return `${(seconds * 1000).toFixed(2)} ms`;
+}
+
+/**
+ * "sync_binlog 1 → 0: predicted ~1,250 trx/s (2.5× the 500 trx/s before; removes 1.20 ms
+ * binary log fsync of 2.00 ms per transaction)" and the measured line as for worker counts.
+ * A capped factor reads "≥ 10.0×": the rest of the applier's time was too small to measure.
+ */
+export function durabilityLines(d: DurabilityPredictionOut, capacityBefore: number | null | undefined): PredictionLines {
+  const head = d.settings.join(", ");
+  let predicted: string;
+  if (d.predicted === null) {
+    predicted = `${head}: no prediction (${d.unknown.join("; ")})`;
+  } else {
+    const factor = `${d.capped ? "≥ " : ""}${formatSpeedup(d.factor)}`;
+    // Every part may be unpriced: the prediction is then the capacity before, and `unknown` says why.
+    const parts = d.removed.map((r) => `${perTrxMs(r.s_per_trx)} ${r.what}`).join(", ") || "nothing";
+    const of = d.applier_s_per_trx === null ? "" : ` of ${perTrxMs(d.applier_s_per_trx)}`;
+    const unpriced = d.unknown.length ? `; not priced: ${d.unknown.join("; ")}` : "";
+    predicted =
+      `${head}: predicted ~${capacityText(d.predicted)} trx/s ` +
+      `(${factor} ${beforeText(capacityBefore)}; removes ${parts}${of} per transaction)${unpriced}`;
+  }
+  return { predicted, measured: measuredText(d.measured, d.error) };
 }

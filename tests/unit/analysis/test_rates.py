@@ -149,3 +149,31 @@ def test_one_counter_reset_voids_only_that_rate() -> None:
     rates = counter_rates(MYSQL_PREV, 100.0, cur, 110.0)
     assert rates.dblwr_pages_per_s is None
     assert rates.commits_per_s == 200.0
+
+
+def test_fsync_time_per_class_and_mean_latency_from_the_file_summary() -> None:
+    """performance_schema's picoseconds become seconds per second; the latency is the time of
+    all timed fsyncs over their count in the interval (binlog 0.4 ms, relay log 0.2 ms)."""
+    prev = {"fsync_binlog_ops": 1000, "fsync_binlog_ps": 10**12,
+            "fsync_relaylog_ops": 5000, "fsync_relaylog_ps": 2 * 10**12}  # fmt: skip
+    cur = {"fsync_binlog_ops": 1500, "fsync_binlog_ps": 10**12 + 2 * 10**11,
+           "fsync_relaylog_ops": 7000, "fsync_relaylog_ps": 2 * 10**12 + 4 * 10**11}  # fmt: skip
+    r = counter_rates(prev, 100.0, cur, 101.0)
+    assert r.binlog_fsync_s_per_s == pytest.approx(0.2)
+    assert r.relay_log_fsync_s_per_s == pytest.approx(0.4)
+    assert r.redo_fsync_s_per_s is None  # MariaDB does not time its redo log
+    assert r.fsync_latency_s == pytest.approx(0.6 / 2500)
+
+
+def test_fsync_latency_is_none_without_fsyncs_and_skips_a_truncated_summary() -> None:
+    idle = {"fsync_binlog_ops": 10, "fsync_binlog_ps": 5000}
+    assert counter_rates(idle, 1.0, idle, 2.0).fsync_latency_s is None
+    assert counter_rates({}, 1.0, {}, 2.0).binlog_fsync_s_per_s is None
+    # TRUNCATE TABLE on the summary resets one class: only the other one counts.
+    prev = {"fsync_binlog_ops": 900, "fsync_binlog_ps": 9 * 10**8,
+            "fsync_relaylog_ops": 100, "fsync_relaylog_ps": 10**8}  # fmt: skip
+    cur = {"fsync_binlog_ops": 5, "fsync_binlog_ps": 10**6,
+           "fsync_relaylog_ops": 200, "fsync_relaylog_ps": 3 * 10**8}  # fmt: skip
+    r = counter_rates(prev, 1.0, cur, 2.0)
+    assert r.binlog_fsync_s_per_s is None
+    assert r.fsync_latency_s == pytest.approx(2 * 10**8 / 100 / 10**12)

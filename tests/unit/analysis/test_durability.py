@@ -1,0 +1,103 @@
+"""The durability prediction: the applier's time per transaction less what relaxing takes out."""
+
+from __future__ import annotations
+
+import pytest
+
+from lagscope.analysis.durability import ApplierCost, predict_durability
+
+# The lab's phase A replica (MariaDB 10.11, 2 cores), measured with 20 reads a second:
+# 546.6 trx/s, busy 94.7 %, waiting for the relay log 41.6 %; binlog fsyncs 0.193 s/s over
+# 546.6 a second; InnoDB 556.6 fsyncs a second (redo, untimed on MariaDB). Relaxed: 2,911.
+LAB_A = ApplierCost(
+    rate=546.6,
+    busy=0.947,
+    relay_waiting=0.416,
+    binlog_fsync_s_per_s=0.193,
+    binlog_fsyncs_per_s=546.6,
+    redo_fsyncs_per_s=556.6,
+)
+ALL_RELAXED = {
+    "innodb_flush_log_at_trx_commit": ("1", "2"),
+    "sync_binlog": ("1", "0"),
+    "sync_relay_log": ("1", "0"),
+}
+
+
+def test_relaxing_everything_on_the_lab_phase_a_replica() -> None:
+    p = predict_durability(ALL_RELAXED, LAB_A, measured=2911.0)
+    assert p is not None and not p.unknown and not p.capped
+    assert p.applier_s_per_trx == pytest.approx(0.947 / 546.6)
+    removed = {r.what: r.s_per_trx for r in p.removed}
+    # MariaDB's redo fsyncs priced at the binary log's own fsync time (0.353 ms).
+    binlog_latency = 0.193 / 546.6
+    assert removed["redo log fsync"] == pytest.approx(556.6 * binlog_latency / 546.6)
+    assert removed["binary log fsync"] == pytest.approx(0.193 / 546.6)
+    assert removed["relay-log wait"] == pytest.approx(0.416 / 546.6)
+    left = (0.947 - 0.416) / 546.6 - 0.193 / 546.6 - 556.6 * binlog_latency / 546.6
+    assert p.predicted == pytest.approx(0.947 / left)
+    assert p.error == pytest.approx(2911.0 / p.predicted - 1)
+
+
+def test_each_setting_removes_only_its_own_cost() -> None:
+    only_binlog = predict_durability({"sync_binlog": ("1", "0")}, LAB_A, None)
+    assert only_binlog is not None
+    assert [r.what for r in only_binlog.removed] == ["binary log fsync"]
+    assert only_binlog.factor == pytest.approx(
+        (0.947 / 546.6) / (0.947 / 546.6 - 0.193 / 546.6)
+    )
+    assert only_binlog.measured is None and only_binlog.error is None
+
+
+def test_sync_every_n_keeps_one_fsync_in_n() -> None:
+    p = predict_durability({"sync_binlog": ("1", "4")}, LAB_A, None)
+    assert p is not None
+    (removed,) = p.removed
+    assert removed.s_per_trx == pytest.approx(0.193 * 0.75 / 546.6)
+
+
+def test_mysql_times_its_redo_log_itself() -> None:
+    cost = ApplierCost(rate=1000.0, busy=1.0, relay_waiting=0.0, redo_fsync_s_per_s=0.5,
+                       redo_fsyncs_per_s=1000.0, fsync_latency_s=0.01)  # fmt: skip
+    p = predict_durability({"innodb_flush_log_at_trx_commit": ("1", "0")}, cost, None)
+    assert p is not None
+    assert p.removed[0].s_per_trx == pytest.approx(0.0005)
+    assert p.factor == pytest.approx(2.0)
+
+
+def test_removing_nearly_all_the_time_is_capped_and_flagged() -> None:
+    cost = ApplierCost(rate=100.0, busy=1.0, relay_waiting=0.95)
+    p = predict_durability({"sync_relay_log": ("1", "0")}, cost, 1500.0)
+    assert p is not None and p.capped and p.factor == 10.0 and p.predicted == 1000.0
+
+
+def test_tightening_or_unchanged_levels_predict_nothing() -> None:
+    tighter = {"sync_binlog": ("0", "1"), "innodb_flush_log_at_trx_commit": ("2", "1")}
+    assert predict_durability(tighter, LAB_A, None) is None
+    assert predict_durability({"innodb_flush_log_at_trx_commit": ("2", "0")}, LAB_A, None) is None
+    assert predict_durability({"sync_relay_log": ("10000", "20000")}, LAB_A, None) is not None
+    assert predict_durability({"slave_parallel_threads": ("0", "4")}, LAB_A, None) is None
+
+
+def test_an_unsaturated_or_unread_applier_gets_reasons_not_a_figure() -> None:
+    kept_up = predict_durability(ALL_RELAXED, ApplierCost(None, 1.0, 0.0), None)
+    assert kept_up is not None and kept_up.predicted is None
+    assert kept_up.unknown == ("no capacity before the change: the replica kept up",)
+    idle = predict_durability(ALL_RELAXED, ApplierCost(500.0, 0.2, 0.0), None)
+    assert idle is not None and idle.predicted is None
+    assert "busy 20% of the window" in idle.unknown[0]
+    unread = predict_durability(ALL_RELAXED, ApplierCost(500.0, None, None), None)
+    assert unread is not None and unread.unknown == (
+        "the applier's threads were not read in the window",
+    )
+
+
+def test_without_performance_schema_only_the_relay_wait_is_priced() -> None:
+    cost = ApplierCost(rate=500.0, busy=1.0, relay_waiting=0.5, redo_fsyncs_per_s=500.0)
+    p = predict_durability(ALL_RELAXED, cost, None)
+    assert p is not None and [r.what for r in p.removed] == ["relay-log wait"]
+    assert p.factor == pytest.approx(2.0)
+    assert p.unknown == (
+        "redo log fsync: not timed (performance_schema's file summary)",
+        "binary log fsync: not timed (performance_schema's file summary)",
+    )
