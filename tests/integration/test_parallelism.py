@@ -20,6 +20,7 @@ from lagscope.models import (
     CommitSample,
     InstanceSample,
     ParamChange,
+    ParamValue,
     Sample,
 )
 from lagscope.security.secret_box import store_box
@@ -294,3 +295,88 @@ def test_a_journal_step_that_relaxes_flush_shows_predicted_and_measured_capacity
         assert durability["predicted"] == pytest.approx(2000 / 1.2)
         assert durability["measured"] == pytest.approx(2000.0)
         assert durability["error"] == pytest.approx(0.2)
+
+
+def test_the_parallelism_answer_predicts_relaxing_a_strict_replica_behind_now(tmp_path):
+    """The last 2 minutes as the journal test's before window (4 thread-ms per transaction at
+    500 trx/s; redo 0.4, binlog 0.4, relay wait 2): relaxing all three predicts 1,666.7 trx/s.
+    replica2, behind with relaxed settings, and replica3, strict but caught up, get nothing."""
+    now = datetime.now(UTC)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    sessions = make_session_factory(make_engine(url))
+    box = store_box(sessions, SECRET)
+    with sessions() as s, s.begin():
+        cluster = inventory.create_cluster(s, "lab")
+        inventory.add_instance(s, box, cluster, "source", "127.0.0.1", 1, "u", "p", "source")
+        replicas = [
+            inventory.add_instance(s, box, cluster, f"replica{n}", "127.0.0.1", 1 + n, "u", "p")
+            for n in (1, 2, 3)
+        ]
+        channels = [
+            Channel(instance_id=r.id, name="", first_seen_at=now - timedelta(days=1))
+            for r in replicas
+        ]
+        s.add_all(channels)
+        s.flush()
+        strict = {"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1", "sync_relay_log": "1"}
+        relaxed = {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0", "sync_relay_log": "0"}
+        for replica, values in zip(replicas, (strict, relaxed, strict), strict=True):
+            for name, value in values.items():
+                s.add(ParamValue(instance_id=replica.id, name=name, value=value, since=now))
+        for i in range(-110, 0):
+            ts = now + timedelta(seconds=i)
+            for n, channel in enumerate(channels):
+                behind = n < 2
+                s.add(
+                    Sample(
+                        channel_id=channel.id,
+                        ts=ts,
+                        verdict=2 if behind else 0,
+                        lag_s=30.0 if behind else 0.0,
+                        source_rate=2500.0 if behind else 300.0,
+                        apply_rate=500.0 if behind else 300.0,
+                        not_received=0,
+                        received_not_applied=50000 if behind else 0,
+                    )
+                )
+            for replica in replicas:
+                s.add(
+                    InstanceSample(
+                        instance_id=replica.id,
+                        ts=ts,
+                        reachable=True,
+                        commits_per_s=500.0,
+                        binlog_group_commits_per_s=500.0,
+                        data_fsyncs_per_s=500.0,
+                        binlog_fsync_s_per_s=0.2,
+                    )
+                )
+                s.add(
+                    ApplierWorkerSample(
+                        instance_id=replica.id,
+                        ts=ts,
+                        channel="",
+                        workers=2,
+                        busy=2,
+                        busy_mask=b"\x03",
+                        active=2,
+                        active_mask=b"\x03",
+                        errors=0,
+                        relay_waiting=1,
+                    )
+                )
+        cluster_id = cluster.id
+    with api_server(url, secret_key=SECRET) as api, api.client() as client:
+        answer = client.get(f"/api/v1/clusters/{cluster_id}/parallelism")
+        assert answer.status_code == 200, answer.text
+        (found,) = answer.json()["durability"]
+        assert found["instance"] == "replica1"
+        prediction = found["prediction"]
+        assert prediction["settings"] == [
+            "innodb_flush_log_at_trx_commit 1 → 2",
+            "sync_binlog 1 → 0",
+            "sync_relay_log 1 → 0",
+        ]
+        assert prediction["predicted"] == pytest.approx(2000 / 1.2)
+        assert prediction["measured"] is None and prediction["error"] is None

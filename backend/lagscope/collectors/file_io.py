@@ -45,9 +45,9 @@ COUNTER_NAMES: tuple[str, ...] = tuple(
 def statement() -> str:
     names = ", ".join(f"'{name}'" for name in FILE_CLASSES)
     return (
-        "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC "
+        "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC "  # noqa: S608 - constants of this module
         "FROM performance_schema.file_summary_by_event_name "
-        f"WHERE EVENT_NAME IN ({names})"  # noqa: S608 - constants of this module
+        f"WHERE EVENT_NAME IN ({names})"
     )
 
 

@@ -660,7 +660,8 @@ export interface paths {
          * Get Parallelism
          * @description How much of the source's write stream a replica could apply at once: the newest binlog
          *     window of the cluster's source (MariaDB), grouped by group commit, simulated for 1…16
-         *     workers under the commit-parent rule (conservative) and without parents (optimistic).
+         *     workers under the commit-parent rule (conservative) and without parents (optimistic); and
+         *     for each replica behind with strict flush settings, what relaxing them would give.
          */
         get: operations["get_parallelism"];
         put?: never;
@@ -1800,6 +1801,16 @@ export interface components {
             /** Source Server Id */
             source_server_id: number;
         };
+        /** DurabilityNowOut */
+        DurabilityNowOut: {
+            /** Channel Id */
+            channel_id: number;
+            /** Instance */
+            instance: string;
+            /** Instance Id */
+            instance_id: number;
+            prediction: components["schemas"]["DurabilityPredictionOut"];
+        };
         /**
          * DurabilityPredictionOut
          * @description A step that relaxed the replica's flush settings: the capacity its measured fsync cost
@@ -2724,6 +2735,11 @@ export interface components {
              * @description LAGSCOPE_REPLICA_CORES: the replicas' cores, which cap any speed-up (C cores apply at most ~C×); null: not configured.
              */
             cores: number | null;
+            /**
+             * Durability
+             * @description Replicas behind in the last 2 minutes with a strict flush setting: the capacity relaxing them (innodb_flush_log_at_trx_commit=2, sync_binlog=0, sync_relay_log=0) is predicted to give, from their measured fsync cost.
+             */
+            durability?: components["schemas"]["DurabilityNowOut"][];
             /**
              * Groups
              * @description Group commits in the window.

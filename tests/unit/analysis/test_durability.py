@@ -43,9 +43,7 @@ def test_each_setting_removes_only_its_own_cost() -> None:
     only_binlog = predict_durability({"sync_binlog": ("1", "0")}, LAB_A, None)
     assert only_binlog is not None
     assert [r.what for r in only_binlog.removed] == ["binary log fsync"]
-    assert only_binlog.factor == pytest.approx(
-        (0.947 / 546.6) / (0.947 / 546.6 - 0.193 / 546.6)
-    )
+    assert only_binlog.factor == pytest.approx((0.947 / 546.6) / (0.947 / 546.6 - 0.193 / 546.6))
     assert only_binlog.measured is None and only_binlog.error is None
 
 

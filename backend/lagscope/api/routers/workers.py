@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
@@ -20,6 +21,7 @@ from lagscope.api.schemas.workers import (
 from lagscope.history import group_commit as group_commit_service
 from lagscope.history import parallelism as parallelism_service
 from lagscope.history import workers as workers_service
+from lagscope.history.durability import durability_now
 
 router = APIRouter(tags=["workers"])
 TimeRangeDep = Annotated[TimeRange, Depends(time_range)]
@@ -73,6 +75,8 @@ def get_parallelism(
 ) -> ParallelismOut:
     """How much of the source's write stream a replica could apply at once: the newest binlog
     window of the cluster's source (MariaDB), grouped by group commit, simulated for 1…16
-    workers under the commit-parent rule (conservative) and without parents (optimistic)."""
+    workers under the commit-parent rule (conservative) and without parents (optimistic); and
+    for each replica behind with strict flush settings, what relaxing them would give."""
     found = parallelism_service.parallelism(session, cluster_id)
-    return parallelism_out(found, settings.replica_cores or None)
+    flush = durability_now(session, cluster_id, datetime.now(UTC))
+    return parallelism_out(found, settings.replica_cores or None, flush)

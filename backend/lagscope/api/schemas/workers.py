@@ -9,6 +9,8 @@ from pydantic import Field
 
 from lagscope.analysis.workers import HeatBucket
 from lagscope.api.schemas.common import Schema
+from lagscope.api.schemas.journal import DurabilityPredictionOut
+from lagscope.history.durability import DurabilityNow
 from lagscope.history.group_commit import GroupCommit, Lane
 from lagscope.history.parallelism import Parallelism
 from lagscope.history.series import Series
@@ -232,11 +234,37 @@ class ParallelismOut(Schema):
         description="LAGSCOPE_REPLICA_CORES: the replicas' cores, which cap any speed-up"
         " (C cores apply at most ~C×); null: not configured."
     )
+    durability: list[DurabilityNowOut] = Field(
+        default_factory=list,
+        description="Replicas behind in the last 2 minutes with a strict flush setting: the"
+        " capacity relaxing them (innodb_flush_log_at_trx_commit=2, sync_binlog=0,"
+        " sync_relay_log=0) is predicted to give, from their measured fsync cost.",
+    )
 
 
-def parallelism_out(found: Parallelism, cores: int | None) -> ParallelismOut:
+class DurabilityNowOut(Schema):
+    instance_id: int
+    instance: str
+    channel_id: int
+    prediction: DurabilityPredictionOut
+
+
+def parallelism_out(
+    found: Parallelism, cores: int | None, durability: list[DurabilityNow]
+) -> ParallelismOut:
     return ParallelismOut(
         cores=cores,
+        durability=[
+            DurabilityNowOut(
+                instance_id=d.instance_id,
+                instance=d.instance,
+                channel_id=d.channel_id,
+                prediction=DurabilityPredictionOut.model_validate(
+                    d.prediction, from_attributes=True
+                ),
+            )
+            for d in durability
+        ],
         source=found.source,
         sampled_at=found.sampled_at,
         transactions=found.transactions,
