@@ -1,4 +1,5 @@
-"""the fsync cost per file class, and the applier waiting on the relay log (issue 22)
+"""the fsync cost per file class, the applier waiting on the relay log, MySQL's commit
+parents (issue 22)
 
 Revision ID: dur22a000001
 Revises: prl22a000001
@@ -29,9 +30,14 @@ def upgrade() -> None:
     op.add_column(
         "applier_worker_samples", sa.Column("relay_waiting", sa.SmallInteger(), nullable=True)
     )
+    op.add_column("commit_samples", sa.Column("parents", sa.JSON(), nullable=True))
+    op.add_column("commit_samples", sa.Column("problem", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("commit_samples") as batch:
+        batch.drop_column("problem")
+        batch.drop_column("parents")
     with op.batch_alter_table("applier_worker_samples") as batch:
         batch.drop_column("relay_waiting")
     with op.batch_alter_table("instance_samples") as batch:

@@ -285,6 +285,26 @@ def test_journal_lists_the_steps_in_order_with_their_verdicts(
         f" (x{prediction['factor']:.2f}; the stream allows x{prediction['stream_allows']:.2f}),"
         f" measured {prediction['measured']} trx/s, error {prediction['error']}"
     )
+    # The flush steps: replica1's capacity predicted from its measured fsync cost (the lab runs
+    # performance_schema's file instruments) and measured after; none for the control.
+    for number, settings in (
+        (1, ["innodb_flush_log_at_trx_commit 1 → 2"]),
+        (2, ["sync_binlog 1 → 0", "sync_relay_log 1 → 10000"]),
+    ):
+        step = journal["steps"][number - 1]
+        by_name = {i["channel"]["instance_name"]: i for i in step["impacts"]}
+        assert by_name["replica2"]["durability"] is None
+        flush = by_name["replica1"]["durability"]
+        assert flush is not None and flush["settings"] == settings, flush
+        shown = table.locator(f'tbody[data-step="{number}"] [data-testid="journal-durability"]')
+        expect(shown).to_contain_text(settings[0])
+        expect(shown).to_contain_text("measured")
+        print(
+            f"\nflush step {number}, replica1: {flush['applier_s_per_trx']} s/trx, removes"
+            f" {flush['removed']}: predicted {flush['predicted']} trx/s, measured"
+            f" {flush['measured']} trx/s, error {flush['error']}, unknown {flush['unknown']}"
+        )
+    assert all(i["durability"] is None for i in parallel["impacts"])
     shot(page, "journal")
     print("\njournal (API):")
     for number, step in enumerate(journal["steps"], 1):

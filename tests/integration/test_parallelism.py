@@ -10,7 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from lagscope.collectors.binlog_dump import read_dump_window
+from lagscope.collectors.binlog_sample import read_mark, read_window
+from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.db import make_engine, make_session_factory
+from lagscope.errors import AccessDenied
 from lagscope.history.parallelism import parallelism
 from lagscope.ingest.commit_samples import sample_all
 from lagscope.inventory import instances as inventory
@@ -380,3 +384,33 @@ def test_the_parallelism_answer_predicts_relaxing_a_strict_replica_behind_now(tm
         ]
         assert prediction["predicted"] == pytest.approx(2000 / 1.2)
         assert prediction["measured"] is None and prediction["error"] is None
+
+
+def test_the_replication_protocol_reads_the_same_group_commits_and_needs_replication_slave(lab):
+    """The dump reader (MySQL's path to its commit parents) on the lab's MariaDB source: from
+    one mark, the same window read over COM_BINLOG_DUMP as by SHOW BINLOG EVENTS gives the same
+    group commits and sizes. The monitoring user, without REPLICATION SLAVE, is refused with
+    the privilege named; the lab's replication user is not."""
+    server = lab.server("source")
+
+    def spec(user: str) -> ConnectionSpec:
+        login, password = getattr(lab.credentials, user)
+        return ConnectionSpec(server.host, server.port, login, password, connect_timeout_s=3.0,
+                              read_timeout_s=6.0)  # fmt: skip
+
+    monitor = PyMySQLExecutor(spec("monitor"))
+    try:
+        mark = read_mark(monitor)
+        assert mark is not None
+        write_concurrently(lab)
+        shown = read_window(monitor, mark)
+    finally:
+        monitor.close()
+    with pytest.raises(AccessDenied, match="REPLICATION SLAVE"):
+        read_dump_window(spec("monitor"), mark, mariadb=True)
+    dumped = read_dump_window(spec("repl"), mark, mariadb=True, limit=shown.events)
+    assert dumped.checksum  # MariaDB 10.11 writes CRC32 by default: the trailer was skipped
+    assert dumped.parents == []  # MariaDB's GTID events carry group-commit ids, not parents
+    assert dumped.groups == [list(g) for g in shown.groups]
+    assert sum(len(g) for g in dumped.groups) >= WRITERS * EACH * 0.5
+    assert max(len(g) for g in dumped.groups) > 1  # concurrent writers group-committed

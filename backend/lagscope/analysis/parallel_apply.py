@@ -91,6 +91,16 @@ def from_commit_groups(groups: Sequence[Sequence[float]]) -> list[Trx]:
     return trxs
 
 
+def from_parents(parents: Sequence[tuple[int, int, float]]) -> list[Trx]:
+    """Transactions from MySQL's GTID events, ``(last_committed, sequence_number, cost)`` in
+    binlog order: numbered from 1 within the window; a parent older than the window committed
+    before it began (0)."""
+    if not parents:
+        return []
+    base = min(seq for _, seq, _ in parents) - 1
+    return [Trx(seq - base, max(0, lc - base), cost) for lc, seq, cost in parents]
+
+
 def independent(trxs: Sequence[Trx]) -> list[Trx]:
     """The same transactions with no commit parent (MariaDB's optimistic mode, an upper bound)."""
     return [Trx(t.sequence_number, 0, t.cost) for t in trxs]

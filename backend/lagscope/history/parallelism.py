@@ -14,6 +14,7 @@ from lagscope.analysis.parallel_apply import (
     WORKER_COUNTS,
     Trx,
     from_commit_groups,
+    from_parents,
     independent,
     mean_group_size,
     speedups,
@@ -27,10 +28,12 @@ class Parallelism:
     source: str | None
     sampled_at: datetime | None
     transactions: int
-    groups: int
+    groups: int  # group commits (MariaDB) or distinct commit parents (MySQL)
     mean_group_size: float
     conservative: dict[int, float]  # workers → speed-up (MariaDB conservative; LOGICAL_CLOCK)
     optimistic: dict[int, float]  # the bound without commit parents
+    # Why the newest run read no window (a MySQL source without REPLICATION SLAVE …).
+    problem: str | None = None
 
 
 def parallelism(session: Session, cluster_id: int) -> Parallelism:
@@ -44,7 +47,7 @@ def parallelism(session: Session, cluster_id: int) -> Parallelism:
         .limit(1)
     ).first()
     if row is None:
-        return Parallelism(None, None, 0, 0, 0.0, {}, {})
+        return Parallelism(None, None, 0, 0, 0.0, {}, {}, _problem(session, cluster_id))
     sample, source = row
     trxs = _transactions(sample)
     conservative, optimistic = _tables(trxs)
@@ -52,14 +55,30 @@ def parallelism(session: Session, cluster_id: int) -> Parallelism:
         source=source,
         sampled_at=sample.taken_at,
         transactions=len(trxs),
-        groups=len(sample.groups),
+        groups=len(sample.groups) if not sample.parents else len({t.last_committed for t in trxs}),
         mean_group_size=mean_group_size(trxs),
         conservative=conservative,
         optimistic=optimistic,
     )
 
 
+def _problem(session: Session, cluster_id: int) -> str | None:
+    """The newest run's reason for reading nothing, when it had one."""
+    newest = session.execute(
+        select(CommitSample.problem, Instance.name)
+        .join(Instance, Instance.id == CommitSample.instance_id)
+        .where(Instance.cluster_id == cluster_id)
+        .order_by(CommitSample.taken_at.desc())
+        .limit(1)
+    ).first()
+    if newest is None or newest[0] is None:
+        return None
+    return f"{newest[1]}: {newest[0]}"
+
+
 def _transactions(sample: CommitSample) -> list[Trx]:
+    if sample.parents:
+        return from_parents([(int(lc), int(seq), float(size)) for lc, seq, size in sample.parents])
     return from_commit_groups([[float(c) for c in g] for g in sample.groups])
 
 

@@ -1,10 +1,13 @@
-"""Every few minutes, a window of each MariaDB source's binlog, grouped by group commit.
+"""Every few minutes, a window of each source's binlog: MariaDB's group commits, MySQL's
+commit parents.
 
 Each run reads, per source, the window that starts where the previous run left its mark, then
-marks the source's position for the next: two statements, a bounded read
-(collectors/binlog_sample.py). The store keeps the groups (transaction sizes), not the
-speed-ups: those are computed when asked (history/parallelism.py), so a better simulation
-applies to the samples already stored.
+marks the source's position for the next: a bounded read, by ``SHOW BINLOG EVENTS`` on MariaDB
+(collectors/binlog_sample.py) and over the replication protocol on MySQL
+(collectors/binlog_dump.py, which needs the optional REPLICATION SLAVE: without it the row
+says so in ``problem`` and the source has no window). The store keeps the groups or parents
+(with transaction sizes), not the speed-ups: those are computed when asked
+(history/parallelism.py), so a better simulation applies to the samples already stored.
 """
 
 from __future__ import annotations
@@ -16,10 +19,17 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.collectors.binlog_sample import BinlogMark, CommitGroups, read_mark, read_window
+from lagscope.collectors.binlog_dump import read_dump_window
+from lagscope.collectors.binlog_sample import (
+    BinlogMark,
+    CommitGroups,
+    parse_mark,
+    read_mark,
+    read_window,
+)
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.targets import AllowList
-from lagscope.errors import CredentialsUnreadable, LagscopeError
+from lagscope.errors import AccessDenied, CredentialsUnreadable, LagscopeError
 from lagscope.inventory.instances import connection_spec
 from lagscope.models import Cluster, CommitSample, Instance
 from lagscope.security.secret_box import SecretBox
@@ -34,12 +44,32 @@ class SourceToSample:
     instance_id: int
     spec: ConnectionSpec
     mark: BinlogMark | None
+    flavor: str = "mariadb"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What one run read of one source: MariaDB's groups or MySQL's parents, or why nothing."""
+
+    groups: CommitGroups | None = None
+    parents: list[tuple[int, int, int]] | None = None
+    problem: str | None = None
+
+    @property
+    def transactions(self) -> int:
+        if self.parents is not None:
+            return len(self.parents)
+        return self.groups.transactions if self.groups else 0
+
+
+# MySQL 8.2+ renamed it; 8.4 removed the old name.
+MYSQL_MARK_STATEMENTS = ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS")
 
 
 def sources(
     session: Session, box: SecretBox, allowed: AllowList | None, timeout_s: float
 ) -> list[SourceToSample]:
-    """The enabled MariaDB sources of enabled clusters, each with its newest mark."""
+    """The enabled MariaDB and MySQL sources of enabled clusters, each with its newest mark."""
     found: list[SourceToSample] = []
     rows = session.scalars(
         select(Instance)
@@ -48,7 +78,7 @@ def sources(
             Cluster.enabled.is_(True),
             Instance.enabled.is_(True),
             Instance.role == "source",
-            Instance.flavor == "mariadb",
+            Instance.flavor.in_(("mariadb", "mysql")),
         )
         .order_by(Instance.id)
     )
@@ -66,24 +96,45 @@ def sources(
             spec = connection_spec(box, instance, timeout_s, timeout_s * 2, allowed)
         except CredentialsUnreadable:
             continue
-        found.append(SourceToSample(instance.id, spec, mark))
+        found.append(SourceToSample(instance.id, spec, mark, instance.flavor or "mariadb"))
     return found
 
 
-def read(source: SourceToSample) -> tuple[CommitGroups | None, BinlogMark | None]:
-    """The window after the mark (None on the first run or when the mark's file is gone),
+def read(source: SourceToSample) -> tuple[Window, BinlogMark | None]:
+    """The window after the mark (empty on the first run or when the mark's file is gone),
     then the new mark."""
     executor = PyMySQLExecutor(source.spec)
     try:
-        groups = None
+        window = Window()
         if source.mark is not None:
             try:
-                groups = read_window(executor, source.mark)
+                window = _window(source, executor, source.mark)
+            except AccessDenied as exc:  # MySQL without REPLICATION SLAVE: say so, keep marking
+                window = Window(problem=exc.detail)
             except LagscopeError as exc:  # purged or rotated away: start again from a new mark
                 log.info("binlog window of instance %s not read: %s", source.instance_id, exc)
-        return groups, read_mark(executor)
+        mark = _mysql_mark(executor) if source.flavor == "mysql" else read_mark(executor)
+        return window, mark
     finally:
         executor.close()
+
+
+def _window(source: SourceToSample, executor: PyMySQLExecutor, mark: BinlogMark) -> Window:
+    if source.flavor == "mysql":
+        return Window(parents=read_dump_window(source.spec, mark, mariadb=False).parents)
+    return Window(groups=read_window(executor, mark))
+
+
+def _mysql_mark(executor: PyMySQLExecutor) -> BinlogMark | None:
+    for statement in MYSQL_MARK_STATEMENTS:
+        try:
+            (result,) = executor.run([statement])
+        except AccessDenied:
+            raise
+        except LagscopeError:
+            continue  # the other name on this version
+        return parse_mark(result)
+    return None
 
 
 def sample_all(
@@ -101,7 +152,7 @@ def sample_all(
     now = datetime.fromtimestamp(now_s, UTC)
     for source in todo:
         try:
-            groups, mark = read(source)
+            window, mark = read(source)
         except LagscopeError as exc:
             log.info("binlog sample of instance %s skipped: %s", source.instance_id, exc)
             continue
@@ -110,12 +161,14 @@ def sample_all(
                 CommitSample(
                     instance_id=source.instance_id,
                     taken_at=now,
-                    transactions=groups.transactions if groups else 0,
-                    groups=[list(g) for g in groups.groups] if groups else [],
+                    transactions=window.transactions,
+                    groups=[list(g) for g in window.groups.groups] if window.groups else [],
+                    parents=[list(p) for p in window.parents] if window.parents else None,
+                    problem=window.problem,
                     next_file=mark.file if mark else None,
                     next_pos=mark.pos if mark else None,
                 )
             )
             session.execute(delete(CommitSample).where(CommitSample.taken_at < now - KEEP))
-        stored += bool(groups and groups.transactions)
+        stored += bool(window.transactions)
     return stored

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from lagscope.models.base import Base
@@ -27,3 +27,8 @@ class CommitSample(Base):
     groups: Mapped[list[Any]] = mapped_column(JSON, default=list)
     next_file: Mapped[str | None] = mapped_column(String(255), default=None)
     next_pos: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # MySQL sources (read over the replication protocol): each transaction's
+    # [last_committed, sequence_number, size]; ``groups`` is then empty.
+    parents: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    # Why no window could be read (e.g. the user lacks REPLICATION SLAVE); NULL when read.
+    problem: Mapped[str | None] = mapped_column(Text, default=None)

@@ -2755,6 +2755,11 @@ export interface components {
              * @description MariaDB optimistic/aggressive: any transactions at once; an upper bound that conflicts between neighbours bring down.
              */
             optimistic: components["schemas"]["SpeedupOut"][];
+            /**
+             * Problem
+             * @description Why the newest run read no window, e.g. a MySQL source whose monitoring user lacks the optional REPLICATION SLAVE.
+             */
+            problem?: string | null;
             /** Sampled At */
             sampled_at: string | null;
             /**

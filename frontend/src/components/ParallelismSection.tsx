@@ -2,7 +2,9 @@ import type { ParallelismView } from "../viewmodels/parallelism";
 import { Loading, ProblemView } from "./States";
 
 /** What the source's writes allow a parallel applier, predicted from its binlog: a headline, the
- * speed-up per worker count in both modes, and the cap the replica's cores put on it. Text only.
+ * speed-up per worker count in both modes, and the cap the replica's cores put on it; then, for
+ * replicas behind with strict flush settings, what relaxing them would give (with or without a
+ * binlog sample: the two predictions are independent). Text only.
  * One per page (its heading's id): in the explorer's side panel, or a panel of the episode page
  * (`className="panel"`). */
 export function ParallelismSection({
@@ -68,6 +70,19 @@ export function ParallelismSection({
         </>
       ) : null}
       {view ? <p className="small tone-warn side-parallel-caveat">{view.caveat}</p> : null}
+      {view && view.durability.length ? (
+        <>
+          <h3 className="sub">Relaxed flush (predicted)</h3>
+          <ul className="side-parallel-facts small">
+            {view.durability.map((d) => (
+              <li key={d.channelId} data-testid="durability-now" data-channel={d.label}>
+                <strong>{d.label}</strong>: {d.text}
+              </li>
+            ))}
+          </ul>
+          {view.durabilityCaveat ? <p className="small tone-warn side-parallel-caveat">{view.durabilityCaveat}</p> : null}
+        </>
+      ) : null}
     </section>
   );
 }

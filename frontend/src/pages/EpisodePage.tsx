@@ -1,7 +1,8 @@
 // One lag episode: the lag over it with its cause segments, what to do, what more apply workers
-// would allow (the prediction from the source's binlog, with this channel's drain time), each
-// cause's evidence (the blocking session, the transaction, the table), the other replicas during
-// it, and the parameter change that ended it with a link to the journal.
+// would allow (the prediction from the source's binlog, with this channel's drain time) and what
+// relaxing its flush settings would give, each cause's evidence (the blocking session, the
+// transaction, the table), the other replicas during it, and the parameter change that ended it
+// with a link to the journal.
 import { useMemo } from "react";
 import { Link, useParams } from "react-router";
 import { useCluster } from "../hooks/useCluster";
@@ -92,7 +93,8 @@ export function EpisodePage() {
   if (episode.error || !model) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
 
   const row = model.row;
-  // Drain lines for this episode's channel only, and none while the status is failing (as in the explorer).
+  // Drain and relaxed-flush lines for this episode's channel only; no drain line while the status
+  // is failing (as in the explorer).
   const parallelismView = parallelism.data
     ? buildParallelismView(parallelism.data, { nowMs, channels: status.error ? [] : channels, channelId: model.channelId })
     : null;

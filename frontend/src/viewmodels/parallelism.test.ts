@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { Schemas } from "../api/client";
 import { channelStatus } from "../test/statusData";
-import { buildParallelismView, caveatText, drainText, formatSpeedup, NO_SAMPLE_TEXT } from "./parallelism";
+import {
+  buildParallelismView,
+  caveatText,
+  drainText,
+  DURABILITY_CAVEAT,
+  durabilityNowText,
+  formatSpeedup,
+  NO_SAMPLE_TEXT,
+} from "./parallelism";
 
 const NOW = Date.parse("2026-11-27T11:00:00Z");
 
@@ -41,8 +49,19 @@ describe("buildParallelismView", () => {
     const view = buildParallelismView(answer({ source: null, sampled_at: null, transactions: 0, groups: 0, mean_group_size: 0 }), {
       nowMs: NOW,
     });
-    expect(view).toEqual({ kind: "none", text: NO_SAMPLE_TEXT, caveat: caveatText(2) });
-    expect(NO_SAMPLE_TEXT).toBe("No sample of the source's binlog yet (every 5 min; MariaDB sources)");
+    expect(view).toEqual({ kind: "none", text: NO_SAMPLE_TEXT, caveat: caveatText(2), durability: [], durabilityCaveat: null });
+    expect(NO_SAMPLE_TEXT).toBe(
+      "No sample of the source's binlog yet (every 5 min; a MySQL source needs REPLICATION SLAVE for it)",
+    );
+  });
+
+  it("says why the newest run read nothing, in the server's words", () => {
+    const refused = "mysql-main: Access denied (reading commit parents needs REPLICATION SLAVE; optional)";
+    const view = buildParallelismView(
+      answer({ source: null, sampled_at: null, transactions: 0, groups: 0, mean_group_size: 0, problem: refused }),
+      { nowMs: NOW },
+    );
+    expect(view.kind === "none" && view.text).toBe(`No sample of the source's binlog: ${refused}`);
   });
 
   it("states the configured cores as the cap, and says so when they are not configured", () => {
@@ -158,5 +177,157 @@ describe("drainText", () => {
     expect(drainText(behind({ verdict: "receive_bound" }), 2, 2)).toBeNull();
     expect(drainText(behind({ verdict: "caught_up" }), 2, 2)).toBeNull();
     expect(drainText(behind(), null, 2)).toBeNull();
+  });
+});
+
+const ALL_THREE = ["innodb_flush_log_at_trx_commit 1 → 2", "sync_binlog 1 → 0", "sync_relay_log 1 → 0"];
+type Removed = Schemas["RemovedCostOut"];
+const REDO: Removed = { what: "redo log fsync", s_per_trx: 0.0003 };
+const BINLOG: Removed = { what: "binary log fsync", s_per_trx: 0.00072 };
+const RELAY: Removed = { what: "relay-log wait", s_per_trx: 0.0004 };
+
+/** A prediction as the API prices it: 520 trx/s now at 1.76 ms per transaction; the factor is
+ * applier ÷ (applier − removed), capped at 10. */
+function flush(over: Partial<Schemas["DurabilityPredictionOut"]> = {}): Schemas["DurabilityPredictionOut"] {
+  const applier = over.applier_s_per_trx ?? 0.00176;
+  const removed = over.removed ?? [REDO, BINLOG, RELAY];
+  const total = removed.reduce((sum, r) => sum + r.s_per_trx, 0);
+  const capped = total >= applier * 0.9;
+  const factor = capped ? 10 : applier / (applier - total);
+  return {
+    settings: ALL_THREE,
+    applier_s_per_trx: applier,
+    removed,
+    factor,
+    capped,
+    predicted: 520 * factor,
+    measured: null,
+    error: null,
+    unknown: [],
+    ...over,
+  };
+}
+
+describe("durabilityNowText", () => {
+  it("says the factor, the capacity from now, and the time it removes of the applier's", () => {
+    // 1.76 ÷ (1.76 − 1.42) = 5.18×; 520 × 5.18 = 2,692 trx/s.
+    expect(durabilityNowText(flush())).toBe(
+      "relaxing innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0, sync_relay_log 1 → 0: ~5.2× apply capacity " +
+        "(~2,692 trx/s from 520 now); its fsyncs and relay-log waits are 1.42 ms of its 1.76 ms per transaction",
+    );
+  });
+
+  it("says when the factor is the model's cap, not a measured ceiling", () => {
+    // 1.90 ms of 2.00 ms is ≥ 90 %: capped at 10×, 5,200 trx/s from 520.
+    const capped = flush({
+      settings: ["innodb_flush_log_at_trx_commit 1 → 2", "sync_binlog 1 → 0"],
+      applier_s_per_trx: 0.002,
+      removed: [
+        { what: "redo log fsync", s_per_trx: 0.0008 },
+        { what: "binary log fsync", s_per_trx: 0.0011 },
+      ],
+    });
+    expect(capped.capped).toBe(true);
+    expect(durabilityNowText(capped)).toBe(
+      "relaxing innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0: ~10.0× apply capacity " +
+        "(~5,200 trx/s from 520 now); its fsyncs are 1.90 ms of its 2.00 ms per transaction; " +
+        "capped at 10×: its waits were over 90 % of its time, and what its CPU allows without " +
+        "them was not measured",
+    );
+  });
+
+  it("says why when there is no prediction", () => {
+    const none = flush({
+      applier_s_per_trx: null,
+      removed: [],
+      factor: null,
+      capped: false,
+      predicted: null,
+      unknown: ["the applier was busy 40% of the window: not saturated"],
+    });
+    expect(durabilityNowText(none)).toBe(
+      "relaxing innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0, sync_relay_log 1 → 0: " +
+        "no prediction (the applier was busy 40% of the window: not saturated)",
+    );
+    expect(durabilityNowText({ ...none, unknown: ["a", "b"] })).toBe(
+      "relaxing innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0, sync_relay_log 1 → 0: no prediction (a; b)",
+    );
+  });
+
+  it("prices what it can and says what it could not", () => {
+    // The relay-log wait unread: 1.76 ÷ (1.76 − 1.02) = 2.38×; 520 × 2.38 = 1,237 trx/s.
+    const partly = flush({ removed: [REDO, BINLOG], unknown: ["relay-log wait: the applier's state was not read"] });
+    expect(durabilityNowText(partly)).toBe(
+      "relaxing innodb_flush_log_at_trx_commit 1 → 2, sync_binlog 1 → 0, sync_relay_log 1 → 0: ~2.4× apply capacity " +
+        "(~1,237 trx/s from 520 now); its fsyncs are 1.02 ms of its 1.76 ms per transaction; " +
+        "not priced: relay-log wait: the applier's state was not read",
+    );
+    // Only the relay log's waits priced: 1.76 ÷ 1.36 = 1.29×, 673 trx/s.
+    const relay = flush({
+      settings: ["sync_relay_log 1 → 0"],
+      removed: [RELAY],
+      unknown: ["redo log fsync: not timed (performance_schema's file summary)"],
+    });
+    expect(durabilityNowText(relay)).toBe(
+      "relaxing sync_relay_log 1 → 0: ~1.3× apply capacity (~673 trx/s from 520 now); " +
+        "its relay-log waits are 0.40 ms of its 1.76 ms per transaction; " +
+        "not priced: redo log fsync: not timed (performance_schema's file summary)",
+    );
+    // Nothing priced: the capacity stays, and the reasons say why.
+    const nothing = flush({
+      settings: ["sync_binlog 1 → 0"],
+      removed: [],
+      unknown: ["binary log fsync: not timed (performance_schema's file summary)"],
+    });
+    expect(durabilityNowText(nothing)).toBe(
+      "relaxing sync_binlog 1 → 0: ~1.0× apply capacity (~520 trx/s from 520 now); " +
+        "not priced: binary log fsync: not timed (performance_schema's file summary)",
+    );
+  });
+});
+
+describe("buildParallelismView's relaxed-flush lines", () => {
+  const durability: Schemas["DurabilityNowOut"][] = [
+    { instance_id: 2, instance: "replica1", channel_id: 7, prediction: flush() },
+    { instance_id: 3, instance: "replica2", channel_id: 9, prediction: flush({ removed: [REDO, BINLOG] }) },
+  ];
+
+  it("has one line per replica channel and the caveat once, sampled or not", () => {
+    const view = buildParallelismView(answer({ durability }), { nowMs: NOW });
+    expect(view.durability).toEqual([
+      { channelId: 7, label: "replica1", text: durabilityNowText(durability[0]!.prediction) },
+      { channelId: 9, label: "replica2", text: durabilityNowText(durability[1]!.prediction) },
+    ]);
+    expect(view.durabilityCaveat).toBe(DURABILITY_CAVEAT);
+    expect(DURABILITY_CAVEAT).toBe(
+      "Relaxed flush trades durability: a crash may lose up to a second of redo log and relay-log positions (a GTID replica re-fetches them).",
+    );
+    // No binlog sample (a MySQL source): the flush lines do not need one.
+    const unsampled = buildParallelismView(answer({ source: null, sampled_at: null, durability }), { nowMs: NOW });
+    expect(unsampled.kind).toBe("none");
+    expect(unsampled.durability.map((d) => d.label)).toEqual(["replica1", "replica2"]);
+    expect(unsampled.durabilityCaveat).toBe(DURABILITY_CAVEAT);
+  });
+
+  it("has no lines and no caveat when no replica is behind with strict settings (or an older API)", () => {
+    for (const view of [
+      buildParallelismView(answer({ durability: [] }), { nowMs: NOW }),
+      buildParallelismView(answer(), { nowMs: NOW }),
+    ]) {
+      expect(view.durability).toEqual([]);
+      expect(view.durabilityCaveat).toBeNull();
+    }
+  });
+
+  it("keeps only the episode's channel's line when given one (the episode page)", () => {
+    const labels = (channelId?: number) => {
+      const view = buildParallelismView(answer({ durability }), { nowMs: NOW, channelId });
+      return [view.durability.map((d) => d.label), view.durabilityCaveat] as const;
+    };
+    expect(labels()).toEqual([["replica1", "replica2"], DURABILITY_CAVEAT]);
+    expect(labels(9)).toEqual([["replica2"], DURABILITY_CAVEAT]);
+    // By channel, not instance: channel 2 is replica1's instance id, not a channel with a line.
+    expect(labels(2)).toEqual([[], null]);
+    expect(labels(8)).toEqual([[], null]);
   });
 });

@@ -1,19 +1,29 @@
 // "Parallel apply (predicted)", in the explorer's side panel and on the episode page: how much of
 // the source's write stream a replica could apply at once, from the newest window of the source's
-// binlog (the API simulates 1…16 workers under the commit-parent rule), in words and a small table.
+// binlog (the API simulates 1…16 workers under the commit-parent rule), in words and a small table;
+// and, for replicas behind with strict flush settings, what relaxing them is predicted to give.
 import type { Schemas } from "../api/client";
 import { formatAgo, formatCount, formatDuration } from "../format/format";
+import { CAPPED_NOTE, capacityText, formatSpeedup, perTrxMs } from "./capacity";
 import { channelLabel } from "./colors";
+
+export { formatSpeedup };
 
 type Parallelism = Schemas["ParallelismOut"];
 type Speedup = Schemas["SpeedupOut"];
 type ChannelStatus = Schemas["ChannelStatusOut"];
+type DurabilityNow = Schemas["DurabilityNowOut"];
+type DurabilityPrediction = Schemas["DurabilityPredictionOut"];
 
 /** The table's rows: doubling workers is how an operator tries them (1 is the serial baseline). */
 export const SHOWN_WORKERS = [1, 2, 4, 8, 16] as const;
 /** The headline's worker count: a common first step from serial apply. */
 export const HEADLINE_WORKERS = 4;
-export const NO_SAMPLE_TEXT = "No sample of the source's binlog yet (every 5 min; MariaDB sources)";
+export const NO_SAMPLE_TEXT =
+  "No sample of the source's binlog yet (every 5 min; a MySQL source needs REPLICATION SLAVE for it)";
+/** Said once under the relaxed-flush lines (the API's relaxed settings: the demo's phase B). */
+export const DURABILITY_CAVEAT =
+  "Relaxed flush trades durability: a crash may lose up to a second of redo log and relay-log positions (a GTID replica re-fetches them).";
 
 /** The API's speed-ups are the stream's; a replica with C cores applies at most ~C× of them
  * (`cores`: LAGSCOPE_REPLICA_CORES, null when not configured). */
@@ -37,9 +47,23 @@ export interface DrainLine {
   text: string;
 }
 
+/** One replica channel behind with strict flush settings: what relaxing them would give now. */
+export interface DurabilityLine {
+  channelId: number;
+  label: string;
+  text: string;
+}
+
+/** The relaxed-flush lines do not need the source's binlog: both kinds carry them. */
+interface DurabilityPart {
+  durability: DurabilityLine[];
+  /** `DURABILITY_CAVEAT` when there is a line, else null. */
+  durabilityCaveat: string | null;
+}
+
 export type ParallelismView =
-  | { kind: "none"; text: string; caveat: string }
-  | {
+  | ({ kind: "none"; text: string; caveat: string } & DurabilityPart)
+  | ({
       kind: "sampled";
       rows: ParallelismRow[];
       /** null when the answer lacks the headline's worker count. */
@@ -48,13 +72,7 @@ export type ParallelismView =
       sample: string;
       caveat: string;
       drains: DrainLine[];
-    };
-
-/** `2.6×`, `1.0×` (one decimal: the simulation is no finer than that); missing: `—`. */
-export function formatSpeedup(speedup: number | null | undefined): string {
-  if (speedup === null || speedup === undefined || !Number.isFinite(speedup)) return "—";
-  return `${speedup.toFixed(1)}×`;
-}
+    } & DurabilityPart);
 
 function speedupAt(speedups: readonly Speedup[], workers: number): number | null {
   return speedups.find((s) => s.workers === workers)?.speedup ?? null;
@@ -80,16 +98,65 @@ export function drainText(channel: ChannelStatus, speedup: number | null, cores:
   return `${prefix}, enough to drain this backlog in ~${formatDuration(seconds < 10 ? seconds : Math.round(seconds))}`;
 }
 
+type Removed = DurabilityPrediction["removed"][number];
+const REMOVED_WORDS: Record<Removed["what"], string> = {
+  "redo log fsync": "fsyncs",
+  "binary log fsync": "fsyncs",
+  "relay-log wait": "relay-log waits",
+};
+
+/** "fsyncs and relay-log waits", "fsyncs", "relay-log waits": the removed parts' kinds, in the
+ * order they come. */
+function removedWords(removed: readonly Removed[]): string {
+  return [...new Set(removed.map((r) => REMOVED_WORDS[r.what]))].join(" and ");
+}
+
+/**
+ * "relaxing sync_binlog 1 → 0, …: ~5.2× apply capacity (~2,692 trx/s from 520 now); its fsyncs
+ * and relay-log waits are 1.42 ms of its 1.76 ms per transaction", looking forward (the journal's
+ * `durabilityLines` checks a change made against what was measured after it). A capped factor
+ * says so (CAPPED_NOTE); the capacity now is predicted ÷ factor. No prediction:
+ * why; parts not priced are said after the figures.
+ */
+export function durabilityNowText(p: DurabilityPrediction): string {
+  const head = `relaxing ${p.settings.join(", ")}`;
+  const why = p.unknown.join("; ");
+  if (p.predicted === null) return `${head}: no prediction${why ? ` (${why})` : ""}`;
+  const now = p.factor !== null && p.factor > 0 ? ` from ${capacityText(p.predicted / p.factor)} now` : "";
+  const capacity = `~${capacityText(p.predicted)} trx/s${now}`;
+  let text = `${head}: ~${formatSpeedup(p.factor)} apply capacity (${capacity})`;
+  if (p.removed.length) {
+    const removed = p.removed.reduce((sum, r) => sum + r.s_per_trx, 0);
+    const of = p.applier_s_per_trx === null ? "" : ` of its ${perTrxMs(p.applier_s_per_trx)}`;
+    text += `; its ${removedWords(p.removed)} are ${perTrxMs(removed)}${of} per transaction`;
+  }
+  if (p.capped) text += `; ${CAPPED_NOTE}`;
+  return why ? `${text}; not priced: ${why}` : text;
+}
+
+/** The relaxed-flush lines, only `channelId`'s when given (the episode page, about one channel). */
+function durabilityPart(entries: readonly DurabilityNow[], channelId: number | undefined): DurabilityPart {
+  const shown = channelId === undefined ? entries : entries.filter((d) => d.channel_id === channelId);
+  const durability = shown.map((d) => ({ channelId: d.channel_id, label: d.instance, text: durabilityNowText(d.prediction) }));
+  return { durability, durabilityCaveat: durability.length ? DURABILITY_CAVEAT : null };
+}
+
 /**
  * `channels`: the cluster's channels now, for the drain lines; `channelId`: only that channel's
- * line (the episode page, about one channel), none when it is missing from `channels`.
+ * line (the episode page, about one channel), none when it is missing from `channels`; the
+ * relaxed-flush lines likewise only that channel's.
  */
 export function buildParallelismView(
   answer: Parallelism,
   { nowMs, channels = [], channelId }: { nowMs: number; channels?: readonly ChannelStatus[]; channelId?: number },
 ): ParallelismView {
   const caveat = caveatText(answer.cores);
-  if (answer.source === null) return { kind: "none", text: NO_SAMPLE_TEXT, caveat };
+  const durability = durabilityPart(answer.durability ?? [], channelId);
+  if (answer.source === null) {
+    // The server's words for why the newest run read nothing (e.g. a refused privilege): text.
+    const text = answer.problem ? `No sample of the source's binlog: ${answer.problem}` : NO_SAMPLE_TEXT;
+    return { kind: "none", text, caveat, ...durability };
+  }
   const rows = SHOWN_WORKERS.map((workers) => ({
     workers,
     conservative: formatSpeedup(speedupAt(answer.conservative, workers)),
@@ -117,5 +184,6 @@ export function buildParallelismView(
     sample: `${formatCount(answer.transactions)} ${answer.transactions === 1 ? "transaction" : "transactions"} sampled ${formatAgo(sampledMs, nowMs)}`,
     caveat,
     drains,
+    ...durability,
   };
 }

@@ -3,7 +3,9 @@
 // the capacity measured after the step, with how far off the prediction was. A step that relaxed
 // the flush settings reads the same way, its factor priced from the fsync time it removes.
 import type { Schemas } from "../api/client";
-import { formatSpeedup } from "./parallelism";
+import { CAPPED_NOTE, capacityText, formatSpeedup, perTrxMs } from "./capacity";
+
+export { capacityText };
 
 export type PredictionOut = Schemas["PredictionOut"];
 export type DurabilityPredictionOut = Schemas["DurabilityPredictionOut"];
@@ -12,17 +14,6 @@ export type DurabilityPredictionOut = Schemas["DurabilityPredictionOut"];
 export interface PredictionLines {
   predicted: string;
   measured: string;
-}
-
-const GROUPED: Record<0 | 1, Intl.NumberFormat> = {
-  0: new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 }),
-  1: new Intl.NumberFormat("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }),
-};
-
-/** Transactions per second with thousands grouped: `1,000`, `948`, `2.5` (1 decimal under 10,
- * whole beyond, as the journal's figures). */
-export function capacityText(perSecond: number): string {
-  return GROUPED[Math.abs(perSecond) < 10 ? 1 : 0].format(perSecond);
 }
 
 /** measured ÷ predicted − 1 as whole percent with a real sign: `−10 %`, `+12 %`, `±0 %`. Halves
@@ -73,15 +64,10 @@ function beforeText(capacityBefore: number | null | undefined): string {
     : `the ${capacityText(capacityBefore)} trx/s before`;
 }
 
-/** Seconds per transaction in milliseconds: an fsync is a fraction of one, `0.36 ms`. */
-function perTrxMs(seconds: number): string {
-  return `${(seconds * 1000).toFixed(2)} ms`;
-}
-
 /**
  * "sync_binlog 1 → 0: predicted ~1,250 trx/s (2.5× the 500 trx/s before; removes 1.20 ms
  * binary log fsync of 2.00 ms per transaction)" and the measured line as for worker counts.
- * A capped factor reads "≥ 10.0×": the rest of the applier's time was too small to measure.
+ * A capped factor says so (CAPPED_NOTE): 10× is the model's cap, not a measured ceiling.
  */
 export function durabilityLines(d: DurabilityPredictionOut, capacityBefore: number | null | undefined): PredictionLines {
   const head = d.settings.join(", ");
@@ -89,14 +75,15 @@ export function durabilityLines(d: DurabilityPredictionOut, capacityBefore: numb
   if (d.predicted === null) {
     predicted = `${head}: no prediction (${d.unknown.join("; ")})`;
   } else {
-    const factor = `${d.capped ? "≥ " : ""}${formatSpeedup(d.factor)}`;
+    const factor = formatSpeedup(d.factor);
     // Every part may be unpriced: the prediction is then the capacity before, and `unknown` says why.
     const parts = d.removed.map((r) => `${perTrxMs(r.s_per_trx)} ${r.what}`).join(", ") || "nothing";
     const of = d.applier_s_per_trx === null ? "" : ` of ${perTrxMs(d.applier_s_per_trx)}`;
+    const capped = d.capped ? `; ${CAPPED_NOTE}` : "";
     const unpriced = d.unknown.length ? `; not priced: ${d.unknown.join("; ")}` : "";
     predicted =
       `${head}: predicted ~${capacityText(d.predicted)} trx/s ` +
-      `(${factor} ${beforeText(capacityBefore)}; removes ${parts}${of} per transaction)${unpriced}`;
+      `(${factor} ${beforeText(capacityBefore)}; removes ${parts}${of} per transaction)${capped}${unpriced}`;
   }
   return { predicted, measured: measuredText(d.measured, d.error) };
 }

@@ -218,6 +218,11 @@ class ParallelismOut(Schema):
     not capped by ``cores``: on C cores at most ~C× whatever the stream allows."""
 
     source: str | None = Field(description="The source sampled; null: no window yet.")
+    problem: str | None = Field(
+        default=None,
+        description="Why the newest run read no window, e.g. a MySQL source whose monitoring"
+        " user lacks the optional REPLICATION SLAVE.",
+    )
     sampled_at: datetime | None
     transactions: int
     groups: int = Field(description="Group commits in the window.")
@@ -266,6 +271,7 @@ def parallelism_out(
             for d in durability
         ],
         source=found.source,
+        problem=found.problem,
         sampled_at=found.sampled_at,
         transactions=found.transactions,
         groups=found.groups,
