@@ -1837,6 +1837,11 @@ export interface components {
             factor: number | null;
             /** Measured */
             measured: number | null;
+            /**
+             * Note
+             * @description What bounds the prediction besides the removed costs.
+             */
+            note?: string | null;
             /** Predicted */
             predicted: number | null;
             /** Removed */

@@ -131,6 +131,7 @@ export function durabilityNowText(p: DurabilityPrediction): string {
     text += `; its ${removedWords(p.removed)} are ${perTrxMs(removed)}${of} per transaction`;
   }
   if (p.capped) text += `; ${CAPPED_NOTE}`;
+  if (p.note) text += `; ${p.note}`;
   return why ? `${text}; not priced: ${why}` : text;
 }
 

@@ -79,7 +79,7 @@ export function durabilityLines(d: DurabilityPredictionOut, capacityBefore: numb
     // Every part may be unpriced: the prediction is then the capacity before, and `unknown` says why.
     const parts = d.removed.map((r) => `${perTrxMs(r.s_per_trx)} ${r.what}`).join(", ") || "nothing";
     const of = d.applier_s_per_trx === null ? "" : ` of ${perTrxMs(d.applier_s_per_trx)}`;
-    const capped = d.capped ? `; ${CAPPED_NOTE}` : "";
+    const capped = (d.capped ? `; ${CAPPED_NOTE}` : "") + (d.note ? `; ${d.note}` : "");
     const unpriced = d.unknown.length ? `; not priced: ${d.unknown.join("; ")}` : "";
     predicted =
       `${head}: predicted ~${capacityText(d.predicted)} trx/s ` +

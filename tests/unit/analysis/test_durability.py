@@ -99,3 +99,17 @@ def test_without_performance_schema_only_the_relay_wait_is_priced() -> None:
         "redo log fsync: not timed (performance_schema's file summary)",
         "binary log fsync: not timed (performance_schema's file summary)",
     )
+
+
+def test_an_applier_waiting_for_the_receiver_gains_nothing_unless_the_receiver_is_relaxed() -> None:
+    # The e2e journal story's first step: busy 58 %, the redo fsync relaxed alone.
+    waiting = ApplierCost(rate=654.0, busy=0.58, relay_waiting=0.1, binlog_fsync_s_per_s=0.2,
+                          binlog_fsyncs_per_s=654.0, redo_fsyncs_per_s=660.0)  # fmt: skip
+    flush_only = predict_durability({"innodb_flush_log_at_trx_commit": ("1", "2")}, waiting, 724.0)
+    assert flush_only is not None and flush_only.factor == 1.0 and flush_only.predicted == 654.0
+    assert flush_only.note is not None and "idle 42% of the window" in flush_only.note
+    assert flush_only.removed  # the cost is still shown: it is what the change takes away
+    with_relay = predict_durability(
+        {"innodb_flush_log_at_trx_commit": ("1", "2"), "sync_relay_log": ("1", "0")}, waiting, None
+    )
+    assert with_relay is not None and with_relay.note is None and with_relay.factor > 1.0

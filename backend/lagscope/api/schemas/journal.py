@@ -145,6 +145,9 @@ class DurabilityPredictionOut(Schema):
     measured: float | None
     error: float | None = Field(description="measured ÷ predicted − 1.")
     unknown: list[str] = Field(description="Why a part could not be priced or predicted.")
+    note: str | None = Field(
+        default=None, description="What bounds the prediction besides the removed costs."
+    )
 
 
 class ChannelImpactOut(Schema):
