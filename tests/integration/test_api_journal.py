@@ -481,7 +481,7 @@ def test_journal_exports_as_csv_and_markdown_with_the_pages_figures(api: ApiServ
     header, *rows = list(csv.reader(io.StringIO(as_csv.text)))
     assert header == [
         "step", "when", "what changed", "far (ningxia) lag p95", "near (beijing) lag p95",
-        "verdict",
+        "verdict", "predicted vs measured capacity",
     ]  # fmt: skip
     steps = journal["steps"]
     assert len(rows) == len(steps) == 2
@@ -501,6 +501,7 @@ def test_journal_exports_as_csv_and_markdown_with_the_pages_figures(api: ApiServ
     near_impact = next(i for i in steps[0]["impacts"] if i["channel"]["instance_name"] == "near")
     assert near_impact["impact"]["verdict"] == "improved"
     assert first[5] == f"improved: {near_impact['impact']['reason']}"
+    assert first[6] == ""  # no binlog window of the source was sampled: nothing predicted
     # near's p95 fell from ~10.5 s to under a second, as on the page.
     assert first[4].startswith("10.") and first[4].endswith(" s")
     # The note whole in its CSV cell, newline included (quoted); it starts "note:", so no
@@ -511,7 +512,8 @@ def test_journal_exports_as_csv_and_markdown_with_the_pages_figures(api: ApiServ
     lines = as_md.text.splitlines()
     assert len(lines) == 2 + len(steps)
     assert lines[0] == (
-        "| step | when | what changed | far (ningxia) lag p95 | near (beijing) lag p95 | verdict |"
+        "| step | when | what changed | far (ningxia) lag p95 | near (beijing) lag p95 | verdict "
+        "| predicted vs measured capacity |"
     )
     assert lines[2] == "| " + " | ".join(first) + " |"
     assert "note: =HYPERLINK(evil) \\| flush relaxed second line" in lines[3]

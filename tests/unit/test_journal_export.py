@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from lagscope.analysis.durability import DurabilityPrediction
 from lagscope.analysis.impact import Impact, ImpactVerdict, WindowStats
 from lagscope.journal.export import export, seconds, table, to_csv, to_markdown
 from lagscope.journal.steps import ChannelImpact, Entry, Journal, JournalSettings, Step
@@ -47,11 +49,32 @@ def journal() -> Journal:
 def test_one_row_per_step_with_each_replicas_p95_before_and_after():
     header, rows = table(journal())
     assert header == ["step", "when", "what changed", "db2 (beijing) lag p95", "=db3/eu lag p95",
-                      "verdict"]  # fmt: skip
+                      "verdict", "predicted vs measured capacity"]  # fmt: skip
     assert rows == [[
         "1", "2030-01-01 10:41:07 UTC", "db2: sync_binlog 1 → 0", "46.2 → 35.1 s",
-        "0.50 → — s", "db2 (beijing): improved: faster; =db3/eu: worse: slower",
+        "0.50 → — s", "db2 (beijing): improved: faster; =db3/eu: worse: slower", "",
     ]]  # fmt: skip
+
+
+def test_a_step_with_a_prediction_says_predicted_and_measured():
+    found = journal()
+    entry = found.entries[0]
+    flush = DurabilityPrediction(
+        settings=("sync_binlog 1 → 0",), applier_s_per_trx=0.002, removed=(), factor=2.0,
+        capped=False, predicted=1000.0, measured=1234.4, error=0.2344,
+    )  # fmt: skip
+    kept_up = DurabilityPrediction(
+        settings=("sync_binlog 1 → 0",), applier_s_per_trx=0.002, removed=(), factor=2.0,
+        capped=False, predicted=2500.0, measured=None, error=None,
+    )  # fmt: skip
+    first, second = entry.impacts
+    impacts = [replace(first, durability=flush), replace(second, durability=kept_up)]
+    found.entries[0] = replace(entry, impacts=impacts)
+    _, rows = table(found)
+    assert rows[0][-1] == (
+        "db2 (beijing) (flush): predicted 1,000 trx/s, measured 1,234 trx/s (+23 %); "
+        "=db3/eu (flush): predicted 2,500 trx/s, measured —"
+    )
 
 
 def test_rounding_keeps_small_lags_readable():

@@ -67,18 +67,37 @@ def verdict(entry: Entry) -> str:
     return "; ".join(f"{channel_label(i.channel, i.instance)}: {_verdict_text(i)}" for i in judged)
 
 
+def _trx_s(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f} trx/s"
+
+
+def predictions(entry: Entry) -> str:
+    """Each prediction the step carries (workers, flush), with what was measured after it."""
+    parts = []
+    for found in entry.impacts:
+        for what, guess in (("workers", found.prediction), ("flush", found.durability)):
+            if guess is None:
+                continue
+            text = f"{channel_label(found.channel, found.instance)} ({what}): predicted"
+            text += f" {_trx_s(guess.predicted)}, measured {_trx_s(guess.measured)}"
+            if guess.error is not None:
+                text += f" ({guess.error * 100:+.0f} %)"
+            parts.append(text)
+    return "; ".join(parts)
+
+
 def table(journal: Journal) -> tuple[list[str], list[list[str]]]:
     """Header and rows, one row per step in time order."""
     channels = [(c.id, channel_label(c, i)) for c, i in journal.channels]
     header = ["step", "when", "what changed", *(f"{label} lag p95" for _, label in channels)]
-    header.append("verdict")
+    header += ["verdict", "predicted vs measured capacity"]
     rows = []
     for number, entry in enumerate(journal.entries, start=1):
         by_channel = {i.channel.id: i for i in entry.impacts}
         when = entry.step.at.strftime("%Y-%m-%d %H:%M:%S UTC")
         row = [str(number), when, what_changed(entry)]
         row += [_p95(by_channel.get(cid)) for cid, _ in channels]
-        row.append(verdict(entry))
+        row += [verdict(entry), predictions(entry)]
         rows.append(row)
     return header, rows
 

@@ -615,8 +615,9 @@ export interface paths {
         /**
          * Get Journal
          * @description Tuning steps in time order, each with its before/after impact per replica channel; a
-         *     step that changed a replica's applier workers also with the capacity predicted for it
-         *     from the source's writes and the capacity measured after it.
+         *     step that changed a replica's applier workers or relaxed its flush settings also with the
+         *     capacity predicted for it (from the source's writes; from its fsync cost) and the capacity
+         *     measured after it.
          */
         get: operations["get_journal"];
         put?: never;
@@ -637,8 +638,9 @@ export interface paths {
         /**
          * Export Journal
          * @description The journal as a table to paste into a ticket (step, when, what changed, each replica's
-         *     lag p95 before → after, verdict with its reason), downloaded as CSV or Markdown. The header
-         *     ``X-Lagscope-Truncated: true`` says more steps follow (ask again from the last one).
+         *     lag p95 before → after, verdict with its reason, predicted vs measured capacity),
+         *     downloaded as CSV or Markdown. The header ``X-Lagscope-Truncated: true`` says more steps
+         *     follow (ask again from the last one).
          */
         get: operations["export_journal"];
         put?: never;

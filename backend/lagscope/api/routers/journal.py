@@ -50,8 +50,9 @@ def get_journal(
     group_s: Annotated[float, Query(ge=0, le=600, description=_GROUP)] = 10,
 ) -> JournalOut:
     """Tuning steps in time order, each with its before/after impact per replica channel; a
-    step that changed a replica's applier workers also with the capacity predicted for it
-    from the source's writes and the capacity measured after it."""
+    step that changed a replica's applier workers or relaxed its flush settings also with the
+    capacity predicted for it (from the source's writes; from its fsync cost) and the capacity
+    measured after it."""
     settings = JournalSettings(width_s, settle_s, min_samples, group_s)
     found = journal.journal(session, cluster_id, window.start, window.end, settings)
     return journal_out(predicted(session, found, app_settings.replica_cores or None))
@@ -70,6 +71,7 @@ def export_journal(
     window: TimeRangeDep,
     _: PrincipalDep,
     session: SessionDep,
+    app_settings: SettingsDep,
     format: Annotated[Literal["csv", "md"], Query(description="csv or md (Markdown)")] = "csv",
     width_s: Annotated[float, Query(ge=1, le=86_400, description=_WIDTH)] = 600,
     settle_s: Annotated[float, Query(ge=0, le=3_600, description=_SETTLE)] = 30,
@@ -77,10 +79,15 @@ def export_journal(
     group_s: Annotated[float, Query(ge=0, le=600, description=_GROUP)] = 10,
 ) -> Response:
     """The journal as a table to paste into a ticket (step, when, what changed, each replica's
-    lag p95 before → after, verdict with its reason), downloaded as CSV or Markdown. The header
-    ``X-Lagscope-Truncated: true`` says more steps follow (ask again from the last one)."""
+    lag p95 before → after, verdict with its reason, predicted vs measured capacity),
+    downloaded as CSV or Markdown. The header ``X-Lagscope-Truncated: true`` says more steps
+    follow (ask again from the last one)."""
     settings = JournalSettings(width_s, settle_s, min_samples, group_s)
-    found = journal.journal(session, cluster_id, window.start, window.end, settings)
+    found = predicted(
+        session,
+        journal.journal(session, cluster_id, window.start, window.end, settings),
+        app_settings.replica_cores or None,
+    )
     stamp = window.start.strftime("%Y%m%dT%H%M%SZ")
     filename = f"lagscope-journal-{cluster_id}-{stamp}.{format}"
     return Response(
