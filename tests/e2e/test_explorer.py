@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from lagscope.demo.load import WriteLoad
 from lagscope.ingest.commit_samples import sample_all
 from lagscope.lab import Lab
 from lagscope.security.secret_box import store_box
@@ -420,3 +422,59 @@ def test_the_side_panel_predicts_parallel_apply_from_the_sources_binlog(
     expect(section).to_contain_text(f"Capped by the replica's cores: on {cores} cores")
     expect(section).to_contain_text(re.compile(r"\d+ transactions sampled"))
     shot(page, "explorer-parallelism")
+
+
+# replica1 made slow the demo's way (phase A): every event and commit fsynced.
+STRICT_FLUSH = {"sync_relay_log": 1, "sync_binlog": 1, "innodb_flush_log_at_trx_commit": 1}
+
+
+def test_the_side_panel_predicts_relaxing_a_strict_replica_that_is_behind(
+    page: Page, pipeline: Pipeline, api: ApiServer, lab: Lab, replica1
+):
+    """replica1 fsyncing every event and commit under a write load falls behind; its fsync cost
+    (performance_schema, read while behind) and its applier's relay-log waits give the panel's
+    "Relaxed flush (predicted)" line for replica1, and none for replica2, which keeps up."""
+    with replica1.cursor() as cur:
+        names = ", ".join(f"@@global.{name}" for name in STRICT_FLUSH)
+        cur.execute(f"SELECT {names}")
+        before = dict(zip(STRICT_FLUSH, cur.fetchone(), strict=True))
+        for name, value in STRICT_FLUSH.items():
+            cur.execute(f"SET GLOBAL {name} = {int(value)}")
+    load = WriteLoad(lambda: lab.connect("source"), threads=4, target_tps=2500)
+    try:
+        load.start()
+
+        strict = [
+            "innodb_flush_log_at_trx_commit 1 → 2",
+            "sync_binlog 1 → 0",
+            "sync_relay_log 1 → 0",
+        ]
+
+        def predicted() -> list[dict[str, Any]]:
+            # The parameters are read every few seconds: until then the old values show.
+            with api.client() as c:
+                answer = c.get(f"/api/v1/clusters/{pipeline.cluster_id}/parallelism").json()
+            found = answer["durability"]
+            return found if [d["prediction"]["settings"] for d in found] == [strict] else []
+
+        (found,) = wait_until(
+            predicted, timeout_s=60, interval_s=1, message="a relaxed-flush prediction"
+        )
+        assert found["instance"] == "replica1"
+        open_explorer(page, pipeline)
+        line = page.get_by_test_id("parallelism").get_by_test_id("durability-now")
+        expect(line).to_have_count(1)
+        expect(line).to_have_attribute("data-channel", "replica1")
+        expect(line).to_contain_text("relaxing innodb_flush_log_at_trx_commit 1 → 2")
+        expect(line).to_contain_text(re.compile(r"apply capacity|no prediction"))
+        expect(page.get_by_test_id("parallelism")).to_contain_text(
+            "Relaxed flush trades durability"
+        )
+        shot(page, "explorer-relaxed-flush")
+        print(f"\nrelaxed flush now, replica1: {found['prediction']}")
+    finally:
+        load.stop()
+        with replica1.cursor() as cur:
+            for name, value in before.items():
+                cur.execute(f"SET GLOBAL {name} = {int(value)}")
+    lab.wait_caught_up(timeout_s=120)

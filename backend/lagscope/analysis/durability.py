@@ -19,8 +19,11 @@ a backlog existed). Relaxing a setting takes the time that setting costs out of 
 applier idle over 10 % of the window waited for the receiver: unless ``sync_relay_log`` is
 relaxed too, the prediction is no gain, and says why. Where the
 removed time is 90 % of ``t`` or more the rest (CPU, reading events) was too small to measure:
-the factor is capped at 10× and flagged. Tightening a setting is not predicted: the fsyncs it
-would add were never timed on this replica.
+the factor is capped at 10× and flagged. A replica whose backlog was mostly not yet received
+was bound by its receiver: relaxing ``sync_relay_log`` then speeds the receiver up by its
+relay-log fsync share of the time (it was busy all along), and the prediction is the lesser of
+the two. Tightening a setting is not predicted: the fsyncs it would add were never timed on this
+replica.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ class ApplierCost:
     binlog_fsyncs_per_s: float | None = None  # ≈ Binlog_group_commits with sync_binlog=1
     redo_fsyncs_per_s: float | None = None  # Innodb_os_log_fsyncs, else Innodb_data_fsyncs
     fsync_latency_s: float | None = None  # over the timed classes, when one class is missing
+    relay_log_fsync_s_per_s: float | None = None  # the receiver's relay-log fsyncs
+    # Share of the window's samples whose backlog was mostly not yet received.
+    receive_bound: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +162,13 @@ def predict_durability(
     capped = total >= per_trx * (1 - 1 / MAX_FACTOR)
     factor = MAX_FACTOR if capped else per_trx / (per_trx - total)
     note = None
+    receiver = _receiver_factor(relaxed, cost)
+    if receiver is not None and receiver < factor:
+        factor, capped = receiver, False
+        note = (
+            f"the receiver bounds it: its relay-log fsyncs were {cost.relay_log_fsync_s_per_s:.0%}"
+            f" of its time; without them it receives ~{receiver:.1f}× as fast"
+        )
     if busy < SATURATED_BUSY and SYNC_RELAY_LOG not in relaxed:
         factor, capped = 1.0, False
         note = (
@@ -176,6 +189,18 @@ def predict_durability(
         unknown=tuple(unknown),
         note=note,
     )
+
+
+def _receiver_factor(relaxed: Mapping[str, tuple[int, int]], cost: ApplierCost) -> float | None:
+    """How much faster a receive-bound replica's receiver gets without its relay-log fsyncs:
+    busy all the time before (it was the bottleneck), its fsync share of that time removed.
+    None when the receiver was not the bottleneck (then it bounds nothing) or not timed."""
+    share = cost.relay_log_fsync_s_per_s
+    if SYNC_RELAY_LOG not in relaxed or share is None or (cost.receive_bound or 0) < 0.5:
+        return None
+    before, after = relaxed[SYNC_RELAY_LOG]
+    removed = min(share, 1.0) * (1 - _every(after) / _every(before))
+    return 1 / max(1 - removed, 1 / MAX_FACTOR)
 
 
 def _binlog_latency(cost: ApplierCost) -> float | None:

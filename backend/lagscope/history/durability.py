@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import BigInteger, Float, cast, func, select, type_coerce
+from sqlalchemy import BigInteger, Float, case, cast, func, select, type_coerce
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from lagscope.analysis.durability import (
@@ -79,7 +79,7 @@ def durability_now(
         capacity = _capacity(session, channel.id, start, now)
         if capacity is None:
             continue  # kept up: nothing to speed up, nothing to measure from
-        cost = applier_cost(session, instance.id, start, now, capacity)
+        cost = applier_cost(session, instance.id, channel.id, start, now, capacity)
         prediction = predict_durability(changes, cost, None)
         if prediction is not None:
             found.append(DurabilityNow(instance.id, instance.name, channel.id, prediction))
@@ -115,7 +115,12 @@ def _capacity(session: Session, channel_id: int, start: datetime, end: datetime)
 
 
 def applier_cost(
-    session: Session, instance_id: int, start: datetime, end: datetime, rate: float | None
+    session: Session,
+    instance_id: int,
+    channel_id: int,
+    start: datetime,
+    end: datetime,
+    rate: float | None,
 ) -> ApplierCost:
     """The window's means. The fsync figures exist only for polls taken while behind; the
     fsync counts are averaged over those same polls so a count and its time match."""
@@ -127,6 +132,7 @@ def applier_cost(
             func.avg(cast(s.redo_fsync_s_per_s, Float)),
             func.avg(cast(s.fsync_latency_s, Float)),
             func.count(),
+            func.avg(cast(s.relay_log_fsync_s_per_s, Float)),
         ).where(*in_window, s.binlog_fsync_s_per_s.is_not(None))
     ).one()
     counts = select(
@@ -143,8 +149,20 @@ def applier_cost(
             func.avg(cast(w.relay_waiting, Float)),
         ).where(w.instance_id == instance_id, w.ts >= start, w.ts < end)
     ).one()
+    receive_bound = session.scalar(
+        select(
+            func.avg(case((Sample.not_received > Sample.received_not_applied, 1.0), else_=0.0))
+        ).where(
+            Sample.channel_id == channel_id,
+            Sample.ts >= start,
+            Sample.ts < end,
+            Sample.not_received + Sample.received_not_applied > 0,
+        )
+    )
     return ApplierCost(
         rate=rate,
+        relay_log_fsync_s_per_s=_seconds(timed[4], InstanceSample.relay_log_fsync_s_per_s),
+        receive_bound=_scaled(receive_bound),
         busy=_scaled(busy),
         relay_waiting=_scaled(relay_waiting),
         binlog_fsync_s_per_s=_seconds(timed[0], InstanceSample.binlog_fsync_s_per_s),

@@ -31,18 +31,22 @@ def with_durability(session: Session, entries: list[Entry]) -> list[Entry]:
             out.append(entry)
             continue
         impacts = []
-        costs: dict[int, ApplierCost] = {}
+        costs: dict[int, ApplierCost] = {}  # per channel
         for found in entry.impacts:
             changes = changed.get(found.instance.id)
             if changes is None:
                 impacts.append(found)
                 continue
-            if found.instance.id not in costs:
-                costs[found.instance.id] = applier_cost(
-                    session, found.instance.id, *entry.before, found.impact.before.capacity
+            if found.channel.id not in costs:
+                costs[found.channel.id] = applier_cost(
+                    session,
+                    found.instance.id,
+                    found.channel.id,
+                    *entry.before,
+                    found.impact.before.capacity,
                 )
             prediction = predict_durability(
-                changes, costs[found.instance.id], found.impact.after.capacity
+                changes, costs[found.channel.id], found.impact.after.capacity
             )
             impacts.append(replace(found, durability=prediction))
         out.append(replace(entry, impacts=impacts))

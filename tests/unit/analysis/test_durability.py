@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from lagscope.analysis.durability import ApplierCost, predict_durability
@@ -113,3 +115,22 @@ def test_an_applier_waiting_for_the_receiver_gains_nothing_unless_the_receiver_i
         {"innodb_flush_log_at_trx_commit": ("1", "2"), "sync_relay_log": ("1", "0")}, waiting, None
     )
     assert with_relay is not None and with_relay.note is None and with_relay.factor > 1.0
+
+
+def test_a_receive_bound_replica_is_bounded_by_its_receiver_without_relay_log_fsyncs() -> None:
+    # The lab's phase A is receive-bound: its receiver spent 82 % of its time in relay-log
+    # fsyncs (performance_schema), so without them it receives 1 / 0.18 = 5.6× as fast, less
+    # than the applier alone would allow (capped at 10×).
+    bound = replace(LAB_A, relay_log_fsync_s_per_s=0.82, receive_bound=0.95)
+    p = predict_durability(ALL_RELAXED, bound, None)
+    assert p is not None and not p.capped
+    assert p.factor == pytest.approx(1 / 0.18)
+    assert p.note is not None and p.note.startswith("the receiver bounds it: its relay-log fsyncs")
+    # Apply-bound (backlog mostly received): the receiver bounds nothing.
+    applying = replace(bound, receive_bound=0.1)
+    unbound = predict_durability(ALL_RELAXED, applying, None)
+    assert unbound is not None and unbound.note is None
+    assert unbound.factor == predict_durability(ALL_RELAXED, LAB_A, None).factor  # type: ignore[union-attr]
+    # sync_relay_log kept: the receiver is not sped up, nothing to bound with.
+    kept = predict_durability({"sync_binlog": ("1", "0")}, bound, None)
+    assert kept is not None and kept.note is None
