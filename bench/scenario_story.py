@@ -120,7 +120,7 @@ def one_run(
                         f"{None if per_trx is None else round(per_trx * 1e3, 3)} ms/trx, removes "
                         f"{parts or 'nothing priced'}; x{flush.factor} (capped {flush.capped}): "
                         f"predicted {flush.predicted} trx/s, measured {flush.measured} trx/s, "
-                        f"error {flush.error}; unknown {list(flush.unknown)}"
+                        f"error {flush.error}; unknown {list(flush.unknown)}; note {flush.note}"
                     )
                     if flush.error is not None:
                         figures[f"B {item.instance.name} prediction error"] = flush.error * 100
