@@ -433,7 +433,7 @@ def test_the_side_panel_predicts_relaxing_a_strict_replica_that_is_behind(
 ):
     """replica1 fsyncing every event and commit under a write load falls behind; its fsync cost
     (performance_schema, read while behind) and its applier's relay-log waits give the panel's
-    "Relaxed flush (predicted)" line for replica1, and none for replica2, which keeps up."""
+    "Relaxed flush (predicted)" line for replica1."""
     with replica1.cursor() as cur:
         names = ", ".join(f"@@global.{name}" for name in STRICT_FLUSH)
         cur.execute(f"SELECT {names}")
@@ -450,26 +450,24 @@ def test_the_side_panel_predicts_relaxing_a_strict_replica_that_is_behind(
             "sync_relay_log 1 → 0",
         ]
 
-        def predicted() -> list[dict[str, Any]]:
+        def predicted() -> dict[str, Any] | None:
             # The parameters are read every few seconds: until then the old values show.
+            # replica2 may show too, if the load puts it behind on a slow box.
             with api.client() as c:
                 answer = c.get(f"/api/v1/clusters/{pipeline.cluster_id}/parallelism").json()
-            found = answer["durability"]
-            return found if [d["prediction"]["settings"] for d in found] == [strict] else []
+            mine = [d for d in answer["durability"] if d["instance"] == "replica1"]
+            return mine[0] if mine and mine[0]["prediction"]["settings"] == strict else None
 
-        (found,) = wait_until(
+        found = wait_until(
             predicted, timeout_s=60, interval_s=1, message="a relaxed-flush prediction"
         )
-        assert found["instance"] == "replica1"
         open_explorer(page, pipeline)
-        line = page.get_by_test_id("parallelism").get_by_test_id("durability-now")
+        section = page.get_by_test_id("parallelism")
+        line = section.locator('[data-testid="durability-now"][data-channel="replica1"]')
         expect(line).to_have_count(1)
-        expect(line).to_have_attribute("data-channel", "replica1")
         expect(line).to_contain_text("relaxing innodb_flush_log_at_trx_commit 1 → 2")
         expect(line).to_contain_text(re.compile(r"apply capacity|no prediction"))
-        expect(page.get_by_test_id("parallelism")).to_contain_text(
-            "Relaxed flush trades durability"
-        )
+        expect(section).to_contain_text("Relaxed flush trades durability")
         shot(page, "explorer-relaxed-flush")
         print(f"\nrelaxed flush now, replica1: {found['prediction']}")
     finally:
