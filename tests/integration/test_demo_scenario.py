@@ -25,7 +25,7 @@ from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
-PHASE_S = 30  # the journal below: settle 5 s, then 5+ samples in each 30 s window
+PHASE_S = 20  # the journal below: settle 5 s, then 5+ samples in each 20 s window
 FLUSH = {
     "innodb_flush_log_at_trx_commit": ("1", "2"),
     "sync_binlog": ("1", "0"),

@@ -27,7 +27,7 @@ from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
-RUNS = 12
+RUNS = 8
 STOP_WITHIN_S = 10.0
 TAG_VAR = "LAGSCOPE_TEST_DEMO_RUN"
 
