@@ -99,6 +99,12 @@ def _every(level: int | None) -> float:
     return 0.0 if not level or level <= 0 else 1.0 / level
 
 
+def _dropped(name: str, before: int, after: int) -> float:
+    """Share of a setting's cost the change removes: all of the redo log's per-commit fsync
+    (0 and 2 both leave only the once-a-second one), ``1 − kept`` for a ``sync_*`` level."""
+    return 1.0 if name == FLUSH_LOG else 1.0 - _every(after) / _every(before)
+
+
 def predict_durability(
     changes: Mapping[str, tuple[str | None, str | None]],
     cost: ApplierCost,
@@ -117,6 +123,7 @@ def predict_durability(
             relaxed[name] = (before, after)
     if not relaxed:
         return None
+    dropped = {name: _dropped(name, *levels) for name, levels in relaxed.items()}
     settings = tuple(f"{n} {a} → {b}" for n, (a, b) in sorted(relaxed.items()))
     unknown: list[str] = []
     removed: list[Removed] = []
@@ -143,26 +150,22 @@ def predict_durability(
         else:
             unknown.append("redo log fsync: not timed (performance_schema's file summary)")
     if SYNC_BINLOG in relaxed:
-        before, after = relaxed[SYNC_BINLOG]
         if cost.binlog_fsync_s_per_s is not None:
-            kept = _every(after) / _every(before)
-            removed.append(
-                Removed("binary log fsync", cost.binlog_fsync_s_per_s * (1 - kept) / rate)
-            )
+            share = dropped[SYNC_BINLOG]
+            removed.append(Removed("binary log fsync", cost.binlog_fsync_s_per_s * share / rate))
         else:
             unknown.append("binary log fsync: not timed (performance_schema's file summary)")
     if SYNC_RELAY_LOG in relaxed:
-        before, after = relaxed[SYNC_RELAY_LOG]
         if cost.relay_waiting is not None:
-            kept = _every(after) / _every(before)
-            removed.append(Removed("relay-log wait", cost.relay_waiting * (1 - kept) / rate))
+            share = dropped[SYNC_RELAY_LOG]
+            removed.append(Removed("relay-log wait", cost.relay_waiting * share / rate))
         else:
             unknown.append("relay-log wait: the applier's state was not read")
     total = sum(r.s_per_trx for r in removed)
     capped = total >= per_trx * (1 - 1 / MAX_FACTOR)
     factor = MAX_FACTOR if capped else per_trx / (per_trx - total)
     note = None
-    receiver = _receiver_factor(relaxed, cost)
+    receiver = _receiver_factor(dropped.get(SYNC_RELAY_LOG), cost)
     if receiver is not None and receiver < factor:
         factor, capped = receiver, False
         note = (
@@ -191,16 +194,15 @@ def predict_durability(
     )
 
 
-def _receiver_factor(relaxed: Mapping[str, tuple[int, int]], cost: ApplierCost) -> float | None:
-    """How much faster a receive-bound replica's receiver gets without its relay-log fsyncs:
-    busy all the time before (it was the bottleneck), its fsync share of that time removed.
-    None when the receiver was not the bottleneck (then it bounds nothing) or not timed."""
+def _receiver_factor(dropped: float | None, cost: ApplierCost) -> float | None:
+    """How much faster a receive-bound replica's receiver gets when ``dropped`` of its
+    relay-log fsyncs go: busy all the time before (it was the bottleneck), that share of its
+    fsync time removed. None when sync_relay_log is kept, the receiver was not the bottleneck
+    (then it bounds nothing) or its fsyncs were not timed."""
     share = cost.relay_log_fsync_s_per_s
-    if SYNC_RELAY_LOG not in relaxed or share is None or (cost.receive_bound or 0) < 0.5:
+    if dropped is None or share is None or (cost.receive_bound or 0) < 0.5:
         return None
-    before, after = relaxed[SYNC_RELAY_LOG]
-    removed = min(share, 1.0) * (1 - _every(after) / _every(before))
-    return 1 / max(1 - removed, 1 / MAX_FACTOR)
+    return 1 / max(1 - min(share, 1.0) * dropped, 1 / MAX_FACTOR)
 
 
 def _binlog_latency(cost: ApplierCost) -> float | None:

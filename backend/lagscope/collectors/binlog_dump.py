@@ -38,7 +38,8 @@ import pymysql
 
 from lagscope.collectors.binlog_sample import EVENTS_PER_SAMPLE, BinlogMark
 from lagscope.collectors.connection import ConnectionSpec, open_connection
-from lagscope.errors import AccessDenied, CollectorError
+from lagscope.collectors.executor import translate_error
+from lagscope.errors import AccessDenied, CollectorError, LoginRefused
 
 COM_BINLOG_DUMP = 0x12
 BINLOG_DUMP_NON_BLOCK = 0x01
@@ -55,7 +56,6 @@ HEADER = struct.Struct("<IBIIIH")
 DUMP_SERVER_ID = 0x4C53_5032
 # MariaDB sends its GTID events as such only to a client that says it understands them.
 MARIADB_CAPABILITY_GTID = 4
-_REFUSED = {1045, 1227, 1044, 1142}
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +180,7 @@ def read_dump_window(
                     kind == XID_EVENT or (kind == QUERY_EVENT and not begins(data[1:]))
                 ):  # the commit; a DDL is its own Query
                     spans[-1] = Span(spans[-1].gtid, log_pos)
-        except pymysql.err.MySQLError as exc:
+        except (pymysql.err.MySQLError, OSError) as exc:
             raise _explained(spec, exc) from exc
         window = window_from_spans(spans, tagged, events)
         window.checksum = checksum
@@ -192,7 +192,7 @@ def read_dump_window(
 def _connect(spec: ConnectionSpec) -> pymysql.connections.Connection[Any]:
     try:
         return open_connection(spec, autocommit=True)
-    except pymysql.err.MySQLError as exc:
+    except (pymysql.err.MySQLError, OSError) as exc:
         raise _explained(spec, exc) from exc
 
 
@@ -209,13 +209,11 @@ def _announce(conn: pymysql.connections.Connection[Any], mariadb: bool) -> bool:
     return checksum
 
 
-def _explained(spec: ConnectionSpec, exc: pymysql.err.MySQLError) -> CollectorError:
-    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-    message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-    if code in _REFUSED:
-        return AccessDenied(
-            spec.server,
-            f"{message} (reading commit parents needs REPLICATION SLAVE; optional)",
-            code,
-        )
-    return CollectorError(spec.server, f"binlog dump failed: {message}", code or None)
+def _explained(spec: ConnectionSpec, exc: BaseException) -> CollectorError:
+    """The executor's translation; a refused statement (not a refused login) is the dump's
+    privilege, named."""
+    error = translate_error(spec.server, exc)
+    if isinstance(error, AccessDenied) and not isinstance(error, LoginRefused):
+        detail = f"{error.detail} (reading commit parents needs REPLICATION SLAVE; optional)"
+        return AccessDenied(error.server, detail, error.code)
+    return error

@@ -65,17 +65,17 @@ def durability_now(
         .where(Instance.cluster_id == cluster_id, Channel.gone_at.is_(None))
         .order_by(Instance.name, Channel.name)
     ).all()
+    settings: dict[int, dict[str, str | None]] = {}
+    for instance_id, name, value in session.execute(
+        select(ParamValue.instance_id, ParamValue.name, ParamValue.value).where(
+            ParamValue.instance_id.in_({i.id for _, i in channels}),
+            ParamValue.name.in_(DURABILITY_PARAMS),
+        )
+    ):
+        settings.setdefault(instance_id, {})[name] = value
     for channel, instance in channels:
-        settings = {
-            name: value
-            for name, value in session.execute(
-                select(ParamValue.name, ParamValue.value).where(
-                    ParamValue.instance_id == instance.id,
-                    ParamValue.name.in_(DURABILITY_PARAMS),
-                )
-            ).all()
-        }
-        changes = {name: (value, RELAXED[name]) for name, value in settings.items()}
+        now_set = settings.get(instance.id, {})
+        changes = {name: (value, RELAXED[name]) for name, value in now_set.items()}
         capacity = _capacity(session, channel.id, start, now)
         if capacity is None:
             continue  # kept up: nothing to speed up, nothing to measure from
