@@ -72,25 +72,59 @@ def address_allowed(host: str, address: str, allow: Sequence[str]) -> bool:
     """May a request for ``host`` (already on the allow-list) connect to ``address``, what the
     name resolved to at send time?
 
-    A public address: yes (the admin allowed the name). A loopback, private, link-local,
-    multicast, reserved or unspecified one (an internal service, the cloud metadata endpoint):
-    only if the allow-list names that address or a network holding it, so a name that is
-    re-pointed (DNS rebinding) cannot aim alerts at the inside."""
+    A globally routable address: yes (the admin allowed the name). Any other (loopback,
+    private, shared address space with its cloud metadata endpoint 100.100.100.200, link-local,
+    benchmarking, documentation, multicast, reserved …, or an IPv6 form carrying such an IPv4
+    address): only if the allow-list names that address or a network holding it, so a name
+    that is re-pointed (DNS rebinding) cannot aim alerts at the inside."""
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
         return False
     if _host_allowed(str(ip), [e for e in allow if _is_address_entry(e)]):
         return True
-    internal = (
-        ip.is_loopback
-        or ip.is_private
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
+    return is_external(ip) and _host_allowed(host.lower(), allow)
+
+
+# Not globally reachable (IANA's special-purpose registries), yet ``is_global`` on the Python
+# this runs on says they are; a newer Python may know them already.
+_NOT_GLOBAL = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "192.88.99.0/24",  # 6to4 relay anycast, deprecated: whoever answers is a stranger
+        "::/96",  # IPv4-compatible IPv6, deprecated
+        "64:ff9b:1::/48",  # NAT64 for local use
+        "3fff::/20",  # documentation
+        "5f00::/16",  # segment routing identifiers
     )
-    return not internal and _host_allowed(host.lower(), allow)
+)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def is_external(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Globally routable, and so is every IPv4 address the IPv6 one carries (mapped, 6to4,
+    Teredo, NAT64's well-known prefix): an IPv6 form of 127.0.0.1 is as internal as it."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        # Mapped and NAT64 addresses are the IPv4 address they carry (both sit in ::/8, which
+        # Python calls reserved as a whole).
+        if ip.ipv4_mapped is not None:
+            return is_external(ip.ipv4_mapped)
+        if ip in _NAT64:
+            return is_external(ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF))
+    if not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified:
+        return False
+    if any(ip.version == n.version and ip in n for n in _NOT_GLOBAL):
+        return False
+    return all(is_external(inner) for inner in _embedded(ip))
+
+
+def _embedded(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    inner = [ip.sixtofour] if ip.sixtofour is not None else []
+    if ip.teredo is not None:
+        inner += list(ip.teredo)  # the Teredo server, then the client's own address
+    return inner
 
 
 def _is_address_entry(entry: str) -> bool:
