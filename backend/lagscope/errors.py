@@ -22,6 +22,7 @@ Driver exceptions (``pymysql.*``) are translated at the collector boundary with
         ├── ClearTextAuthRefused    the server asked for the password in clear; not sent
         ├── Sha2AuthRefused         sha256/caching_sha2 wanted the password unprotected; not sent
         ├── TargetNotAllowed        outside LAGSCOPE_ALLOWED_TARGETS: never contacted
+        ├── UnexpectedAnswer        an answer Lagscope cannot use (malformed, too large, too slow)
         └── QueryFailed             the server refused a statement for another reason
 
 Every ``CollectorError`` names the server (``host:port``) so a message on its own says where.
@@ -124,6 +125,26 @@ class Sha2AuthRefused(CollectorError):
     full authentication, and it could go only to a key the server supplied or inside TLS whose
     certificate was not verified: not sent. The message names the plugin and the fix
     (verified TLS, or a pinned ``server_public_key_path`` for a server without TLS)."""
+
+
+class UnexpectedAnswer(CollectorError):
+    """The server answered, but not as a MySQL/MariaDB server answers Lagscope's statements:
+    fewer or more result sets than statements, a row or value a parser cannot use, a packet or
+    an answer over its byte cap, or bytes arriving too slowly to finish within the deadline.
+
+    The connection is closed after it (the protocol's state is unknown); the next poll
+    reconnects. ``reading`` names the reading whose answer it was, when known.
+    """
+
+    def __init__(self, server: str, what: str, reading: str | None = None) -> None:
+        self.what = what
+        self.reading = reading
+        named = f"{reading}: " if reading else ""
+        super().__init__(server, f"unexpected answer: {named}{what}")
+
+    def of(self, reading: str) -> UnexpectedAnswer:
+        """The same error, naming the reading it came from."""
+        return UnexpectedAnswer(self.server, self.what, reading)
 
 
 class QueryFailed(CollectorError):

@@ -52,19 +52,23 @@ errors already. The executor translates.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 import pymysql
 import pymysql.connections
-from pymysql.constants import CLIENT
+import pymysql.err
+from pymysql.constants import CLIENT, CR
 
+from lagscope.collectors.answer_limits import AnswerBudget, AnswerLimits
 from lagscope.collectors.sha2_auth import Sha2Auth
 from lagscope.collectors.targets import AllowList
-from lagscope.errors import ClearTextAuthRefused, InvalidInput, TlsFailed
+from lagscope.errors import ClearTextAuthRefused, InvalidInput, TlsFailed, UnexpectedAnswer
 
 TlsMode = Literal["preferred", "required", "verify_ca", "verify_identity"]
 TLS_MODES: Final[tuple[str, ...]] = get_args(TlsMode)
@@ -126,19 +130,90 @@ def clear_text_allowed(spec: ConnectionSpec) -> bool:
 
 
 class _Connection(pymysql.connections.Connection):
-    """PyMySQL's connection with the clear-text refusal and a shared "preferred" context."""
+    """PyMySQL's connection with the clear-text refusal, a shared "preferred" context and,
+    given ``limits``, bounded reads (collectors/answer_limits.py)."""
 
     def __init__(
         self,
         *args: Any,
         clear_text_allowed: bool = False,
         pinned_key_path: str | None = None,
+        limits: AnswerLimits | None = None,
         **kwargs: Any,
     ) -> None:
         # Set before PyMySQL's __init__, which connects (and so authenticates) right away.
         self._clear_text_allowed = clear_text_allowed
         self._pinned_key_path = pinned_key_path
+        self._limits = limits
+        self._budget: AnswerBudget | None = None
         super().__init__(*args, **kwargs)
+
+    def connect(self, sock: Any = None) -> None:
+        # The greeting and the login are an answer too: a foreign port that announces a huge
+        # packet or trickles its greeting is cut off like a poll.
+        state: Any = self  # PyMySQL's timeouts are untyped
+        read_timeout: float | None = state._read_timeout
+        deadline = (state.connect_timeout or 0.0) + read_timeout if read_timeout else None
+        with self.answer_budget(deadline):
+            super().connect(sock)
+
+    @contextlib.contextmanager
+    def answer_budget(self, deadline_s: float | None) -> Iterator[None]:
+        """Bound what is read inside the block by ``limits`` and ``deadline_s`` (no bound
+        when the connection was opened without limits)."""
+        if self._limits is None:
+            yield
+            return
+        self._budget = AnswerBudget(f"{self.host}:{self.port}", self._limits, deadline_s)
+        try:
+            yield
+        finally:
+            self._budget = None
+
+    def _read_bytes(self, num_bytes: int) -> bytes:
+        # PyMySQL reads every packet as a 4-byte header, then the body by the header's length:
+        # the one place a length can be refused before its bytes are allocated.
+        budget = self._budget
+        if budget is None:
+            return super()._read_bytes(num_bytes)  # type: ignore[misc,no-any-return]
+        try:
+            budget.take(num_bytes)
+            return self._read_within(budget, num_bytes)
+        except UnexpectedAnswer:
+            state: Any = self
+            state._force_close()
+            raise
+
+    def _read_within(self, budget: AnswerBudget, num_bytes: int) -> bytes:
+        """``num_bytes`` from the socket, each ``recv`` waiting only for the time left (the
+        socket's own timeout restarts with every ``recv``, which a trickle never trips)."""
+        state: Any = self  # PyMySQL's socket state is untyped
+        data = b""
+        while len(data) < num_bytes:
+            left = budget.seconds_left()
+            if left is not None:
+                if left <= 0:
+                    raise budget.late()
+                if state._current_timeout is None or left < state._current_timeout:
+                    # PyMySQL restores its read timeout at the next packet (_read_packet).
+                    state._sock.settimeout(left)
+                    state._current_timeout = left
+            try:
+                chunk = state._rfile.read1(num_bytes - len(data))
+            except OSError as exc:
+                if (left := budget.seconds_left()) is not None and left <= 0:
+                    raise budget.late() from exc
+                state._force_close()
+                raise pymysql.err.OperationalError(
+                    CR.CR_SERVER_LOST, f"Lost connection to MySQL server during query ({exc})"
+                ) from exc
+            if not chunk:
+                state._force_close()
+                raise pymysql.err.OperationalError(
+                    CR.CR_SERVER_LOST, "Lost connection to MySQL server during query"
+                )
+            data = chunk if not data else data + chunk
+        return data
 
     def _create_ssl_ctx(self, sslp: Any) -> ssl.SSLContext:
         # PyMySQL ≥ 1.2 builds a new SSLContext (loading the system CA bundle, milliseconds of
@@ -249,9 +324,12 @@ def _check_inside(field: str, what: str, path: str, ca_dir: str | None) -> None:
         )
 
 
-def open_connection(spec: ConnectionSpec, **options: Any) -> pymysql.connections.Connection[Any]:
+def open_connection(
+    spec: ConnectionSpec, limits: AnswerLimits | None = None, **options: Any
+) -> pymysql.connections.Connection[Any]:
     """A PyMySQL connection for ``spec``; ``options`` go to PyMySQL as they are (autocommit,
-    client_flag, charset, cursorclass, database, defer_connect …)."""
+    client_flag, charset, cursorclass, database, defer_connect …). With ``limits``, the
+    handshake is bounded, and :func:`answer_budget` bounds what a block reads."""
     return _Connection(
         host=spec.host,
         port=spec.port,
@@ -264,8 +342,19 @@ def open_connection(spec: ConnectionSpec, **options: Any) -> pymysql.connections
         ssl=tls_context(spec),
         clear_text_allowed=clear_text_allowed(spec),
         pinned_key_path=spec.server_public_key_path,
+        limits=limits,
         **options,
     )
+
+
+def answer_budget(
+    conn: pymysql.connections.Connection[Any], deadline_s: float | None
+) -> contextlib.AbstractContextManager[None]:
+    """Bound the answer read inside the block (a connection from :func:`open_connection`
+    with ``limits``; others are read without bounds)."""
+    if isinstance(conn, _Connection):
+        return conn.answer_budget(deadline_s)
+    return contextlib.nullcontext()
 
 
 def tls_context(spec: ConnectionSpec) -> ssl.SSLContext | None:

@@ -23,7 +23,8 @@ import pymysql.constants.CLIENT
 import pymysql.cursors
 import pymysql.err
 
-from lagscope.collectors.connection import ConnectionSpec, open_connection
+from lagscope.collectors.answer_limits import DEFAULT_LIMITS, AnswerLimits, odd_answer
+from lagscope.collectors.connection import ConnectionSpec, answer_budget, open_connection
 from lagscope.errors import (
     AccessDenied,
     CollectorError,
@@ -31,6 +32,7 @@ from lagscope.errors import (
     QueryFailed,
     ServerUnreachable,
     TlsFailed,
+    UnexpectedAnswer,
 )
 
 __all__ = ["EMPTY", "BatchFailed", "ConnectionSpec", "Executor", "PyMySQLExecutor", "ResultSet"]
@@ -96,11 +98,18 @@ class Executor(Protocol):
 
 
 class PyMySQLExecutor:
-    """An :class:`Executor` over one persistent PyMySQL connection, reconnecting lazily."""
+    """An :class:`Executor` over one persistent PyMySQL connection, reconnecting lazily.
 
-    def __init__(self, spec: ConnectionSpec) -> None:
+    Every answer is bounded (collectors/answer_limits.py): ``limits`` per packet and per
+    batch, and the spec's read timeout for the whole batch. An answer that breaks a bound or
+    the protocol (fewer or more result sets than statements, a packet the driver cannot
+    parse) fails the batch with :class:`~lagscope.errors.UnexpectedAnswer` and closes the
+    connection: what the server would send next is unknown."""
+
+    def __init__(self, spec: ConnectionSpec, limits: AnswerLimits = DEFAULT_LIMITS) -> None:
         self.spec = spec
         self.server = spec.server
+        self.limits = limits
         self._conn: pymysql.connections.Connection[Any] | None = None
 
     @property
@@ -114,6 +123,7 @@ class PyMySQLExecutor:
             checked = self.spec.allowed is not None and not self.spec.unix_socket
             conn = open_connection(
                 self.spec,
+                self.limits,
                 client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS,
                 autocommit=True,
                 charset="utf8mb4",
@@ -126,7 +136,13 @@ class PyMySQLExecutor:
                 conn.connect(self._checked_socket())
             self._conn = conn
         except Exception as exc:
-            raise translate_error(self.server, exc) from exc
+            error = translate_error(self.server, exc)
+            if isinstance(error, UnexpectedAnswer):
+                # Before a login, an odd answer is a port that is not a MySQL server (or one
+                # that misbehaves): it reads as unreachable, like any foreign port
+                # (inventory/probe.py).
+                error = ServerUnreachable(self.server, error.detail)
+            raise error from exc
 
     def _checked_socket(self) -> socket.socket:
         """LAGSCOPE_ALLOWED_TARGETS: resolve once, check every address, connect to the checked
@@ -146,21 +162,29 @@ class PyMySQLExecutor:
         results: list[ResultSet] = []
         cursor = self._conn.cursor()
         try:
-            cursor.execute(";\n".join(statements))
-            while True:
-                results.append(_result(cursor))
-                if len(results) == len(statements) or not cursor.nextset():
-                    break
+            with answer_budget(self._conn, self.spec.read_timeout_s):
+                cursor.execute(";\n".join(statements))
+                while True:
+                    results.append(_result(cursor))
+                    if len(results) == len(statements) or not cursor.nextset():
+                        break
+                _check_count(self.server, cursor, len(results), len(statements))
         except Exception as exc:
             error = translate_error(self.server, exc)
             if isinstance(error, ServerUnreachable):
                 self.close()
                 raise error from exc
+            if isinstance(error, UnexpectedAnswer):
+                self.close()
+                index = max(0, min(len(results), len(statements) - 1))
+                raise BatchFailed(index, error, results) from exc
             # The server stops a multi-statement batch at the first error and the connection
             # stays usable; drain nothing further.
             raise BatchFailed(len(results), error, results) from exc
         finally:
-            cursor.close()
+            # A closed connection's cursor cannot drain what was left unread.
+            with contextlib.suppress(Exception):
+                cursor.close()
         return results
 
     def write(self, sql: str, args: Sequence[object] = ()) -> int:
@@ -172,7 +196,7 @@ class PyMySQLExecutor:
                 return int(cursor.execute(sql, tuple(args)))
         except Exception as exc:
             error = translate_error(self.server, exc)
-            if isinstance(error, ServerUnreachable):
+            if isinstance(error, ServerUnreachable | UnexpectedAnswer):
                 self.close()
             raise error from exc
 
@@ -182,6 +206,15 @@ class PyMySQLExecutor:
             # Closing a broken socket may fail; it is gone either way.
             with contextlib.suppress(Exception):
                 conn.close()
+
+
+def _check_count(server: str, cursor: pymysql.cursors.Cursor, got: int, sent: int) -> None:
+    """A server answers a multi-statement batch with one result set per statement (or stops
+    at an error, which the driver raises): anything else leaves answers unaccounted for."""
+    if got < sent:
+        raise UnexpectedAnswer(server, f"{got} result set(s) where {sent} were due")
+    if cursor.nextset():
+        raise UnexpectedAnswer(server, f"more result sets than the {sent} statement(s) sent")
 
 
 def _result(cursor: pymysql.cursors.Cursor) -> ResultSet:
@@ -207,6 +240,13 @@ def translate_error(server: str, exc: BaseException) -> CollectorError:
         return ServerUnreachable(server, message, code)
     if isinstance(exc, pymysql.err.InterfaceError):
         return ServerUnreachable(server, message or "connection is closed", code)
+    if not isinstance(exc, pymysql.err.MySQLError) or (
+        isinstance(exc, pymysql.err.InternalError) and code is None
+    ):
+        # Not the server's error packet: the driver could not read what came (a value it
+        # cannot decode, a packet shorter than its header says, a sequence number out of
+        # order).
+        return odd_answer(server, exc)
     return QueryFailed(server, message, code)
 
 

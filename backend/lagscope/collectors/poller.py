@@ -20,6 +20,11 @@ error. The others are optional: a reading the server refuses (a missing privileg
 heartbeat table) is reported in ``snapshot.problems`` and skipped, to be tried again after
 ``RETRY_REFUSED_S``; the statements after it are re-sent at once, so one bad reading never costs
 the others.
+
+An answer Lagscope cannot use — fewer or more result sets than statements, a row or value a
+parser stumbles on, a bound of collectors/answer_limits.py broken — fails the poll with
+:class:`~lagscope.errors.UnexpectedAnswer` naming the reading, whichever reading it was, and
+closes the connection: the next poll starts a new session.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from lagscope.collectors import params
+from lagscope.collectors.answer_limits import ODD_ANSWER, odd_answer
 from lagscope.collectors.dialect import Dialect, dialect_for
 from lagscope.collectors.executor import BatchFailed, Executor, ResultSet
 from lagscope.collectors.flavor import FLAVOR_SQL, ServerFlavor, parse_flavor
@@ -45,7 +51,13 @@ from lagscope.collectors.readings import (
     standing_problems,
 )
 from lagscope.collectors.snapshot import InstanceSnapshot
-from lagscope.errors import AccessDenied, CollectorError, ServerUnreachable, UnsupportedServer
+from lagscope.errors import (
+    AccessDenied,
+    CollectorError,
+    ServerUnreachable,
+    UnexpectedAnswer,
+    UnsupportedServer,
+)
 
 # One refused statement a minute per instance costs nothing; a fixed GRANT shows within a minute.
 RETRY_REFUSED_S = 60.0
@@ -83,6 +95,8 @@ class InstancePoller:
         self.slow_every_s = slow_every_s
         self._clock = clock
         self._session: _Session | None = None
+        # The reading whose answer is being parsed, to name it when a parser stumbles.
+        self._parsing = "flavor"
 
     @property
     def server(self) -> str:
@@ -99,18 +113,26 @@ class InstancePoller:
             # upgraded or replaced while it was away).
             self._session = None
             raise
+        except UnexpectedAnswer:
+            self.close()  # already closed by the executor when it saw it; a parser did not
+            raise
+        except ODD_ANSWER as exc:
+            self.close()
+            raise odd_answer(self.server, exc, self._parsing) from exc
 
     def close(self) -> None:
         self._session = None
         self.executor.close()
 
     def _start_session(self) -> _Session:
+        self._parsing = "flavor"
         version_row = self._run_required(["flavor"], [FLAVOR_SQL])[0].rows
         version, comment = (str(v) for v in version_row[0]) if version_row else ("", "")
         flavor = parse_flavor(version, comment)
         if flavor is None:
             raise UnsupportedServer(self.server, f"cannot parse server version {version!r}")
         dialect = dialect_for(flavor, self.server)
+        self._parsing = "catalog"
         catalog = self._run_required(["catalog"], [params.discovery_statement(dialect)])[0]
         plan = params.plan_params(dialect.product, catalog, self.extra_params)
         self._session = _Session(flavor, dialect, plan, Setup(dialect, plan, self.heartbeat))
@@ -123,6 +145,7 @@ class InstancePoller:
         readings = plan(
             READINGS, session.setup, session.previous, slow, session.disabled, behind_elsewhere
         )
+        self._parsing = "batch"
         results = self._run_batch(session, readings)
         received_at = self._clock()
         if slow:
@@ -150,7 +173,7 @@ class InstancePoller:
             except BatchFailed as failed:
                 answers = failed.results
                 name = pending[failed.index][0]
-                if BY_NAME[name].required:
+                if BY_NAME[name].required or isinstance(failed.error, UnexpectedAnswer):
                     raise self._explain(name, failed.error) from failed
                 session.disabled[name] = self._problem(session, name, failed.error)
                 session.disabled_at[name] = self._clock()
@@ -176,6 +199,8 @@ class InstancePoller:
         return str(self._explain(reading, error))
 
     def _explain(self, reading: str, error: CollectorError) -> CollectorError:
+        if isinstance(error, UnexpectedAnswer):
+            return error.of(reading)
         hint = BY_NAME[reading].privilege_hint if reading in BY_NAME else None
         if isinstance(error, AccessDenied) and hint:
             return AccessDenied(error.server, f"{reading}: {error.detail}; {hint}", error.code)
@@ -188,6 +213,7 @@ class InstancePoller:
         fields: dict[str, Any] = {}
         for reading in READINGS:  # in batch order: a parser may use what an earlier one left
             if reading.name in results:
+                self._parsing = reading.name
                 fields.update(reading.parse(session.setup, results[reading.name], readout))
         problems = {**session.disabled, **standing_problems(session.setup), **readout.problems}
         return InstanceSnapshot(

@@ -46,8 +46,15 @@ def statement(dialect: Dialect) -> str:
     return _MARIADB_SQL if dialect.gtid_kind == "mariadb" else _MYSQL_SQL
 
 
+# server_id is an unsigned 32-bit system variable on both products.
+_SERVER_ID_MAX = 2**32 - 1
+
+
 def parse(dialect: Dialect, result: ResultSet) -> ServerState:
-    row = result.records()[0]
+    records = result.records()
+    if len(records) != 1:
+        raise ValueError(f"{len(records)} rows where one was due")
+    row = records[0]
     if dialect.gtid_kind == "mariadb":
         binlog_pos = no_space(row.get("gtid_binlog_pos"))
         gtid = GtidState(
@@ -63,9 +70,12 @@ def parse(dialect: Dialect, result: ResultSet) -> ServerState:
             executed=no_space(row.get("gtid_executed")),
             gtid_mode=as_text(row.get("gtid_mode")) or None,
         )
+    server_id = as_int(row.get("server_id")) or 0
+    if not 0 <= server_id <= _SERVER_ID_MAX:
+        raise ValueError(f"server_id {server_id} is outside 0..{_SERVER_ID_MAX}")
     return ServerState(
         server_now=as_float(row.get("now_ts")) or 0.0,
-        server_id=as_int(row.get("server_id")) or 0,
+        server_id=server_id,
         server_uuid=as_text(row.get("server_uuid")) or None,
         read_only=bool(as_int(row.get("read_only"))),
         gtid=gtid,

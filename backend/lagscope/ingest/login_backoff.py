@@ -24,7 +24,13 @@ from lagscope.models import Instance
 # Error kinds (reading.error_kind) raised after the login worked: whatever failed, the
 # credentials are good and no lock-out is counting. ServerUnreachable says nothing either way.
 _LOGGED_IN_KINDS = frozenset(
-    {"AccessDenied", "QueryFailed", "ReplicationNotConfigured", "UnsupportedServer"}
+    {
+        "AccessDenied",
+        "QueryFailed",
+        "ReplicationNotConfigured",
+        "UnsupportedServer",
+        "UnexpectedAnswer",
+    }
 )
 
 

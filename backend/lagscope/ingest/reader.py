@@ -15,6 +15,11 @@ exactly what the connection test says of it (inventory/probe.py): "unreachable, 
 MySQL/MariaDB server", at the tick's time, whether it failed at once, after the deadline or is
 still connecting from an earlier tick; its ``last_error`` must not tell an editor more about a
 port than the test does. The real reason goes to the worker's log, once per change.
+
+A poll never raises out of :meth:`ClusterReader.read`: a server's odd answer is a failed
+reading of that server (``UnexpectedAnswer``, from the poller), and anything else a poll thread
+raises — a bug — is too (``PollFailed``, its traceback logged once per change), so the other
+servers of the tick are recorded as usual.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
+from lagscope.collectors.answer_limits import describe
 from lagscope.collectors.executor import ConnectionSpec, Executor, PyMySQLExecutor
 from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.poller import InstancePoller
@@ -75,6 +81,8 @@ class _Entry:
     late_refusal: Reading | None = None
     # The real reason last hidden behind NO_SERVER (logged when it changes).
     hidden: str | None = None
+    # The last unexpected exception of a poll thread (its traceback logged when it changes).
+    crashed: str | None = None
 
 
 class ClusterReader:
@@ -194,6 +202,8 @@ class ClusterReader:
                 reading = self._failed(entry.target, str(exc), type(exc).__name__)
         except LagscopeError as exc:  # e.g. a heartbeat table name that is not an identifier
             reading = self._failed(entry.target, str(exc), type(exc).__name__)
+        except Exception as exc:
+            reading = self._crashed(entry, exc)
         finally:
             if reading is not None and reading.error_kind == "LoginRefused":
                 # Kept before the entry is free: a tick that finds it free must also find the
@@ -202,6 +212,20 @@ class ClusterReader:
                 entry.late_refusal = reading
             entry.busy.release()
         return reading
+
+    def _crashed(self, entry: _Entry, exc: Exception) -> Reading:
+        """The last line of defence: whatever escaped the poller costs this server's reading
+        only; its connection is closed (its state is unknown)."""
+        what = describe(exc)
+        if entry.crashed != what:
+            entry.crashed = what
+            log.exception("poll of %s failed unexpectedly", entry.poller.server)
+        try:
+            entry.poller.close()
+        except Exception:
+            log.warning("closing %s after a failed poll failed too", entry.poller.server)
+        error = f"{entry.poller.server}: the poll failed: {what}"
+        return self._failed(entry.target, error, "PollFailed")
 
     def _failed(self, target: Target, error: str, kind: str = "ServerUnreachable") -> Reading:
         return Reading(target.instance_id, self._clock(), None, error, kind)

@@ -29,9 +29,10 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
+from lagscope.collectors.answer_limits import ODD_ANSWER, odd_answer
 from lagscope.collectors.connection import ConnectionSpec
 from lagscope.collectors.discovery import SourceView, read_source_view
-from lagscope.collectors.executor import PyMySQLExecutor
+from lagscope.collectors.executor import BatchFailed, PyMySQLExecutor
 from lagscope.collectors.targets import AllowList
 from lagscope.errors import Conflict, InvalidInput
 from lagscope.inventory import instances as inventory
@@ -219,10 +220,16 @@ def discovery_target(
 
 
 def discover(target: DiscoveryTarget) -> Discovery:
-    """Step 2: connect to the source once and decide the proposals."""
+    """Step 2: connect to the source once and decide the proposals. Whatever the source
+    answers, the caller gets a collector error (the API's 502) or proposals: a refused
+    statement is its error, an answer that cannot be used an ``UnexpectedAnswer``."""
     executor = PyMySQLExecutor(target.spec)
     try:
         view = read_source_view(executor)
+    except BatchFailed as failed:
+        raise failed.error from failed
+    except ODD_ANSWER as exc:
+        raise odd_answer(target.spec.server, exc, "discovery") from exc
     finally:
         executor.close()
     return Discovery(target, view, tuple(propose(view, target.known)))

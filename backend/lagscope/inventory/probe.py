@@ -29,7 +29,8 @@ import anyio
 import anyio.to_thread
 
 from lagscope.collectors import privileges
-from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
+from lagscope.collectors.answer_limits import ODD_ANSWER, odd_answer
+from lagscope.collectors.executor import BatchFailed, ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import CollectorError, Overloaded, QueryFailed, ServerUnreachable, Throttled
@@ -75,8 +76,13 @@ def probe(spec: ConnectionSpec) -> ProbeReport:
             log.info("connection test: no MySQL/MariaDB server at %s: %s", spec.server, exc)
             raise ServerUnreachable(spec.server, NO_SERVER) from exc
         snapshot = poller.poll()
-        grants = executor.run([privileges.STATEMENT])[0]
-        return ProbeReport(snapshot, privileges.parse(snapshot.flavor.product, grants))
+        try:
+            grants = executor.run([privileges.STATEMENT])[0]
+            return ProbeReport(snapshot, privileges.parse(snapshot.flavor.product, grants))
+        except BatchFailed as failed:
+            raise failed.error from failed
+        except ODD_ANSWER as exc:
+            raise odd_answer(spec.server, exc, "privileges") from exc
     finally:
         poller.close()
 
