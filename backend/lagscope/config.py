@@ -26,6 +26,10 @@ class Retention:
     raw_days: float
     minute_days: float
     hour_days: float
+    # Ended lag episodes with their cause segments; alert events with their finished deliveries
+    # (both hold text from monitored servers: docs/security.md).
+    episode_days: float = 90.0
+    alert_days: float = 90.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,11 @@ class Settings(BaseSettings):
     retention_raw_days: float = 3.0
     retention_1m_days: float = 60.0
     retention_1h_days: float = 730.0
+    retention_episodes_days: PositiveFloat = 90.0
+    retention_alerts_days: PositiveFloat = 90.0
+    # Keep statements' full text (values included) beside their digests, shown to editors and
+    # admins only; off: only digests (literals as ?) are stored (docs/security.md).
+    keep_statement_text: bool = False
     # The web UI's production build (frontend/dist), served at "/"; none: the repository's.
     ui_dist: str | None = None
     # Monitored servers Lagscope may contact: comma-separated CIDRs and host names ("*.dom"
@@ -181,7 +190,13 @@ class Settings(BaseSettings):
         return tuple(k.strip() for k in self.old_secret_keys.split(",") if k.strip())
 
     def retention(self) -> Retention:
-        return Retention(self.retention_raw_days, self.retention_1m_days, self.retention_1h_days)
+        return Retention(
+            self.retention_raw_days,
+            self.retention_1m_days,
+            self.retention_1h_days,
+            self.retention_episodes_days,
+            self.retention_alerts_days,
+        )
 
     def periodic_jobs(self) -> tuple[PeriodicJob, ...]:
         return tuple(

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.causes import words
 from lagscope.analysis.causes.diagnose import diagnose
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S, EpisodePoint, advance
 from lagscope.analysis.causes.model import (
@@ -71,9 +72,11 @@ def record_causes(
     rates: Mapping[int, CounterRates],
     source_view: SourceView | None,
     caught_up_hold_s: float = CAUGHT_UP_HOLD_S,
+    keep_statement_text: bool = False,
 ) -> None:
     """Diagnose every channel of the tick and advance its episode. ``snapshots`` and ``rates``
-    by instance id, for the instances that answered."""
+    by instance id, for the instances that answered. Statements are kept as digests only,
+    unless ``keep_statement_text`` (an admin's setting) keeps their full text too."""
     params = instance_params(session, cluster.instances, snapshots)
     source = _source_facts(cluster, snapshots, rates, source_view, params)
     for tick in ticks:
@@ -93,6 +96,8 @@ def record_causes(
             applier_statement=_applier_statement(tick.snapshot, tick.channel.name),
         )
         findings = _diagnose(tick.channel, inputs)
+        if not keep_statement_text:
+            findings = tuple(without_full_text(f) for f in findings)
         tick.channel.current_causes = current_causes(findings, tick.channel.current_causes, tick.at)
         delay = float(tick.status.sql_delay) if tick.status else float(tick.channel.sql_delay_s)
         point = EpisodePoint(
@@ -123,6 +128,14 @@ def _diagnose(channel: Channel, inputs: CauseInputs) -> tuple[Finding, ...]:
         return ()
     channel.diagnosis_memory = memory.to_json()
     return findings
+
+
+def without_full_text(finding: Finding) -> Finding:
+    """The finding with no statement's full text in its evidence (digests stay)."""
+    if not any(words.is_full_text(k) for k in finding.evidence):
+        return finding
+    kept = {k: v for k, v in finding.evidence.items() if not words.is_full_text(k)}
+    return replace(finding, evidence=MappingProxyType(kept))
 
 
 def current_causes(

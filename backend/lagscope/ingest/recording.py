@@ -60,8 +60,10 @@ def record_tick(
     cluster: Cluster,
     readings: Sequence[Reading],
     caught_up_hold_s: float = CAUGHT_UP_HOLD_S,
+    keep_statement_text: bool = False,
 ) -> TickSummary:
-    """``caught_up_hold_s``: how long a channel stays caught up before its episode ends."""
+    """``caught_up_hold_s``: how long a channel stays caught up before its episode ends;
+    ``keep_statement_text``: whether the causes keep statements' full text beside digests."""
     by_id = {r.instance_id: r for r in readings}
     source = next((i for i in cluster.instances if i.role == "source"), None)
     source_reading = by_id.get(source.id) if source else None
@@ -106,7 +108,16 @@ def record_tick(
         )
         _update_instance(instance, snap, at)
     snapshots = {i.id: s for i, s, _ in polled}
-    record_causes(session, cluster, ticks, snapshots, rates, source_view, caught_up_hold_s)
+    record_causes(
+        session,
+        cluster,
+        ticks,
+        snapshots,
+        rates,
+        source_view,
+        caught_up_hold_s,
+        keep_statement_text,
+    )
     # Core inserts on the session's connection: the ORM's bulk path would autoflush first and
     # convert each row again.
     db = session.connection()

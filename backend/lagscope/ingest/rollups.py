@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.rollup import Bucket, RawPoint, merge, rollup
 from lagscope.config import Retention
+from lagscope.ingest.history_purge import purge_alert_history, purge_episodes
 from lagscope.ingest.partitions import maintain, partitioned_tables
 from lagscope.metrics_catalog import ROLLED_UP
 from lagscope.models import (
@@ -122,6 +123,8 @@ def enforce_retention(session: Session, now_s: float, retention: Retention) -> d
             continue
         result = session.execute(delete(column.class_).where(column < _at(cutoff_s)))
         deleted[name] = int(getattr(result, "rowcount", 0) or 0)
+    deleted.update(purge_episodes(session, now_s - retention.episode_days * 86_400))
+    deleted.update(purge_alert_history(session, now_s - retention.alert_days * 86_400))
     for name, cutoff_s in later:
         deleted[name] = maintain(session, name, now_s, cutoff_s).default_rows_deleted
     return deleted

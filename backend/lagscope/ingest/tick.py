@@ -42,6 +42,8 @@ class TickOptions:
     episode_caught_up_s: float = CAUGHT_UP_HOLD_S
     # The process that runs the tick (host:pid), kept with the cluster's last tick.
     worker: str | None = None
+    # Keep statements' full text (values included) beside their digests (docs/security.md).
+    keep_statement_text: bool = False
 
 
 @dataclass(slots=True)
@@ -155,7 +157,9 @@ def record_prepared(
         for reading in [*read, *tick.skipped]
     ]
     _add_new_channels(session, tick.rows, cluster, readings)
-    summary = record_tick(session, cluster, readings, options.episode_caught_up_s)
+    summary = record_tick(
+        session, cluster, readings, options.episode_caught_up_s, options.keep_statement_text
+    )
     took = tick.prepare_s + read_s + (options.clock() - recording)
     cluster.last_tick_at = datetime.fromtimestamp(tick.started, UTC)
     cluster.last_tick_s, cluster.last_tick_by = took, options.worker

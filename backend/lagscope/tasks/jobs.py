@@ -73,6 +73,7 @@ def _options() -> TickOptions:
         ),
         episode_caught_up_s=settings.episode_caught_up_s,
         worker=f"{socket.gethostname()}:{os.getpid()}",
+        keep_statement_text=settings.keep_statement_text,
     )
 
 

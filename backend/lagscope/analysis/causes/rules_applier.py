@@ -43,7 +43,7 @@ def _session(b: BlockingSession) -> str:
     elif b.time_s is not None:
         parts.append(f"{b.command or 'busy'} for {words.seconds(b.time_s)}")
     if b.statement:
-        parts.append(f"statement {words.quote(b.statement)}")
+        parts.append(f"statement {words.quote(words.statement(b.statement))}")
     return f"session {b.thread_id} ({', '.join(parts)})"
 
 
@@ -55,7 +55,7 @@ def _blocker_evidence(b: BlockingSession, prefix: str = "blocker_") -> dict[str,
         f"{prefix}command": words.bounded(b.command),
         f"{prefix}time_s": b.time_s,
         f"{prefix}state": words.bounded(b.state),
-        f"{prefix}statement": words.bounded(b.statement),
+        **words.statement_evidence(f"{prefix}statement", b.statement),
         f"{prefix}object": words.bounded(b.object_name),
     }
 
@@ -74,7 +74,7 @@ def _blocked(
     evidence: dict[str, EvidenceValue] = {
         "lock": lock,
         "wait_s": _round(wait_s),
-        "waiting_statement": words.bounded(waiting) or None,
+        **words.statement_evidence("waiting_statement", waiting),
     }
     needs: str | None = None
     if certain:
@@ -209,7 +209,7 @@ def _ddl(seen: Seen, state: str, waited: float | None) -> Finding:
     statement = seen.inputs.applier_statement
     what = "a schema change"
     if states.is_ddl_statement(statement):
-        what = words.quote(statement)
+        what = words.quote(words.statement(statement))
     else:
         table = seen.table()
         if table is not None and table.table:
@@ -226,7 +226,7 @@ def _ddl(seen: Seen, state: str, waited: float | None) -> Finding:
             {
                 "state": words.bounded(state),
                 "for_s": round(for_s, 1),
-                "statement": words.bounded(statement) or None,
+                **words.statement_evidence("statement", statement),
             }
         ),
     )

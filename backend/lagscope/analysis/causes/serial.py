@@ -13,24 +13,27 @@ from typing import Any
 
 from lagscope.analysis.causes.episodes import EpisodeState, OpenSegment
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
+from lagscope.analysis.server_text import clean_text
 from lagscope.collectors.snapshot import EVIDENCE_TEXT_MAX
 
 
 def finding_to_json(finding: Finding) -> dict[str, Any]:
+    """The stored form: every text cleaned (server text may hold NUL, which PostgreSQL refuses
+    in text and JSON, and characters that forge what a reader sees)."""
     return {
         "cause": finding.cause.label,
         "confidence": round(finding.confidence, 3),
-        "sentence": finding.sentence,
-        "action": finding.action,
-        "evidence": {k: _bounded(v) for k, v in finding.evidence.items()},
-        "needs": finding.needs,
+        "sentence": clean_text(finding.sentence),
+        "action": clean_text(finding.action),
+        "evidence": {clean_text(k): _bounded(v) for k, v in finding.evidence.items()},
+        "needs": None if finding.needs is None else clean_text(finding.needs),
     }
 
 
 def _bounded(value: EvidenceValue) -> EvidenceValue:
     """Server text is data: stored at most ``EVIDENCE_TEXT_MAX`` characters, whoever built it."""
-    if isinstance(value, str) and len(value) > EVIDENCE_TEXT_MAX:
-        return value[:EVIDENCE_TEXT_MAX]
+    if isinstance(value, str):
+        return clean_text(value[:EVIDENCE_TEXT_MAX])
     return value
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lagscope.analysis.statement_digest import digest
 from lagscope.collectors.snapshot import EVIDENCE_TEXT_MAX
 
 # Server text quoted inside a sentence is cut shorter than the evidence keeps it: the sentence
@@ -40,8 +41,29 @@ def bounded(text: str | None, limit: int = EVIDENCE_TEXT_MAX) -> str:
 
 def quote(text: str | None) -> str:
     """Server text quoted in a sentence: short, in typographic quotes (server text often holds
-    straight ones)."""
-    return f"“{bounded(text, SENTENCE_QUOTE_MAX)}”"
+    straight ones). Typographic quotes inside become straight ones, so a quote is exactly one
+    ``“…”`` span: what a webhook body leaves out (alerts/payloads.py)."""
+    inner = bounded(text, SENTENCE_QUOTE_MAX).replace("“", '"').replace("”", '"')
+    return f"“{inner}”"
+
+
+# Evidence keys holding a statement's full text (values included): kept only where an admin
+# turns it on, shown only to editors. Every other key holding a statement holds its digest.
+FULL_TEXT_SUFFIX = "statement_text"
+
+
+def is_full_text(key: str) -> bool:
+    return key.endswith(FULL_TEXT_SUFFIX)
+
+
+def statement(text: str | None) -> str:
+    """A statement as evidence: its digest (literals as ``?``), one line, bounded."""
+    return bounded(digest(text or ""))
+
+
+def statement_evidence(key: str, text: str | None) -> dict[str, str | None]:
+    """``{key: digest, key_text: full text}`` (None when there is no statement)."""
+    return {key: statement(text) or None, f"{key}_text": bounded(text) or None}
 
 
 def named(replica: str, region: str) -> str:
