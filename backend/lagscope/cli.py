@@ -240,8 +240,8 @@ def import_command(file: Path, dry_run: bool) -> None:
     from lagscope.security.secret_box import SecretBox, ensure_salt
 
     try:
-        plans = plans_from(import_document.load(file))
         settings = get_settings()
+        plans = plans_from(import_document.load(file), settings.password_file_dir)
         with _user_sessions()() as session:
             box = SecretBox(settings.secret_key, lambda: ensure_salt(session), settings.old_keys())
             try:

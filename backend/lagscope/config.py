@@ -138,6 +138,10 @@ class Settings(BaseSettings):
     # those files): a directory the operator fills with CA bundles and pinned public keys.
     # Empty allows any absolute path: only where every editor may read the workers' file system.
     tls_ca_dir: str = "/etc/lagscope/ca"
+    # Where `lagscope import` may read a password_file from (symbolic links and .. resolved
+    # first); empty: no password_file is read. Its password_env variables must be named
+    # LAGSCOPE_IMPORT_… (inventory/import_passwords.py says why).
+    password_file_dir: str = "/run/secrets"
     # Connection tests (POST /instances/test) run in a pool of their own this big, with this
     # many more waiting (beyond: 503), and at most this many per user a minute (beyond: 429):
     # a test may wait its whole timeout on a silent host, and must not take threads or

@@ -37,7 +37,7 @@ clusters:
     heartbeat:
       mode: lagscope
       user: hb
-      password_env: IMPORT_TEST_HB
+      password_env: LAGSCOPE_IMPORT_TEST_HB
     instances:
       - name: db1
         host: 10.0.0.5
@@ -88,7 +88,11 @@ def lagscope_import(url: str, *args: object, **env: str) -> subprocess.Completed
             **os.environ,
             "LAGSCOPE_DATABASE_URL": url,
             "LAGSCOPE_SECRET_KEY": KEY,
-            "IMPORT_TEST_HB": HB_PASSWORD,
+            "LAGSCOPE_IMPORT_TEST_HB": HB_PASSWORD,
+            # The password files are the test's own: its file (inventory.yaml) is their sibling.
+            "LAGSCOPE_PASSWORD_FILE_DIR": next(
+                (str(Path(str(a)).parent) for a in args if isinstance(a, Path)), ""
+            ),
             **env,
         },
         capture_output=True,
@@ -201,11 +205,12 @@ def test_a_malformed_file_names_the_line_and_writes_nothing(tmp_path: Path):
     json_file = write(tmp_path, '{"clusters": [\n  {"name": "a",}\n]}', "broken.json", fill=False)
     as_json = lagscope_import(url, json_file)
     assert as_json.returncode == 2 and "line 2" in as_json.stderr
-    unset = FILE.replace("IMPORT_TEST_HB", "IMPORT_TEST_UNSET")
+    unset = FILE.replace("LAGSCOPE_IMPORT_TEST_HB", "LAGSCOPE_IMPORT_TEST_UNSET")
     no_env = lagscope_import(url, write(tmp_path, unset, "unset.yaml"))
     assert no_env.returncode == 2
-    assert "clusters[0].heartbeat (line 5): password_env: the variable IMPORT_TEST_UNSET" in (
-        no_env.stderr
+    assert (
+        "clusters[0].heartbeat (line 5): password_env: the variable LAGSCOPE_IMPORT_TEST_UNSET"
+        in (no_env.stderr)
     )
     assert count(url) == 0
 

@@ -87,31 +87,33 @@ def test_a_cluster_has_one_source_and_unique_names():
 
 
 def test_passwords_from_the_environment_or_a_file(tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("DB1_PW", "from-env")
+    monkeypatch.setenv("LAGSCOPE_IMPORT_DB1_PW", "from-env")
     (tmp_path / "pw").write_text("from-file\n")
-    text = YAML.replace("role: source", "role: source\n        password_env: DB1_PW").replace(
-        "port: 3307", f"port: 3307\n        password_file: {tmp_path / 'pw'}"
-    )
-    (plan,) = plans_from(parse(text, "f.yaml", json_syntax=False))
+    text = YAML.replace(
+        "role: source", "role: source\n        password_env: LAGSCOPE_IMPORT_DB1_PW"
+    ).replace("port: 3307", f"port: 3307\n        password_file: {tmp_path / 'pw'}")
+    (plan,) = plans_from(parse(text, "f.yaml", json_syntax=False), str(tmp_path))
     assert [i.password for i in plan.instances] == ["from-env", "from-file"]
     assert plan.heartbeat is None and plan.instances[0].path == "clusters[0].instances[0]"
 
 
 def test_one_password_source_at_most_and_it_must_exist(monkeypatch):
-    monkeypatch.delenv("NOT_SET_PW", raising=False)
+    monkeypatch.delenv("LAGSCOPE_IMPORT_NOT_SET_PW", raising=False)
     both = YAML.replace(
         "role: source", "role: source\n        password: x\n        password_env: X"
     )
     with pytest.raises(InvalidInput, match="give one of password, password_env, password_file"):
         plans_from(parse(both, "f.yaml", json_syntax=False))
-    unset = YAML.replace("role: source", "role: source\n        password_env: NOT_SET_PW")
-    with pytest.raises(InvalidInput, match="the variable NOT_SET_PW is not set"):
+    unset = YAML.replace(
+        "role: source", "role: source\n        password_env: LAGSCOPE_IMPORT_NOT_SET_PW"
+    )
+    with pytest.raises(InvalidInput, match="the variable LAGSCOPE_IMPORT_NOT_SET_PW is not set"):
         plans_from(parse(unset, "f.yaml", json_syntax=False))
     unreadable = YAML.replace(
         "role: source", "role: source\n        password_file: /nonexistent/pw"
     )
     with pytest.raises(InvalidInput, match="cannot read /nonexistent/pw"):
-        plans_from(parse(unreadable, "f.yaml", json_syntax=False))
+        plans_from(parse(unreadable, "f.yaml", json_syntax=False), "/nonexistent")
 
 
 def test_a_password_left_out_is_none_not_empty():

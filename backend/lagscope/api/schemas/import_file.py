@@ -10,53 +10,59 @@ instance). ``to_plans`` reads those passwords and hands inventory/import_file.py
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from lagscope.api.schemas.common import Password, Schema
 from lagscope.api.schemas.inventory import ClusterIn, HeartbeatIn, InstanceFields
+from lagscope.config import Settings
 from lagscope.errors import InvalidInput
 from lagscope.inventory.import_document import Document
 from lagscope.inventory.import_file import ClusterPlan, HeartbeatPlan, InstancePlan
+from lagscope.inventory.import_passwords import env_password, file_password
 
+DEFAULT_PASSWORD_FILE_DIR = str(Settings.model_fields["password_file_dir"].default)
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 FilePath = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 
 
 class _PasswordFrom(Schema):
-    """At most one of ``password``, ``password_env``, ``password_file``; read at validation,
-    so a missing variable or an unreadable file is refused with the item's path."""
+    """At most one of ``password``, ``password_env``, ``password_file``; read once, at
+    validation, so a missing variable or an unreadable file is refused with the item's path.
+    Which variables and files may be read: inventory/import_passwords.py."""
 
     password: Password | None = None
     password_env: EnvName | None = None
     password_file: FilePath | None = None
+    _read: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
-    def _one_source(self) -> Any:
+    def _one_source(self, info: ValidationInfo) -> Any:
         given = [
             f for f in ("password", "password_env", "password_file") if getattr(self, f) is not None
         ]
         if len(given) > 1:
             raise ValueError(f"give one of password, password_env, password_file, not {given}")
-        if self.password_env is not None and self.password_env not in os.environ:
-            raise ValueError(f"password_env: the variable {self.password_env} is not set")
+        if self.password_env is not None:
+            self._read = env_password(self.password_env)
         if self.password_file is not None:
-            try:
-                Path(self.password_file).read_text()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ValueError(f"password_file: cannot read {self.password_file}: {exc}") from exc
+            context = info.context or {}
+            directory = str(context.get("password_file_dir", DEFAULT_PASSWORD_FILE_DIR))
+            self._read = file_password(self.password_file, directory)
         return self
 
     def secret(self) -> str | None:
         """The password, or None when none was given (keep the stored one)."""
-        if self.password_env is not None:
-            return os.environ[self.password_env]
-        if self.password_file is not None:
-            # One trailing newline is the file's, not the password's (echo > file).
-            return Path(self.password_file).read_text().removesuffix("\n")
+        if self.password_env is not None or self.password_file is not None:
+            return self._read
         return self.password
 
 
@@ -136,11 +142,16 @@ def _cluster_plan(index: int, cluster: ImportCluster) -> ClusterPlan:
     )
 
 
-def plans_from(document: Document) -> list[ClusterPlan]:
+def plans_from(
+    document: Document, password_file_dir: str = DEFAULT_PASSWORD_FILE_DIR
+) -> list[ClusterPlan]:
     """Validate the whole file; :class:`InvalidInput` listing every problem with its path and
-    line (nothing is applied from a file with any)."""
+    line (nothing is applied from a file with any). ``password_file_dir``:
+    ``LAGSCOPE_PASSWORD_FILE_DIR``, the one directory a ``password_file`` may be in."""
     try:
-        parsed = ImportFile.model_validate(document.data)
+        parsed = ImportFile.model_validate(
+            document.data, context={"password_file_dir": password_file_dir}
+        )
     except ValidationError as exc:
         problems = [
             f"{document.where(e['loc'])}: {_message(e)}" for e in exc.errors(include_url=False)
