@@ -116,7 +116,9 @@ def build_request(
     box: SecretBox, settings: Settings, delivery: Delivery, target: WebhookTarget, now_s: float
 ) -> Request:
     ctx = context_from_json(delivery.context)
-    payload = body_for(target.kind, ctx, settings.external_url, target.name)
+    payload = body_for(
+        target.kind, ctx, settings.external_url, target.name, target.include_statements
+    )
     url = am_api_url(target.url) if target.kind == "alertmanager_api" else target.url
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
     timestamp = int(now_s)

@@ -8,6 +8,7 @@ and verdict, the parameter changes and annotations in the hour before it fired, 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -341,9 +342,38 @@ def context_from_json(data: dict[str, Any]) -> AlertContext:
     return AlertContext(**fields)
 
 
-def body_for(kind: str, ctx: AlertContext, external_url: str, receiver: str) -> Any:
+# Server text quoted in a cause's sentence (analysis/causes/words.quote): one “…” span each.
+_QUOTED = re.compile("“[^“”]*”")
+WITHHELD = "“…”"
+
+
+def without_server_text(ctx: AlertContext) -> AlertContext:
+    """The context with every quote of a server's text in the causes' sentences and actions
+    replaced by “…”: a statement's digest still names tables and columns, an error message
+    may hold a row's values, and a receiver keeps what it gets (chat history, mail)."""
+    return replace(
+        ctx,
+        why=tuple(
+            Why(
+                w.cause, w.words, _QUOTED.sub(WITHHELD, w.sentence), _QUOTED.sub(WITHHELD, w.action)
+            )
+            for w in ctx.why
+        ),
+    )
+
+
+def body_for(
+    kind: str,
+    ctx: AlertContext,
+    external_url: str,
+    receiver: str,
+    include_statements: bool = False,
+) -> Any:
     """The body a target of ``kind`` (generic | alertmanager | alertmanager_api | slack)
-    receives (a JSON object; a list for alertmanager_api)."""
+    receives (a JSON object; a list for alertmanager_api). Server text quoted in the causes
+    only for a target that opted in (``include_statements``)."""
+    if not include_statements:
+        ctx = without_server_text(ctx)
     if kind == "alertmanager_api":
         return am_postable(ctx, external_url)
     if kind == "alertmanager":

@@ -51,6 +51,7 @@ def create_target(
     url: str,
     secret: str | None,
     enabled: bool = True,
+    include_statements: bool = False,
 ) -> WebhookTarget:
     if session.scalar(select(WebhookTarget.id).where(WebhookTarget.name == name)) is not None:
         raise Conflict(f"a webhook target named {name!r} exists already")
@@ -60,6 +61,7 @@ def create_target(
         url=_url(url, allow),
         secret_enc=box.encrypt(secret) if secret else "",
         enabled=enabled,
+        include_statements=include_statements,
         created_at=_now(),
     )
     session.add(target)
@@ -97,6 +99,8 @@ def update_target(
         target.kind = changes["kind"]
     if "enabled" in changes:
         target.enabled = changes["enabled"]
+    if "include_statements" in changes:
+        target.include_statements = changes["include_statements"]
     if "secret" in changes:
         target.secret_enc = box.encrypt(changes["secret"]) if changes["secret"] else ""
     session.flush()

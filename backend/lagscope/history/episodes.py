@@ -17,8 +17,10 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.causes import words
 from lagscope.analysis.causes.episodes import EPISODE_LAG_S
 from lagscope.analysis.causes.model import Cause
+from lagscope.analysis.server_text import clean_text
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.inventory.instances import get_cluster
 from lagscope.models import Channel, Instance, ParamChange, Sample
@@ -50,19 +52,26 @@ def cause_from_label(label: Any) -> Cause | None:
 
 
 def bounded(text: Any) -> str:
-    return str(text)[:EVIDENCE_TEXT_MAX]
+    return clean_text(str(text)[:EVIDENCE_TEXT_MAX])
 
 
-def clean_evidence(raw: Any) -> dict[str, Scalar]:
-    """Flat scalars only (a nested value is shown as its text), keys and text bounded."""
+def clean_evidence(raw: Any, full_text: bool = False) -> dict[str, Scalar]:
+    """Flat scalars only (a nested value is shown as its text), keys and text bounded and
+    cleaned. A statement's full text only with ``full_text`` (an editor asks); a statement
+    stored before digests were kept is digested here."""
     if not isinstance(raw, Mapping):
         return {}
     out: dict[str, Scalar] = {}
     for key, value in list(raw.items())[:100]:
+        name = bounded(key)
+        if words.is_full_text(name) and not full_text:
+            continue
         if value is None or isinstance(value, bool | int | float):
-            out[bounded(key)] = value
+            out[name] = value
+        elif name.endswith("statement"):
+            out[name] = words.statement(str(value))
         else:
-            out[bounded(key)] = bounded(value)
+            out[name] = bounded(value)
     return out
 
 
@@ -256,7 +265,7 @@ def list_episodes(
     return [_summary(row, now) for row in session.execute(query)]
 
 
-def _segment(row: EpisodeCause) -> CauseSegment | None:
+def _segment(row: EpisodeCause, full_text: bool = False) -> CauseSegment | None:
     cause = cause_of(row.cause)
     if cause is None:
         return None
@@ -268,16 +277,19 @@ def _segment(row: EpisodeCause) -> CauseSegment | None:
         confidence=float(row.confidence or 0.0),
         sentence=bounded(row.sentence or ""),
         action=bounded(row.action or ""),
-        evidence=clean_evidence(row.evidence),
+        evidence=clean_evidence(row.evidence, full_text),
         needs=bounded(row.needs) if row.needs else None,
     )
 
 
-def _segments(rows: Iterable[EpisodeCause]) -> list[CauseSegment]:
-    return [s for s in map(_segment, rows) if s is not None]
+def _segments(rows: Iterable[EpisodeCause], full_text: bool = False) -> list[CauseSegment]:
+    return [s for s in (_segment(r, full_text) for r in rows) if s is not None]
 
 
-def get_episode(session: Session, episode_id: int, now: datetime) -> EpisodeDetail:
+def get_episode(
+    session: Session, episode_id: int, now: datetime, full_text: bool = False
+) -> EpisodeDetail:
+    """``full_text``: statements' full text where stored (editors); else digests only."""
     row = session.execute(_summary_query().where(Episode.id == episode_id)).first()
     if row is None:
         raise NotFound(f"episode {episode_id} does not exist")
@@ -303,7 +315,7 @@ def get_episode(session: Session, episode_id: int, now: datetime) -> EpisodeDeta
     )
     return EpisodeDetail(
         **fields,
-        causes=_segments(causes),
+        causes=_segments(causes, full_text),
         others=_others(session, episode, end),
         param_changes=[_change_view(c, name) for c, name in changes],
     )
@@ -352,7 +364,7 @@ def _others(session: Session, episode: Episode, end: datetime) -> list[OtherChan
 
 
 def cluster_causes(
-    session: Session, cluster_id: int, start: datetime, end: datetime
+    session: Session, cluster_id: int, start: datetime, end: datetime, full_text: bool = False
 ) -> list[ChannelCauses]:
     """Per channel, the cause segments overlapping ``[start, end)`` in time order (the why
     strip). At most :data:`MAX_SEGMENTS`, the newest kept when there are more."""
@@ -372,7 +384,7 @@ def cluster_causes(
     ).all()
     channels: dict[int, ChannelCauses] = {}
     for cause_row, channel_id, channel, instance_id, replica in reversed(rows):
-        segment = _segment(cause_row)
+        segment = _segment(cause_row, full_text)
         if segment is None:
             continue
         entry = channels.setdefault(

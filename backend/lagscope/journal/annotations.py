@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
+from lagscope.analysis.server_text import clean_text
 from lagscope.errors import InvalidInput, NotFound, PermissionDenied
 from lagscope.history.window import EARLIEST, LATEST, require_window
 from lagscope.inventory.instances import get_cluster, instance_in_cluster
@@ -162,7 +163,9 @@ def _set_times(annotation: Annotation, starts_at: datetime, ends_at: datetime | 
 
 
 def _text(text: str) -> str:
-    text = text.strip()
+    # Lines and tabs are kept (a note may be a paragraph); NUL (which PostgreSQL refuses),
+    # other controls and bidi controls are made visible.
+    text = clean_text(text, multiline=True).strip()
     if not 1 <= len(text) <= MAX_TEXT:
         raise InvalidInput(f"text: must have 1 to {MAX_TEXT} characters")
     return text

@@ -169,6 +169,9 @@ class WebhookTarget(Base):
     secret_enc: Mapped[str] = mapped_column(Text, default="")
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
+    # Whether the bodies quote the servers' text (statement digests, error messages) in the
+    # causes' sentences; off (the default): each quote is sent as “…”.
+    include_statements: Mapped[bool] = mapped_column(Boolean, default=False)
 
     @property
     def has_secret(self) -> bool:

@@ -197,6 +197,7 @@ def _webhook(target: WebhookTarget, settings: Settings) -> WebhookOut:
         url_fingerprint=url_fingerprint(target.url, settings.secret_key),
         has_secret=target.has_secret,
         enabled=target.enabled,
+        include_statements=target.include_statements,
         created_at=target.created_at,
     )
 
@@ -216,6 +217,7 @@ def create_webhook(
         body.url,
         body.secret,
         body.enabled,
+        body.include_statements,
     )
     return _webhook(target, settings)
 

@@ -45,10 +45,13 @@ def list_cluster_episodes(
 
 
 @router.get("/episodes/{episode_id}", response_model=EpisodeOut)
-def get_episode(episode_id: PathId, _: PrincipalDep, session: SessionDep) -> EpisodeOut:
+def get_episode(episode_id: PathId, principal: PrincipalDep, session: SessionDep) -> EpisodeOut:
     """One episode with its cause timeline and evidence, the cluster's other replicas' peak lag
-    during it, and the parameter changes inside it."""
-    found = episodes_service.get_episode(session, episode_id, datetime.now(UTC))
+    during it, and the parameter changes inside it. Statements as digests; their full text
+    (``*_statement_text``, when an admin keeps it) to editors and admins only."""
+    found = episodes_service.get_episode(
+        session, episode_id, datetime.now(UTC), full_text=principal.can("editor")
+    )
     return EpisodeOut.model_validate(found)
 
 
@@ -56,9 +59,12 @@ def get_episode(episode_id: PathId, _: PrincipalDep, session: SessionDep) -> Epi
 def get_cluster_causes(
     cluster_id: PathId,
     window: Annotated[TimeRange, Depends(causes_window)],
-    _: PrincipalDep,
+    principal: PrincipalDep,
     session: SessionDep,
 ) -> ClusterCausesOut:
-    """Per channel, the cause segments overlapping ``[from, to)`` in time order."""
-    found = episodes_service.cluster_causes(session, cluster_id, window.start, window.end)
+    """Per channel, the cause segments overlapping ``[from, to)`` in time order. Statements as
+    digests; their full text (when kept) to editors and admins only."""
+    found = episodes_service.cluster_causes(
+        session, cluster_id, window.start, window.end, full_text=principal.can("editor")
+    )
     return ClusterCausesOut.model_validate({"channels": found})

@@ -38,7 +38,9 @@ NullPolicy = Literal["firing_if_broken", "firing", "keep", "ok"]
 WebhookKind = Literal["generic", "alertmanager", "alertmanager_api", "slack"]
 Seconds = Annotated[float, Field(ge=0, le=7 * 86400)]
 Threshold = Annotated[float, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]
-Region = Annotated[str, StringConstraints(strip_whitespace=True, max_length=64)]
+Region = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=64), AfterValidator(printable)
+]
 LabelKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 LabelValue = Annotated[str, StringConstraints(max_length=256), AfterValidator(printable)]
 Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=20)]
@@ -246,6 +248,11 @@ class WebhookIn(Schema):
     url: Url
     secret: Secret | None = None
     enabled: bool = True
+    include_statements: bool = Field(
+        default=False,
+        description="quote the servers' text (statement digests, error messages) in the "
+        "bodies' cause sentences; off: each quote is sent as “…”",
+    )
 
 
 class WebhookPatch(PatchSchema):
@@ -256,6 +263,7 @@ class WebhookPatch(PatchSchema):
     url: Url | None = None
     secret: Secret | None = None
     enabled: bool | None = None
+    include_statements: bool | None = None
 
 
 class WebhookOut(Schema):
@@ -269,6 +277,7 @@ class WebhookOut(Schema):
     url_fingerprint: str
     has_secret: bool
     enabled: bool
+    include_statements: bool
     created_at: datetime
 
 

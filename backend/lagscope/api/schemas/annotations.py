@@ -15,12 +15,16 @@ from pydantic import (
     field_validator,
 )
 
-from lagscope.api.schemas.common import ObjectId, Schema, printable
+from lagscope.api.schemas.common import ObjectId, Schema, multiline_text, printable
 from lagscope.api.schemas.window import Moment
 from lagscope.journal.annotations import MAX_TAG, MAX_TAGS, MAX_TEXT
 from lagscope.models import Annotation
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT)]
+Text = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT),
+    AfterValidator(multiline_text),
+]
 Tag = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TAG),

@@ -16,6 +16,8 @@ from pydantic import (
     field_validator,
 )
 
+from lagscope.analysis.server_text import clean_text
+
 # Bidirectional overrides and isolates reorder what a reader sees ("trojan source" names).
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -27,6 +29,15 @@ def printable(text: str) -> str:
         if unicodedata.category(char) in ("Cc", "Cs") or char in _BIDI_CONTROLS:
             raise ValueError(f"may not contain control characters (found U+{ord(char):04X})")
     return text
+
+
+def multiline_text(text: str) -> str:
+    """Free text (a note): lines and tabs kept, NUL and other controls and bidi controls made
+    visible (analysis/server_text.py), never refused: a pasted log line must not cost the note."""
+    cleaned = clean_text(text, multiline=True).strip()
+    if not cleaned:
+        raise ValueError("may not be empty")
+    return cleaned
 
 
 # The calendar the store can hold: a time outside it is the caller's error (422), and keeping
