@@ -38,6 +38,7 @@ from lagscope.api.routers import (
     workers,
 )
 from lagscope.api.routers import annotations as annotation_routes  # `annotations`: __future__'s
+from lagscope.api.same_origin import DemoSameOriginMiddleware
 from lagscope.api.stream_slots import StreamSlots
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
@@ -88,6 +89,8 @@ def create_app(
     app.state.stream_slots = StreamSlots(settings.streams_per_user, settings.streams_per_process)
     problems.install(app)
     if settings.demo:  # inside the edge middleware: its refusals carry the edge's headers
+        # Added first, so it runs after the Host check: an origin is judged on a loopback Host.
+        app.add_middleware(DemoSameOriginMiddleware)
         app.add_middleware(DemoHostMiddleware, allow_ip_literals=settings.demo_allow_remote)
     app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
     api = APIRouter(prefix="/api/v1")
