@@ -116,6 +116,16 @@ class Settings(BaseSettings):
     # A window of each MariaDB source's binlog, grouped by group commit, this often (issue 22:
     # the parallelism a replica could use; ingest/commit_samples.py).
     commit_sample_every_s: PositiveFloat = 300.0
+    # Each source's binlog window stops at this deadline (seconds), after this many bytes in
+    # all, and at an event announcing more than this (refused on its header): a source that
+    # trickles or sends a huge event costs one bounded read (collectors/binlog_dump.py).
+    binlog_window_deadline_s: PositiveFloat = 10.0
+    binlog_window_max_bytes: PositiveInt = 64 * 1024 * 1024
+    binlog_window_max_event_bytes: PositiveInt = 16 * 1024 * 1024
+    # The server id the binlog window's dump uses; none: derived from the installation (its
+    # store's random salt) in 0x4C530001–0x4C53FFFF. Never used when the source, a replica it
+    # lists or a monitored server has it.
+    binlog_dump_server_id: int | None = None
     # The replicas' cores, which cap the parallel-apply prediction (a worker is a thread);
     # 0: unknown, capped by the workers only.
     replica_cores: NonNegativeInt = 0
@@ -246,6 +256,13 @@ class Settings(BaseSettings):
     def _at_least_one(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("binlog_dump_server_id")
+    @classmethod
+    def _server_id(cls, value: int | None) -> int | None:
+        if value is not None and not 1 <= value <= 0xFFFF_FFFF:
+            raise ValueError("a server id is 1 to 4294967295")
         return value
 
     @field_validator("probe_queue")

@@ -5,8 +5,9 @@ Each run reads, per source, the window that starts where the previous run left i
 marks the source's position for the next: a bounded read, by ``SHOW BINLOG EVENTS`` on MariaDB
 (collectors/binlog_sample.py) and over the replication protocol on MySQL
 (collectors/binlog_dump.py, which needs the optional REPLICATION SLAVE: without it the row
-says so in ``problem`` and the source has no window). The store keeps the groups or parents
-(with transaction sizes), not the speed-ups: those are computed when asked
+says so in ``problem`` and the source has no window; a window cut by its deadline or byte
+caps, or not read because the dump's server id is taken, says why there too). The store keeps
+the groups or parents (with transaction sizes), not the speed-ups: those are computed when asked
 (history/parallelism.py), so a better simulation applies to the samples already stored.
 """
 
@@ -19,7 +20,12 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.collectors.binlog_dump import read_dump_window
+from lagscope.collectors.binlog_dump import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    installation_server_id,
+    read_dump_window,
+)
 from lagscope.collectors.binlog_sample import (
     BinlogMark,
     CommitGroups,
@@ -32,7 +38,7 @@ from lagscope.collectors.targets import AllowList
 from lagscope.errors import AccessDenied, CredentialsUnreadable, LagscopeError
 from lagscope.inventory.instances import connection_spec
 from lagscope.models import Cluster, CommitSample, Instance
-from lagscope.security.secret_box import SecretBox
+from lagscope.security.secret_box import SecretBox, store_salt
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,16 @@ class SourceToSample:
     spec: ConnectionSpec
     mark: BinlogMark | None
     flavor: str = "mariadb"
+    # The server ids Lagscope has read from this cluster's servers: none is the dump's to use.
+    known_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DumpOptions:
+    """Who the dump says it is, and how long and how much it may read."""
+
+    server_id: int
+    bounds: Bounds = DEFAULT_BOUNDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +112,26 @@ def sources(
             spec = connection_spec(box, instance, timeout_s, timeout_s * 2, allowed)
         except CredentialsUnreadable:
             continue
-        found.append(SourceToSample(instance.id, spec, mark, instance.flavor or "mariadb"))
+        known = session.scalars(
+            select(Instance.server_id).where(
+                Instance.cluster_id == instance.cluster_id, Instance.server_id.is_not(None)
+            )
+        )
+        found.append(
+            SourceToSample(
+                instance.id,
+                spec,
+                mark,
+                instance.flavor or "mariadb",
+                tuple(int(i) for i in known if i is not None),
+            )
+        )
     return found
 
 
-def read(source: SourceToSample) -> tuple[Window, BinlogMark | None]:
+def read(
+    source: SourceToSample, dump: DumpOptions | None = None
+) -> tuple[Window, BinlogMark | None]:
     """The window after the mark (empty on the first run or when the mark's file is gone),
     then the new mark."""
     executor = PyMySQLExecutor(source.spec)
@@ -108,7 +139,7 @@ def read(source: SourceToSample) -> tuple[Window, BinlogMark | None]:
         window = Window()
         if source.mark is not None:
             try:
-                window = _window(source, executor, source.mark)
+                window = _window(source, executor, source.mark, dump)
             except AccessDenied as exc:  # MySQL without REPLICATION SLAVE: say so, keep marking
                 window = Window(problem=exc.detail)
             except LagscopeError as exc:  # purged or rotated away: start again from a new mark
@@ -119,9 +150,21 @@ def read(source: SourceToSample) -> tuple[Window, BinlogMark | None]:
         executor.close()
 
 
-def _window(source: SourceToSample, executor: PyMySQLExecutor, mark: BinlogMark) -> Window:
+def _window(
+    source: SourceToSample, executor: PyMySQLExecutor, mark: BinlogMark, dump: DumpOptions | None
+) -> Window:
     if source.flavor == "mysql":
-        return Window(parents=read_dump_window(source.spec, mark, mariadb=False).parents)
+        if dump is None:
+            raise ValueError("a MySQL source's window needs the dump's options")
+        dumped = read_dump_window(
+            source.spec,
+            mark,
+            mariadb=False,
+            server_id=dump.server_id,
+            known_ids=source.known_ids,
+            bounds=dump.bounds,
+        )
+        return Window(parents=dumped.parents, problem=dumped.problem)
     return Window(groups=read_window(executor, mark))
 
 
@@ -143,16 +186,23 @@ def sample_all(
     allowed: AllowList | None,
     now_s: float,
     timeout_s: float = 3.0,
+    dump_server_id: int | None = None,
+    bounds: Bounds = DEFAULT_BOUNDS,
 ) -> int:
     """One run over every source; returns the windows stored. One unreachable source costs the
-    others nothing but its timeout."""
+    others nothing but its timeout; a slow one, its window's deadline. ``dump_server_id``:
+    LAGSCOPE_BINLOG_DUMP_SERVER_ID, else the installation's own."""
     with sessions() as session:
         todo = sources(session, box, allowed, timeout_s)
     stored = 0
     now = datetime.fromtimestamp(now_s, UTC)
+    dump: DumpOptions | None = None
+    if any(s.flavor == "mysql" for s in todo):
+        server_id = dump_server_id or installation_server_id(store_salt(sessions)()[1])
+        dump = DumpOptions(server_id, bounds)
     for source in todo:
         try:
-            window, mark = read(source)
+            window, mark = read(source, dump)
         except LagscopeError as exc:
             log.info("binlog sample of instance %s skipped: %s", source.instance_id, exc)
             continue

@@ -12,6 +12,7 @@ from celery.signals import task_revoked
 
 from lagscope.alerts import delivery as alert_delivery
 from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.collectors.binlog_dump import Bounds
 from lagscope.errors import Conflict
 from lagscope.ingest import commit_samples
 from lagscope.ingest import rollups as maintenance
@@ -118,12 +119,19 @@ def rollup_task() -> None:
 @app.task(name="lagscope.sample_commit_groups", ignore_result=True)
 def sample_commit_groups_task() -> int:
     ctx = context()
+    settings = ctx.settings
     return commit_samples.sample_all(
         ctx.sessions,
         ctx.box,
-        ctx.settings.allow_list(),
+        settings.allow_list(),
         time.time(),
-        ctx.settings.connect_timeout_s,
+        settings.connect_timeout_s,
+        settings.binlog_dump_server_id,
+        Bounds(
+            settings.binlog_window_deadline_s,
+            settings.binlog_window_max_bytes,
+            settings.binlog_window_max_event_bytes,
+        ),
     )
 
 
