@@ -139,14 +139,16 @@ def start_pipeline(
     heartbeat: bool = True,
     extra_env: Mapping[str, str] | None = None,
     secret: str = SECRET,
+    store_url: str | None = None,
 ) -> Iterator[Pipeline]:
     """``heartbeat=False``: no heartbeat configured at all (mode off, no writer process), as most
     users run Lagscope; lag then comes from the source timeline.
 
     ``secret`` encrypts the credentials registered here; ``extra_env`` is added to the processes'
-    environment (it may set another LAGSCOPE_SECRET_KEY, with ``secret`` among the old keys)."""
+    environment (it may set another LAGSCOPE_SECRET_KEY, with ``secret`` among the old keys).
+    ``store_url``: an empty store elsewhere (a throwaway PostgreSQL) instead of a SQLite file."""
     redis = RedisServer(workdir)
-    url = f"sqlite:///{workdir / 'store.db'}"
+    url = store_url or f"sqlite:///{workdir / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
     sessions = make_session_factory(engine)

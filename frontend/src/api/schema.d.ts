@@ -3695,6 +3695,12 @@ export interface components {
             /** Secret */
             secret?: string | null;
             /** Url */
+            /**
+             * Include Statements
+             * @description quote the servers' text (statement digests, error messages) in the bodies' cause sentences; off: each quote is sent as “…”
+             * @default false
+             */
+            include_statements?: boolean;
             url: string;
         };
         /**
@@ -3725,6 +3731,8 @@ export interface components {
         };
         /**
          * WebhookPatch
+            /** Include Statements */
+            include_statements: boolean;
          * @description ``secret``: a new value replaces it, ``""`` removes it, omitted keeps it.
          */
         WebhookPatch: {
@@ -3741,6 +3749,8 @@ export interface components {
         };
         /**
          * WindowStatsOut
+            /** Include Statements */
+            include_statements?: boolean | null;
          * @description ``samples`` = known lags; ``caught_up_share`` 0–1; rates in trx/s (``source_rate`` is
          *     the load).
          */

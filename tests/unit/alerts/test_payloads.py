@@ -252,3 +252,22 @@ def test_why_survives_the_stored_context_and_old_contexts_have_none() -> None:
     old = payloads.context_to_json(ctx())
     del old["why"]
     assert payloads.context_from_json(old).why == ()
+
+
+_QUOTING = payloads.Why(
+    "blocked_by_session",
+    "a session holds a lock",
+    "replica1's applier waits for a row lock held by session 9 (app@10.0.0.5, statement "
+    "“UPDATE app.users SET email = ? WHERE id = ?”); error “Duplicate entry 'a@b.c'”.",
+    "Ask the owner of session 9 to commit.",
+)
+
+
+@pytest.mark.parametrize("kind", ["generic", "alertmanager", "alertmanager_api", "slack"])
+def test_bodies_quote_no_server_text_unless_the_target_opts_in(kind: str) -> None:
+    with_why = replace(ctx(), why=(_QUOTING,))
+    plain = json.dumps(payloads.body_for(kind, with_why, EXT, "ops"), ensure_ascii=False)
+    assert "UPDATE" not in plain and "a@b.c" not in plain
+    assert "statement “…”" in plain and "session 9" in plain
+    opted = json.dumps(payloads.body_for(kind, with_why, EXT, "ops", include_statements=True))
+    assert "UPDATE app.users SET email = ? WHERE id = ?" in opted

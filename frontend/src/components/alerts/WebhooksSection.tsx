@@ -39,12 +39,13 @@ export function WebhookForm() {
   const [kind, setKind] = useState<Schemas["WebhookIn"]["kind"]>("generic");
   const [url, setUrl] = useState("");
   const [secret, setSecret] = useState("");
+  const [includeStatements, setIncludeStatements] = useState(false);
 
   function submit(event: FormEvent) {
     event.preventDefault();
     create.mutate(
-      { name, kind, url, secret: secret || null, enabled: true },
-      { onSuccess: () => (setName(""), setUrl(""), setSecret("")) },
+      { name, kind, url, secret: secret || null, enabled: true, include_statements: includeStatements },
+      { onSuccess: () => (setName(""), setUrl(""), setSecret(""), setIncludeStatements(false)) },
     );
   }
 
@@ -65,6 +66,17 @@ export function WebhookForm() {
         <label>
           Signing secret (optional, never shown again)
           <input type="password" value={secret} onChange={(e) => setSecret(e.target.value)} autoComplete="off" />
+        </label>
+      </div>
+      <div className="form-row">
+        <label>
+          <input
+            type="checkbox"
+            checked={includeStatements}
+            onChange={(e) => setIncludeStatements(e.target.checked)}
+          />{" "}
+          Quote the servers&apos; text in the causes (statement digests, error messages); off: each quote is sent as
+          “…”
         </label>
       </div>
       {create.error ? <ProblemView error={create.error} /> : null}
@@ -128,6 +140,7 @@ export function WebhookList() {
               {webhookUrlText(t)}
             </code>{" "}
             {t.has_secret ? <span className="muted small">signed</span> : null}{" "}
+            {t.include_statements ? <span className="muted small">quotes server text</span> : null}{" "}
             <button type="button" onClick={() => test.mutate(t.id)} disabled={test.isPending}>
               Send test to {t.name}
             </button>{" "}
