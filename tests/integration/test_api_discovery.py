@@ -63,7 +63,7 @@ def test_the_source_proposes_both_replicas_and_one_click_adds_one(api: ApiServer
         (r.host, r.port, r.server_id) for r in replicas.values()
     )  # replica2's own port, not its proxy's
     assert all(
-        p["seen_as"] == "registered" and not p["port_guessed"] and p["monitored_as"] is None
+        p["seen_as"] == "registered" and p["port"] is not None and p["monitored_as"] is None
         for p in body["proposals"]
     )
 
@@ -71,7 +71,12 @@ def test_the_source_proposes_both_replicas_and_one_click_adds_one(api: ApiServer
     with api.client() as c:
         added = c.post(
             f"/api/v1/clusters/{cluster_id}/discovered-replicas",
-            json={"name": near["suggested_name"], "host": near["host"], "port": near["port"]},
+            json={
+                "name": near["suggested_name"],
+                "host": near["host"],
+                "port": near["port"],
+                "confirmed": [{"host": near["host"], "port": near["port"]}],
+            },
         )
     assert added.status_code == 201, added.text
     assert added.json()["user"] == login[0] and added.json()["has_password"] is True
@@ -91,7 +96,12 @@ def test_the_source_proposes_both_replicas_and_one_click_adds_one(api: ApiServer
     with api.client() as c:
         twice = c.post(
             f"/api/v1/clusters/{cluster_id}/discovered-replicas",
-            json={"name": "dup", "host": near["host"], "port": near["port"]},
+            json={
+                "name": "dup",
+                "host": near["host"],
+                "port": near["port"],
+                "confirmed": [{"host": near["host"], "port": near["port"]}],
+            },
         )
         assert twice.status_code == 409, twice.text
 
@@ -102,7 +112,12 @@ def test_the_source_login_goes_only_to_a_replica_the_source_reports(api: ApiServ
     with api.client() as c:
         elsewhere = c.post(
             f"/api/v1/clusters/{cluster_id}/discovered-replicas",
-            json={"name": "mine", "host": "127.0.0.1", "port": lab.source.port},
+            json={
+                "name": "mine",
+                "host": "127.0.0.1",
+                "port": lab.source.port,
+                "confirmed": [{"host": "127.0.0.1", "port": lab.source.port}],
+            },
         )
     assert elsewhere.status_code == 422, elsewhere.text
     assert "not a replica the source reports" in elsewhere.json()["detail"]
@@ -110,10 +125,10 @@ def test_the_source_login_goes_only_to_a_replica_the_source_reports(api: ApiServ
         assert session.scalar(select(Instance).where(Instance.name == "mine")) is None
 
 
-def test_without_the_grant_the_dump_sessions_are_proposed_with_a_guessed_port(api: ApiServer, lab):
+def test_without_the_grant_the_dump_sessions_are_proposed_without_a_port(api: ApiServer, lab):
     """The lab's monitor has PROCESS but not REPLICATION MASTER ADMIN: the processlist
     fallback. Both replicas connect from 127.0.0.1 (replica2 through the proxy, which is on
-    loopback too), so one address is proposed, its port a guess, and the grant is named."""
+    loopback too), so one address is proposed, its port unknown, and the grant is named."""
     cluster_id = make_cluster(api, lab, "fallback", lab.credentials.monitor)
     found = discover(api, cluster_id)
     assert found.status_code == 200, found.text
@@ -121,11 +136,7 @@ def test_without_the_grant_the_dump_sessions_are_proposed_with_a_guessed_port(ap
     (problem,) = body["problems"]
     assert "GRANT REPLICATION MASTER ADMIN ON *.* TO 'monitor'@'%'" in problem
     (proposal,) = body["proposals"]
-    assert (proposal["host"], proposal["port"], proposal["port_guessed"]) == (
-        "127.0.0.1",
-        3306,
-        True,
-    )
+    assert (proposal["host"], proposal["port"]) == ("127.0.0.1", None)
     assert proposal["seen_as"] == "dump_session" and proposal["server_id"] is None
 
 

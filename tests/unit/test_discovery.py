@@ -166,9 +166,9 @@ def test_registered_replicas_are_proposed_with_their_reported_address():
         [dump("127.0.0.1"), dump("127.0.0.1")],  # replica3 through a proxy: same peer
     )
     proposals = propose(view, [SOURCE])
-    assert [(p.host, p.port, p.port_guessed, p.server_id, p.seen_as) for p in proposals] == [
-        ("127.0.0.1", 40001, False, 2, "registered"),
-        ("127.0.0.1", 40002, False, 3, "registered"),
+    assert [(p.host, p.port, p.server_id, p.seen_as) for p in proposals] == [
+        ("127.0.0.1", 40001, 2, "registered"),
+        ("127.0.0.1", 40002, 3, "registered"),
     ]
     assert [p.suggested_name for p in proposals] == ["replica-2", "replica-3"]
     assert all(p.monitored_as is None for p in proposals)
@@ -196,24 +196,22 @@ def test_the_source_itself_and_hostless_rows_are_not_proposed():
     assert propose(view, [SOURCE]) == []
 
 
-def test_an_unreported_port_is_guessed_and_flagged():
+def test_an_unreported_port_is_never_guessed():
     (p,) = propose(view_of((reg(2, "db2", 0),)), [SOURCE])
-    assert (p.port, p.port_guessed) == (3306, True)
+    assert p.port is None
+    # Not taken for an instance on the default port either.
+    (p,) = propose(view_of((reg(2, "db2", 0),)), [SOURCE, Known("db2", "db2", 3306, None)])
+    assert p.monitored_as is None
 
 
-def test_sessions_beyond_the_registered_ones_are_proposed_with_a_guessed_port():
+def test_sessions_beyond_the_registered_ones_are_proposed_without_a_port():
     view = view_of(
         (reg(2, "10.0.0.2", 3306), reg(5, "", 3306)),  # replica 5 reports no host (MySQL)
         [dump("10.0.0.2"), dump("10.0.0.5")],
     )
     proposals = propose(view, [SOURCE])
     last = proposals[-1]
-    assert (last.host, last.port, last.port_guessed, last.seen_as) == (
-        "10.0.0.5",
-        3306,
-        True,
-        "dump_session",
-    )
+    assert (last.host, last.port, last.seen_as) == ("10.0.0.5", None, "dump_session")
     assert last.server_id == 5  # the one hostless replica, the one unmatched address
     assert len(proposals) == 2
 
@@ -230,7 +228,7 @@ def test_sessions_of_replicas_that_reported_a_name_are_not_proposed_again():
 def test_refused_hosts_give_one_guess_per_address_until_enough_replicas_are_known():
     view = view_of(None, [dump("127.0.0.1"), dump("127.0.0.1")])
     (p,) = propose(view, [SOURCE])
-    assert (p.host, p.port_guessed, p.server_id, p.monitored_as) == ("127.0.0.1", True, None, None)
+    assert (p.host, p.port, p.server_id, p.monitored_as) == ("127.0.0.1", None, None, None)
     assert p.suggested_name == "replica-127.0.0.1"
     one_known = [SOURCE, Known("r1", "127.0.0.1", 40001, 2)]
     assert propose(view, one_known)[0].monitored_as is None  # two sessions, one replica known

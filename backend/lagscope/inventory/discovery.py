@@ -2,17 +2,19 @@
 
 ``propose`` is the pure decision: from what the source says (collectors/discovery.py) and the
 instances the cluster already has, which replicas to offer, which are already monitored, and
-which ports are guesses. The rest is the service around it, in three steps so that no
-database transaction stays open while a server is waited on (the API runs step 2 in its
-connection-test pool):
+which ports the source left unreported (never guessed). The rest is the service around it, in
+three steps so that no database transaction stays open while a server is waited on (the API
+runs step 2 in its connection-test pool):
 
 1. :func:`discovery_target` (short transaction): the source's connection spec — its own stored
    login, used for the source only — and the instances already known;
 2. :func:`discover` (no transaction): one connection to the source, the proposals;
 3. for "same login as the source", :func:`add_with_source_login` (short transaction): the
-   proposal must still be one the source reported (discovered again in step 2, so an editor
-   cannot point the source's password at a host of their choosing), the source must be the
-   one step 1 read, and the allow-list applies as for any new instance
+   operator must have confirmed that very ``host:port`` (the dialog lists where the source's
+   login would go and asks), the source must report it now with that port (discovered again
+   in step 2, so an editor cannot point the source's password at a host or port of their
+   choosing — a port the source does not report is refused, not guessed), the source must be
+   the one step 1 read, and the allow-list applies as for any new instance
    (:func:`~lagscope.inventory.instances.add_instance`). The new instance gets the source's
    encrypted password copied as it is, and the source's TLS setting (never weaker).
 
@@ -39,7 +41,6 @@ from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster, Instance
 from lagscope.security.secret_box import SecretBox
 
-DEFAULT_PORT = 3306
 SeenAs = Literal["registered", "dump_session"]
 
 
@@ -56,9 +57,10 @@ class Known:
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
+    """A replica to offer; ``port`` None when the source did not report it (never guessed)."""
+
     host: str
-    port: int
-    port_guessed: bool
+    port: int | None
     server_id: int | None
     server_uuid: str | None
     seen_as: SeenAs
@@ -70,7 +72,9 @@ def _same_host(a: str, b: str) -> bool:
     return a.strip().lower() == b.strip().lower()
 
 
-def _monitored(known: Sequence[Known], host: str, port: int, server_id: int | None) -> str | None:
+def _monitored(
+    known: Sequence[Known], host: str, port: int | None, server_id: int | None
+) -> str | None:
     for k in known:
         if (_same_host(k.host, host) and k.port == port) or (
             server_id is not None and k.server_id == server_id
@@ -81,7 +85,7 @@ def _monitored(known: Sequence[Known], host: str, port: int, server_id: int | No
 
 def propose(view: SourceView, known: Sequence[Known]) -> list[Proposal]:
     """The replicas to offer, in the source's order: registered ones first (their reported
-    address), then addresses seen only as binlog dump sessions (port unknown: 3306, flagged).
+    address), then addresses seen only as binlog dump sessions (their port unknown).
 
     - A registered replica is *already monitored* when an instance has its host and port, or
       its server id; the source itself (its own server id) is never offered.
@@ -89,16 +93,17 @@ def propose(view: SourceView, known: Sequence[Known]) -> list[Proposal]:
       a proxy, or an IP where the replica reported a name): only sessions beyond the number of
       registered replicas with a host can belong to unregistered ones, and only those from
       addresses no registered replica reported are offered.
-    - A guessed-port proposal is *already monitored* when the cluster has as many replicas at
-      that host as there are sessions from it (the port cannot be compared).
+    - A proposal without a port is *already monitored* when an instance has its server id,
+      or when the cluster has as many replicas at that host as there are sessions from it
+      (the port cannot be compared).
     """
     proposals: list[Proposal] = []
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int | None]] = set()
     registered = view.registered or ()
     for row in registered:
         if not row.host or row.server_id == view.server_id:
             continue
-        port = row.port or DEFAULT_PORT
+        port = row.port or None
         if (row.host.lower(), port) in seen:
             continue
         seen.add((row.host.lower(), port))
@@ -106,7 +111,6 @@ def propose(view: SourceView, known: Sequence[Known]) -> list[Proposal]:
             Proposal(
                 host=row.host,
                 port=port,
-                port_guessed=not row.port,
                 server_id=row.server_id,
                 server_uuid=row.server_uuid,
                 seen_as="registered",
@@ -137,8 +141,7 @@ def _from_sessions(view: SourceView, known: Sequence[Known]) -> list[Proposal]:
         out.append(
             Proposal(
                 host=first[key],
-                port=DEFAULT_PORT,
-                port_guessed=True,
+                port=None,
                 server_id=server_id,
                 server_uuid=hostless[0].server_uuid if server_id is not None else None,
                 seen_as="dump_session",
@@ -163,7 +166,6 @@ def _named(proposals: list[Proposal], taken: Sequence[str]) -> list[Proposal]:
             Proposal(
                 p.host,
                 p.port,
-                p.port_guessed,
                 p.server_id,
                 p.server_uuid,
                 p.seen_as,
@@ -235,6 +237,22 @@ def discover(target: DiscoveryTarget) -> Discovery:
     return Discovery(target, view, tuple(propose(view, target.known)))
 
 
+def check_confirmed(
+    host: str, port: int, confirmed: Sequence[tuple[str, int]], user: str | None = None
+) -> None:
+    """Refuse (422) unless the operator confirmed ``host:port`` itself as a place the source's
+    login may go. The dialog lists every such place before anything is sent; a script has to
+    name them too, so nothing reaches a server the person adding it has not looked at."""
+    if any(_same_host(h, host) and p == port for h, p in confirmed):
+        return
+    whose = f"the source's login (user {user!r})" if user else "the source's login"
+    raise InvalidInput(
+        f"{whose} goes only to a host:port you confirm, and {host}:{port} is not among those "
+        "confirmed: check the address in the discovery dialog and confirm it (API: list it in "
+        "`confirmed`), or add the replica with a login of its own"
+    )
+
+
 def add_with_source_login(
     session: Session,
     box: SecretBox,
@@ -242,6 +260,7 @@ def add_with_source_login(
     name: str,
     host: str,
     port: int,
+    confirmed: Sequence[tuple[str, int]],
     region: str = "",
     allowed: AllowList | None = None,
     ca_dir: str | None = None,
@@ -253,20 +272,23 @@ def add_with_source_login(
         raise Conflict("the cluster's source changed meanwhile: discover again")
     if _login_of(source) != discovery.target.source_login:
         raise Conflict("the source's address, login or TLS changed meanwhile: discover again")
-    match = next(
-        (
-            p
-            for p in discovery.proposals
-            if _same_host(p.host, host) and (p.port_guessed or p.port == port)
-        ),
-        None,
-    )
+    check_confirmed(host, port, confirmed, source.user)
+    reported = [p for p in discovery.proposals if _same_host(p.host, host)]
+    match = next((p for p in reported if p.port == port), None)
+    if match is None and any(p.port is None for p in reported):
+        # The port would be the editor's choice, and with it the service that receives the
+        # password: the source vouches for an address only as far as it reports one.
+        raise InvalidInput(
+            f"the source does not report the port of {host}, so its login is not sent there "
+            "(a port is never guessed): add the replica with a login of its own and the port "
+            "you know, or set report_port on the replica and discover again"
+        )
     if match is None:
         raise InvalidInput(
             f"{host}:{port} is not a replica the source reports now: the source's login is "
             "only copied to a replica it reports (give a user and password to add any other)"
         )
-    if match.monitored_as is not None and not match.port_guessed:
+    if match.monitored_as is not None:
         raise Conflict(f"{host}:{port} is already monitored as {match.monitored_as!r}")
     instance = inventory.add_instance(
         session,

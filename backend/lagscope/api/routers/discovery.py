@@ -62,9 +62,13 @@ async def add_discovered_replica(
     cluster_id: PathId, body: DiscoveredReplicaIn, principal: EditorApartDep, request: Request
 ) -> InstanceOut:
     """Add a replica the source reports, with the source's login ("same login as the
-    source"): its user and encrypted password are copied, under its TLS setting. The source is
-    asked again first: a host:port it does not report now is refused (422), so the source's
-    password only ever goes to its own replicas. LAGSCOPE_ALLOWED_TARGETS applies."""
+    source"): its user and encrypted password are copied, under its TLS setting. Its host:port
+    must be among the ``confirmed`` ones (422 otherwise, before the source is even asked). The
+    source is asked again: a host:port it does not report now, or a host whose port it does not
+    report, is refused (422), so the source's password only ever goes to its own replicas, at
+    the address it names and the operator confirmed. LAGSCOPE_ALLOWED_TARGETS applies."""
+    confirmed = [(c.host, c.port) for c in body.confirmed]
+    discovery.check_confirmed(body.host, body.port, confirmed)
     found = await _discover(request, principal.username, cluster_id)
     settings: Settings = request.app.state.settings
 
@@ -77,6 +81,7 @@ async def add_discovered_replica(
                 body.name,
                 body.host,
                 body.port,
+                confirmed,
                 body.region,
                 allowed=settings.allow_list(),
                 ca_dir=settings.tls_ca_dir,

@@ -11,10 +11,10 @@ from lagscope.api.schemas.common import Host, Name, Port, Region, Schema
 
 class ProposalOut(Schema):
     host: str = Field(description="As the source reports it: text, shown as text")
-    port: int
-    port_guessed: bool = Field(
-        description="The source did not say the replica's port (a binlog dump session, or "
-        "no report_port): 3306 is a guess to check"
+    port: int | None = Field(
+        description="As the source reports it; null: not reported (a binlog dump session, or "
+        "a replica without report_port) — never guessed, and the source's login is not sent "
+        "to such a replica"
     )
     server_id: int | None
     server_uuid: str | None
@@ -42,11 +42,23 @@ class DiscoveryOut(Schema):
     )
 
 
+class ConfirmedAddress(Schema):
+    host: Host
+    port: Port
+
+
 class DiscoveredReplicaIn(Schema):
     """Add a replica the source reports, logging in as the source does (its user and stored
     password, under its TLS setting). For any other login, use POST /instances."""
 
     name: Name
     host: Host
-    port: Port = 3306
+    port: Port
     region: Region = ""
+    confirmed: list[ConfirmedAddress] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="The host:port pairs the operator confirmed may receive the source's login "
+        "(the dialog lists them before anything is sent); this replica's own host and port "
+        "must be among them, or the answer is 422 and nothing is sent or stored",
+    )
