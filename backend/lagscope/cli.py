@@ -262,12 +262,49 @@ def import_command(file: Path, dry_run: bool) -> None:
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.option("--concurrency", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--queues",
+    "role",
+    type=click.Choice(["all", "polls", "slow"]),
+    default="all",
+    show_default=True,
+    help="all: the polls' worker and, in a child process, one for the slow jobs.",
+)
 @click.pass_context
-def worker(ctx: click.Context, concurrency: int) -> None:
+def worker(ctx: click.Context, concurrency: int, role: str) -> None:
     """Run a Celery worker that polls clusters (extra arguments go to Celery)."""
-    from lagscope.tasks.app import app
+    import subprocess
 
-    app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={concurrency}", *ctx.args])
+    from lagscope.tasks.app import app
+    from lagscope.tasks.queues import worker_argv
+
+    if role == "slow":
+        app.worker_main(worker_argv("slow", 1, ctx.args))
+        return
+    slow = None
+    if role == "all":
+        slow = subprocess.Popen(
+            [sys.executable, "-m", "lagscope", "worker", "--queues", "slow", *ctx.args],
+            preexec_fn=_die_with_parent,  # only prctl runs before exec
+        )
+    try:
+        app.worker_main(worker_argv("polls", concurrency, ctx.args))
+    finally:
+        if slow is not None:
+            slow.terminate()
+            try:
+                slow.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                slow.kill()
+
+
+def _die_with_parent() -> None:
+    """The slow jobs' worker ends with the worker that started it, however that one ends."""
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

@@ -14,6 +14,7 @@ from typing import Any
 from celery import Celery
 
 from lagscope.config import Settings, get_settings
+from lagscope.tasks.queues import routes
 
 # A tick that waited longer than this share of its period is dropped, not run late.
 EXPIRES_SHARE = 0.9
@@ -46,6 +47,8 @@ def make_app() -> Celery:
         timezone="UTC",
         enable_utc=True,
         worker_hijack_root_logger=False,
+        # Slow jobs on a queue of their own, never in the polls' pool (tasks/queues.py).
+        task_routes=routes(),
         # Back on the broker within a second of its return (tasks/consumer.py).
         worker_consumer="lagscope.tasks.consumer:Consumer",
     )

@@ -1,0 +1,37 @@
+"""Two queues: the polls' and the slow jobs'.
+
+A poll tick is worth one second; a binlog window may take its whole deadline, a rollup or a
+retention purge minutes on a large store. Celery gives a worker process one pool for every
+queue it consumes, so a slow job in that pool holds a slot a poll needs, and with a pool of two
+a rollup and a binlog window at once stop polling. The slow jobs therefore go to their own
+queue, consumed by a worker process of its own: ``lagscope worker`` runs both (the polls'
+worker, and a child process with one slot for the slow queue), ``--queues polls`` or
+``--queues slow`` runs one, for deployments that scale them apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+# Celery's default queue: poll ticks and deliveries, and any message an older version queued.
+POLL_QUEUE = "celery"
+SLOW_QUEUE = "lagscope.slow"
+# Every periodic job but the poll dispatcher and the delivery sweep, which only enqueue.
+SLOW_TASKS = ("lagscope.rollup", "lagscope.enforce_retention", "lagscope.sample_commit_groups")
+Role = Literal["all", "polls", "slow"]
+
+
+def routes() -> dict[str, dict[str, str]]:
+    """Celery's ``task_routes``: the slow tasks to the slow queue, the rest by default."""
+    return {task: {"queue": SLOW_QUEUE} for task in SLOW_TASKS}
+
+
+def worker_argv(role: Role, concurrency: int, extra: Sequence[str] = ()) -> list[str]:
+    """Celery's arguments for one worker process of ``role`` (not "all": that is two)."""
+    if role == "slow":
+        # One slot: slow jobs run one after the other, never beside the polls.
+        queue, name, slots = SLOW_QUEUE, "slow@%h", 1
+    else:
+        queue, name, slots = POLL_QUEUE, "polls@%h", concurrency
+    return ["worker", "--loglevel=INFO", f"--concurrency={slots}", "-Q", queue, "-n", name, *extra]
