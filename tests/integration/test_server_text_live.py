@@ -212,27 +212,103 @@ def _no_private(text: str) -> None:
         assert secret not in text, f"{secret!r} shown: {text[:2000]}"
 
 
-def test_a_viewer_reads_digests_an_editor_the_full_text_a_webhook_no_server_text(
-    lab, pipeline: Pipeline, api: ApiServer, hook: Receiver
-) -> None:
-    statement = f"SELECT SLEEP(600), '{EMAIL}' AS email, '{CARD}' AS card"
-    with blocking(lab, statement) as hold:
-        cause = wait_until(
-            lambda: _blocked_by(pipeline, hold.session_id),
+PRIVATE_STATEMENT = f"SELECT SLEEP(600), '{EMAIL}' AS email, '{CARD}' AS card"
+DIGEST = "SELECT SLEEP(?), ? AS email, ? AS card"
+
+
+def _rule(pipe: Pipeline, name: str, target_ids: list[int]) -> int:
+    with pipe.session() as s, s.begin():
+        replica1 = s.scalar(select(Instance.id).where(Instance.name == "replica1"))
+        rule = alert_rules.create_rule(
+            s,
+            {
+                "name": name,
+                "metric": "lag",
+                "threshold": 1.0,
+                "for_s": 0.0,
+                "instance_id": replica1,
+                "target_ids": target_ids,
+            },
+        )
+        return rule.id
+
+
+def _delivered(pipe: Pipeline, hook: Receiver, rule_id: int, paths: set[str]) -> dict[str, str]:
+    """The bodies the rule's firing notification brought to ``paths`` (the rule is switched off
+    afterwards, so it sends nothing more)."""
+    try:
+        wait_until(
+            lambda: {r.path for r in hook.accepted()} >= paths,
+            timeout_s=90,
+            message=f"the firing notification delivered to {sorted(paths)}",
+        )
+    finally:
+        with pipe.session() as s, s.begin():
+            s.get_one(AlertRule, rule_id).enabled = False
+    return {r.path: r.body.decode() for r in hook.accepted() if r.path in paths}
+
+
+@pytest.fixture(scope="class")
+def hold(lab, pipeline: Pipeline) -> Iterator[Hold]:
+    """One blocking session for the class below: its statement's literals are an e-mail
+    address and a card number."""
+    with blocking(lab, PRIVATE_STATEMENT) as held:
+        wait_until(
+            lambda: _blocked_by(pipeline, held.session_id),
             timeout_s=60,
             message="the blocking session named as the cause",
         )
-        assert cause["evidence"]["blocker_statement"] == "SELECT SLEEP(?), ? AS email, ? AS card"
+        yield held
+
+
+class TestAStatementWithACustomersData:
+    def test_the_stored_cause_holds_the_digest(self, pipeline: Pipeline, hold: Hold) -> None:
+        cause = _blocked_by(pipeline, hold.session_id)
+        assert cause is not None
+        assert cause["evidence"]["blocker_statement"] == DIGEST
         _no_private(cause["sentence"])
+        assert f"“{DIGEST}”" in cause["sentence"]
+
+    def test_a_viewer_reads_digests_an_editor_the_full_text(
+        self, pipeline: Pipeline, api: ApiServer, hold: Hold
+    ) -> None:
+        episode_id = _episode_id(pipeline, hold.session_id)
+        paths = (f"/api/v1/clusters/{pipeline.cluster_id}/causes", f"/api/v1/episodes/{episode_id}")
+        with api.client(_token(api, "vera", "viewer")) as viewer:
+            for path in paths:
+                r = viewer.get(path)
+                assert r.status_code == 200, r.text
+                assert "blocked_by_session" in r.text
+                _no_private(r.text)
+                assert DIGEST in r.text
+                assert "blocker_statement_text" not in r.text
+        with api.client(_token(api, "eddie", "editor")) as editor:
+            full = editor.get(paths[1]).json()
+        texts = [c["evidence"].get("blocker_statement_text") for c in full["causes"]]
+        assert PRIVATE_STATEMENT in texts
+
+    def test_webhook_bodies_quote_no_server_text_unless_the_target_opts_in(
+        self, pipeline: Pipeline, hook: Receiver, hold: Hold
+    ) -> None:
         box = store_box(pipeline.sessions, SECRET)
         with pipeline.session() as s, s.begin():
-            plain = alert_targets.create_target(
-                s, box, ["127.0.0.1"], "plain", "generic", f"{hook.url}/plain", None
-            )
+            ids = [
+                alert_targets.create_target(
+                    s, box, ["127.0.0.1"], kind, kind, f"{hook.url}/{kind}", None
+                ).id
+                for kind in ("generic", "slack")
+            ]
+        bodies = _delivered(
+            pipeline, hook, _rule(pipeline, "replica1 blocked", ids), {"/generic", "/slack"}
+        )
+        why = json.loads(bodies["/generic"])["why"]
+        assert any(w["cause"] == "blocked_by_session" for w in why), why
+        for body in bodies.values():
+            _no_private(body)
+            assert "SLEEP" not in body, body
+            assert "statement “…”" in body
+        with pipeline.session() as s, s.begin():
             opted = alert_targets.create_target(
-                s, box, ["127.0.0.1"], "slack", "slack", f"{hook.url}/slack", None
-            )
-            opted_in = alert_targets.create_target(
                 s,
                 box,
                 ["127.0.0.1"],
@@ -241,53 +317,11 @@ def test_a_viewer_reads_digests_an_editor_the_full_text_a_webhook_no_server_text
                 f"{hook.url}/opted",
                 None,
                 include_statements=True,
-            )
-            replica1 = s.scalar(select(Instance.id).where(Instance.name == "replica1"))
-            rule = alert_rules.create_rule(
-                s,
-                {
-                    "name": "replica1 blocked",
-                    "metric": "lag",
-                    "threshold": 1.0,
-                    "for_s": 0.0,
-                    "instance_id": replica1,
-                    "target_ids": [plain.id, opted.id, opted_in.id],
-                },
-            )
-            rule_id = rule.id
-        try:
-            wait_until(
-                lambda: {r.path for r in hook.accepted()} >= {"/plain", "/slack", "/opted"},
-                timeout_s=90,
-                message="the firing notification delivered to the three targets",
-            )
-        finally:
-            with pipeline.session() as s, s.begin():
-                s.get_one(AlertRule, rule_id).enabled = False
-        by_path = {r.path: r.body.decode() for r in hook.accepted()}
-        plain_body = json.loads(by_path["/plain"])
-        assert any(w["cause"] == "blocked_by_session" for w in plain_body["why"]), plain_body
-        for path in ("/plain", "/slack"):
-            _no_private(by_path[path])
-            assert "SLEEP" not in by_path[path], by_path[path]
-            assert "“…”" in by_path[path]
-        _no_private(by_path["/opted"])
-        assert "SLEEP(?)" in by_path["/opted"]
-
-        episode_id = _episode_id(pipeline, hold.session_id)
-        cluster = pipeline.cluster_id
-        paths = (f"/api/v1/clusters/{cluster}/causes", f"/api/v1/episodes/{episode_id}")
-        with api.client(_token(api, "vera", "viewer")) as viewer:
-            for path in paths:
-                r = viewer.get(path)
-                assert r.status_code == 200, r.text
-                _no_private(r.text)
-                assert "SELECT SLEEP(?), ? AS email, ? AS card" in r.text
-                assert "blocker_statement_text" not in r.text
-        with api.client(_token(api, "eddie", "editor")) as editor:
-            full = editor.get(paths[1]).json()
-        texts = [c["evidence"].get("blocker_statement_text") for c in full["causes"]]
-        assert statement in texts
+            ).id
+        bodies = _delivered(pipeline, hook, _rule(pipeline, "opted in", [opted]), {"/opted"})
+        _no_private(bodies["/opted"])
+        sentences = [w["sentence"] for w in json.loads(bodies["/opted"])["why"]]
+        assert any(f"“{DIGEST}”" in sentence for sentence in sentences), sentences
 
 
 def test_a_nul_byte_in_a_blocking_statement_costs_no_sample(

@@ -31,6 +31,7 @@ from lagscope.analysis.eta import EtaMemory, eta_to_json
 from lagscope.analysis.heartbeat import writer_stopped_since
 from lagscope.analysis.progress import progress_of
 from lagscope.analysis.rates import CounterRates, counter_rates, rate
+from lagscope.analysis.server_text import clean_text
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.causes import ChannelTick, record_causes
 from lagscope.ingest.reader import Reading
@@ -94,7 +95,7 @@ def record_tick(
         at = datetime.fromtimestamp(reading.read_at, UTC)
         if reading.snapshot is None:
             summary.unreachable.append(instance.name)
-            instance.last_polled_at, instance.last_error = at, reading.error
+            instance.last_polled_at, instance.last_error = at, _server_text(reading.error)
             instance_samples.append({**_NO_READING, "instance_id": instance.id, "ts": at})
             samples.extend(_unreachable_samples(instance, reading.read_at, at, ticks))
             continue
@@ -199,7 +200,7 @@ def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -
     instance.version = snap.flavor.version_string or str(snap.flavor)
     instance.server_id, instance.server_uuid = snap.server_id, snap.server_uuid
     instance.last_polled_at = instance.last_ok_at = at
-    instance.last_error = "; ".join(f"{k}: {v}" for k, v in snap.problems.items()) or None
+    instance.last_error = _server_text("; ".join(f"{k}: {v}" for k, v in snap.problems.items()))
     instance.clock_offset_s = snap.clock.offset_s
     instance.clock_resolution_s = snap.clock.resolution_s
     instance.gtid_executed = snap.gtid.executed
@@ -332,15 +333,21 @@ def _channel_samples(
     return rows
 
 
+def _server_text(text: str | None) -> str | None:
+    """A server's message as stored: cleaned (a NUL would fail PostgreSQL's write of the whole
+    tick), None when empty."""
+    return clean_text(text) or None if text else None
+
+
 def _remember_status(channel: Channel, status: ChannelStatus) -> None:
     channel.retrieved_gtids, channel.executed_gtids = status.retrieved_gtids, status.executed_gtids
     channel.last_io_errno, channel.last_io_error = (
         status.last_io_errno,
-        status.last_io_error or None,
+        _server_text(status.last_io_error),
     )
     channel.last_sql_errno, channel.last_sql_error = (
         status.last_sql_errno,
-        status.last_sql_error or None,
+        _server_text(status.last_sql_error),
     )
     channel.source_server_id = status.source_server_id
     channel.source_host, channel.source_port = status.source_host, status.source_port
