@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -46,6 +47,7 @@ class Fleet:
     odd_ids: list[int]
     cluster_ids: list[int]
     fakes: list[OddMySQL]
+    reader: ClusterReader = field(default_factory=lambda: ClusterReader(max_threads=8))
     figures: dict[str, int] = field(default_factory=lambda: {"answers": 0, "ticks": 0, "lost": 0})
     tried: set[str] = field(default_factory=set)
 
@@ -107,7 +109,8 @@ def _last_errors(api: ApiServer, ids: list[int]) -> list[str | None]:
         return [session.get_one(Instance, i).last_error for i in ids]
 
 
-def _tick(fleet: Fleet, reader: ClusterReader, answer: OddAnswer) -> None:
+def _tick(fleet: Fleet, reader: ClusterReader | None, answer: OddAnswer) -> None:
+    reader = reader or fleet.reader
     for fake in fleet.fakes:
         fake.answer = answer
     before = _lab_samples(fleet.api, fleet.lab_ids)
@@ -133,9 +136,28 @@ def _tick(fleet: Fleet, reader: ClusterReader, answer: OddAnswer) -> None:
             assert error.isprintable(), (answer.name, error)
 
 
+def _shown_as_unexpected(fleet: Fleet) -> None:
+    """The odd servers' state where an operator looks: the instance's last error in the API,
+    and /metrics' lagscope_poll_error with its kind (the lab's servers have none)."""
+    _tick(fleet, None, BY_NAME["no_row"])
+    with fleet.api.client() as c:
+        for instance_id in fleet.odd_ids:
+            shown = c.get(f"/api/v1/instances/{instance_id}").json()
+            assert "unexpected answer: server_state: " in shown["last_error"], shown
+        metrics = c.get("/metrics")
+    assert metrics.status_code == 200, metrics.text
+    failing = {
+        (s.labels["server"], s.labels["kind"])
+        for family in text_string_to_metric_families(metrics.text)
+        for s in family.samples
+        if s.name == "lagscope_poll_error"
+    }
+    assert failing == {("odd", "UnexpectedAnswer"), ("odd-source", "UnexpectedAnswer")}
+
+
 def test_odd_servers_in_ticks_with_the_lab_cost_the_lab_no_sample(lab, tmp_path):
     with _fleet(tmp_path, lab) as fleet:
-        reader = ClusterReader(max_threads=8)
+        reader = fleet.reader
         try:
             # Every answer of the corpus once, in order; then hypothesis mixes them.
             for answer in CORPUS:
@@ -143,6 +165,7 @@ def test_odd_servers_in_ticks_with_the_lab_cost_the_lab_no_sample(lab, tmp_path)
                 if answer.expect == "unexpected":
                     errors = _last_errors(fleet.api, fleet.odd_ids)
                     assert all(e and "unexpected answer: " in e for e in errors), errors
+            _shown_as_unexpected(fleet)
 
             @settings(
                 max_examples=6,

@@ -71,6 +71,8 @@ class InstancePoint:
     round_trip_s: float | None = None
     clock_offset_s: float | None = None
     last_polled_at: datetime | None = None
+    # The newest recent poll's error kind when it failed (POLL_ERROR_KINDS, or "other").
+    error_kind: str | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -117,9 +119,38 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
                 round_trip_s=sample.round_trip_s if sample else None,
                 clock_offset_s=instance.clock_offset_s,
                 last_polled_at=instance.last_polled_at,
+                error_kind=(
+                    _error_kind(instance.last_error_kind)
+                    if fresh and sample is not None and not sample.reachable
+                    else None
+                ),
             )
         )
     return channels, points
+
+
+# The kinds a failed poll is recorded with (ingest/reader.py, ingest/login_backoff.py): a
+# fixed list keeps the label's values bounded whatever the store holds.
+POLL_ERROR_KINDS = (
+    "ServerUnreachable",
+    "UnexpectedAnswer",
+    "AccessDenied",
+    "LoginRefused",
+    "LoginBackoff",
+    "CredentialsUnreadable",
+    "ClearTextAuthRefused",
+    "Sha2AuthRefused",
+    "TlsFailed",
+    "TargetNotAllowed",
+    "UnsupportedServer",
+    "ReplicationNotConfigured",
+    "QueryFailed",
+    "PollFailed",
+)
+
+
+def _error_kind(kind: str | None) -> str:
+    return kind if kind in POLL_ERROR_KINDS else "other"
 
 
 def _channel_point(
@@ -224,6 +255,12 @@ class LagscopeCollector(Collector):
             "When the server was last polled, successfully or not (epoch s).",
             labels=INSTANCE_LABELS,
         )
+        failed = GaugeMetricFamily(
+            "lagscope_poll_error",
+            "1 when the newest recent poll failed, labelled with the kind of failure "
+            f"(one of {', '.join(POLL_ERROR_KINDS)}, other); no series otherwise.",
+            labels=(*INSTANCE_LABELS, "kind"),
+        )
         for point in self._instances:
             up.add_metric(point.labels, float(point.up))
             if point.round_trip_s is not None:
@@ -232,7 +269,9 @@ class LagscopeCollector(Collector):
                 offset.add_metric(point.labels, point.clock_offset_s)
             if point.last_polled_at is not None:
                 polled.add_metric(point.labels, point.last_polled_at.timestamp())
-        yield from (up, round_trip, offset, polled)
+            if point.error_kind is not None:
+                failed.add_metric([*point.labels, point.error_kind], 1.0)
+        yield from (up, round_trip, offset, polled, failed)
 
 
 def exposition(channels: Sequence[ChannelPoint], instances: Sequence[InstancePoint]) -> bytes:

@@ -96,6 +96,7 @@ def record_tick(
         if reading.snapshot is None:
             summary.unreachable.append(instance.name)
             instance.last_polled_at, instance.last_error = at, _server_text(reading.error)
+            instance.last_error_kind = reading.error_kind
             instance_samples.append({**_NO_READING, "instance_id": instance.id, "ts": at})
             samples.extend(_unreachable_samples(instance, reading.read_at, at, ticks))
             continue
@@ -201,6 +202,7 @@ def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -
     instance.server_id, instance.server_uuid = snap.server_id, snap.server_uuid
     instance.last_polled_at = instance.last_ok_at = at
     instance.last_error = _server_text("; ".join(f"{k}: {v}" for k, v in snap.problems.items()))
+    instance.last_error_kind = None
     instance.clock_offset_s = snap.clock.offset_s
     instance.clock_resolution_s = snap.clock.resolution_s
     instance.gtid_executed = snap.gtid.executed

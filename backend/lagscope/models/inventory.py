@@ -104,6 +104,9 @@ class Instance(Base):
     last_polled_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     last_ok_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    # The failed poll's error kind (an errors.py class name, PollFailed …); None after a poll
+    # that answered.
+    last_error_kind: Mapped[str | None] = mapped_column(String(32), default=None)
     clock_offset_s: Mapped[float | None] = mapped_column(Double, default=None)
     clock_resolution_s: Mapped[float | None] = mapped_column(Double, default=None)
     gtid_executed: Mapped[str | None] = mapped_column(Text, default=None)
