@@ -1,6 +1,8 @@
 """Settings → servers → Discover replicas in the browser: the lab's source proposes its two
-replicas (replica2, behind the latency proxy, under its own address), and after choosing "same
-login as the source" one click adds one — which the pipeline then polls with the copied login."""
+replicas (replica2, behind the latency proxy, under its own address); after choosing "same
+login as the source" the dialog sends it nowhere until an address is ticked, says where it will
+go, and one click adds the ticked replica — which the pipeline then polls with the copied
+login."""
 
 from __future__ import annotations
 
@@ -59,6 +61,22 @@ def test_discover_proposes_both_replicas_and_one_click_adds_one(page: Page, api:
     assert len(cluster_named(api, "discover-e2e")["instances"]) == 1
 
     found.get_by_role("radio", name=f"Same login as the source ({user}").click()
+    destinations = found.get_by_role("status", name="Where the source's login goes")
+    expect(destinations).to_contain_text("goes to no replica yet")
+    # Chosen but not confirmed for this address: still nothing is sent.
+    add_near.click()
+    expect(found).to_contain_text(
+        f"Tick {near.host}:{near.port} first to confirm the source's login may be sent there."
+    )
+    assert len(cluster_named(api, "discover-e2e")["instances"]) == 1
+
+    found.get_by_role("checkbox", name=f"send to {near.host}:{near.port}").check()
+    expect(destinations).to_have_text(
+        f"The source's login (user {user} and its stored password) will be sent to: "
+        f"{near.host}:{near.port} — and nowhere else."
+    )
+    expect(found.get_by_role("checkbox", name=f"send to {far.host}:{far.port}")).not_to_be_checked()
+    shot(page, "settings-discovered-replicas-confirmed")
     add_near.click()
     expect(found).to_contain_text(f"already monitored as replica-{near.server_id}")
     expect(found.get_by_role("button", name=f"Add {far.host}:{far.port}")).to_be_visible()

@@ -507,7 +507,8 @@ export interface paths {
         };
         /**
          * Get Cluster Causes
-         * @description Per channel, the cause segments overlapping ``[from, to)`` in time order.
+         * @description Per channel, the cause segments overlapping ``[from, to)`` in time order. Statements as
+         *     digests; their full text (when kept) to editors and admins only.
          */
         get: operations["get_cluster_causes"];
         put?: never;
@@ -552,9 +553,11 @@ export interface paths {
         /**
          * Add Discovered Replica
          * @description Add a replica the source reports, with the source's login ("same login as the
-         *     source"): its user and encrypted password are copied, under its TLS setting. The source is
-         *     asked again first: a host:port it does not report now is refused (422), so the source's
-         *     password only ever goes to its own replicas. LAGSCOPE_ALLOWED_TARGETS applies.
+         *     source"): its user and encrypted password are copied, under its TLS setting. Its host:port
+         *     must be among the ``confirmed`` ones (422 otherwise, before the source is even asked). The
+         *     source is asked again: a host:port it does not report now, or a host whose port it does not
+         *     report, is refused (422), so the source's password only ever goes to its own replicas, at
+         *     the address it names and the operator confirmed. LAGSCOPE_ALLOWED_TARGETS applies.
          */
         post: operations["add_discovered_replica"];
         delete?: never;
@@ -834,7 +837,8 @@ export interface paths {
         /**
          * Get Episode
          * @description One episode with its cause timeline and evidence, the cluster's other replicas' peak lag
-         *     during it, and the parameter changes inside it.
+         *     during it, and the parameter changes inside it. Statements as digests; their full text
+         *     (``*_statement_text``, when an admin keeps it) to editors and admins only.
          */
         get: operations["get_episode"];
         put?: never;
@@ -1634,6 +1638,13 @@ export interface components {
              */
             state: "ok" | "warn" | "down";
         };
+        /** ConfirmedAddress */
+        ConfirmedAddress: {
+            /** Host */
+            host: string;
+            /** Port */
+            port: number;
+        };
         /** ConnectionTestIn */
         ConnectionTestIn: {
             /** Host */
@@ -1765,15 +1776,17 @@ export interface components {
          *     password, under its TLS setting). For any other login, use POST /instances.
          */
         DiscoveredReplicaIn: {
+            /**
+             * Confirmed
+             * @description The host:port pairs the operator confirmed may receive the source's login (the dialog lists them before anything is sent); this replica's own host and port must be among them, or the answer is 422 and nothing is sent or stored
+             */
+            confirmed?: components["schemas"]["ConfirmedAddress"][];
             /** Host */
             host: string;
             /** Name */
             name: string;
-            /**
-             * Port
-             * @default 3306
-             */
-            port?: number;
+            /** Port */
+            port: number;
             /**
              * Region
              * @default
@@ -2972,13 +2985,11 @@ export interface components {
              * @description The cluster's instance that already is this replica (same host and port, or same server id); null: not monitored yet
              */
             monitored_as: string | null;
-            /** Port */
-            port: number;
             /**
-             * Port Guessed
-             * @description The source did not say the replica's port (a binlog dump session, or no report_port): 3306 is a guess to check
+             * Port
+             * @description As the source reports it; null: not reported (a binlog dump session, or a replica without report_port) — never guessed, and the source's login is not sent to such a replica
              */
-            port_guessed: boolean;
+            port: number | null;
             /**
              * Seen As
              * @description registered: SHOW SLAVE HOSTS / SHOW REPLICAS; dump_session: only a binlog dump session from that address (the replica reports no host, or SHOW SLAVE HOSTS was refused)
@@ -3685,6 +3696,12 @@ export interface components {
              */
             enabled?: boolean;
             /**
+             * Include Statements
+             * @description quote the servers' text (statement digests, error messages) in the bodies' cause sentences; off: each quote is sent as “…”
+             * @default false
+             */
+            include_statements?: boolean;
+            /**
              * Kind
              * @default generic
              * @enum {string}
@@ -3695,12 +3712,6 @@ export interface components {
             /** Secret */
             secret?: string | null;
             /** Url */
-            /**
-             * Include Statements
-             * @description quote the servers' text (statement digests, error messages) in the bodies' cause sentences; off: each quote is sent as “…”
-             * @default false
-             */
-            include_statements?: boolean;
             url: string;
         };
         /**
@@ -3720,6 +3731,8 @@ export interface components {
             has_secret: boolean;
             /** Id */
             id: number;
+            /** Include Statements */
+            include_statements: boolean;
             /** Kind */
             kind: string;
             /** Name */
@@ -3731,13 +3744,13 @@ export interface components {
         };
         /**
          * WebhookPatch
-            /** Include Statements */
-            include_statements: boolean;
          * @description ``secret``: a new value replaces it, ``""`` removes it, omitted keeps it.
          */
         WebhookPatch: {
             /** Enabled */
             enabled?: boolean | null;
+            /** Include Statements */
+            include_statements?: boolean | null;
             /** Kind */
             kind?: ("generic" | "alertmanager" | "alertmanager_api" | "slack") | null;
             /** Name */
@@ -3749,8 +3762,6 @@ export interface components {
         };
         /**
          * WindowStatsOut
-            /** Include Statements */
-            include_statements?: boolean | null;
          * @description ``samples`` = known lags; ``caught_up_share`` 0–1; rates in trx/s (``source_rate`` is
          *     the load).
          */

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Schemas } from "../api/client";
-import { addRequest, discoveryRows, sourceLoginLabel, type ProposalRow } from "./discovery";
+import { addRequest, discoveryRows, sourceLoginDestinations, sourceLoginLabel, type ProposalRow } from "./discovery";
 
 const proposal = {
   host: "127.0.0.1",
-  port: 40001,
-  port_guessed: false,
+  port: 40001 as number | null,
   server_id: 2,
   server_uuid: null,
   seen_as: "registered" as const,
@@ -22,7 +21,7 @@ const out: Schemas["DiscoveryOut"] = {
   proposals: [
     proposal,
     { ...proposal, port: 40002, server_id: 3, suggested_name: "replica-3", monitored_as: "far" },
-    { ...proposal, host: "10.0.0.9", port: 3306, port_guessed: true, server_id: null, seen_as: "dump_session", suggested_name: "replica-10.0.0.9" },
+    { ...proposal, host: "10.0.0.9", port: null, server_id: null, seen_as: "dump_session", suggested_name: "replica-10.0.0.9" },
   ],
   problems: [],
 };
@@ -54,10 +53,10 @@ function instance(over: Partial<Schemas["InstanceOut"]>): Schemas["InstanceOut"]
 describe("discoveryRows", () => {
   it("keeps the API's monitored mark and words the way each was seen", () => {
     const rows = discoveryRows(out, [instance({})]);
-    expect(rows.map((r) => [r.port, r.monitoredAs, r.portGuessed])).toEqual([
-      [40001, null, false],
-      [40002, "far", false],
-      [3306, null, true],
+    expect(rows.map((r) => [r.port, r.monitoredAs, r.address])).toEqual([
+      [40001, null, "127.0.0.1:40001"],
+      [40002, "far", "127.0.0.1:40002"],
+      [null, null, null],
     ]);
     expect(rows[2]?.seenAs).toBe("a binlog dump session only");
   });
@@ -69,7 +68,7 @@ describe("discoveryRows", () => {
     expect(discoveryRows(out, [byId])[0]?.monitoredAs).toBe("renamed");
   });
 
-  it("never matches a guessed port by address", () => {
+  it("never matches an unreported port by address", () => {
     const sameHost = instance({ id: 4, name: "other", role: "replica", host: "10.0.0.9", port: 3306, server_id: 9 });
     expect(discoveryRows(out, [sameHost])[2]?.monitoredAs).toBeNull();
   });
@@ -78,14 +77,39 @@ describe("discoveryRows", () => {
 describe("addRequest", () => {
   const row = discoveryRows(out, [])[0] as ProposalRow;
 
-  it("sends the source's login only when it was chosen", () => {
-    expect(addRequest(1, row, " replica-2 ", "40001", { kind: "source" })).toEqual({
+  const unreported = discoveryRows(out, [])[2] as ProposalRow;
+
+  it("sends the source's login only when it was chosen, to an address ticked", () => {
+    expect(addRequest(1, row, " replica-2 ", "40001", { kind: "source" }, ["127.0.0.1:40001", "[::1]:3307"])).toEqual({
       kind: "source",
-      body: { name: "replica-2", host: "127.0.0.1", port: 40001, region: "" },
+      body: {
+        name: "replica-2",
+        host: "127.0.0.1",
+        port: 40001,
+        region: "",
+        confirmed: [
+          { host: "127.0.0.1", port: 40001 },
+          { host: "::1", port: 3307 },
+        ],
+      },
     });
     expect(addRequest(1, row, "replica-2", "40001", null)).toEqual({
       kind: "invalid",
       problem: "Choose the login to use first.",
+    });
+    expect(addRequest(1, row, "replica-2", "40001", { kind: "source" }, ["127.0.0.1:40002"])).toEqual({
+      kind: "invalid",
+      problem: "Tick 127.0.0.1:40001 first to confirm the source's login may be sent there.",
+    });
+  });
+
+  it("never sends the source's login to a port the source did not report", () => {
+    const request = addRequest(1, unreported, "r", "3306", { kind: "source" }, ["10.0.0.9:3306"]);
+    expect(request.kind).toBe("invalid");
+    expect(addRequest(1, unreported, "r", "", { kind: "other", user: "mon", password: "pw" }).kind).toBe("invalid");
+    expect(addRequest(1, unreported, "r", "3310", { kind: "other", user: "mon", password: "pw" })).toMatchObject({
+      kind: "instance",
+      body: { host: "10.0.0.9", port: 3310 },
     });
   });
 
@@ -98,9 +122,10 @@ describe("addRequest", () => {
   });
 
   it("refuses a port that is not one and an empty name", () => {
-    expect(addRequest(1, row, "r", "70000", { kind: "source" }).kind).toBe("invalid");
-    expect(addRequest(1, row, "r", "33.5", { kind: "source" }).kind).toBe("invalid");
-    expect(addRequest(1, row, "", "3306", { kind: "source" }).kind).toBe("invalid");
+    const other = { kind: "other" as const, user: "mon", password: "pw" };
+    expect(addRequest(1, row, "r", "70000", other).kind).toBe("invalid");
+    expect(addRequest(1, row, "r", "33.5", other).kind).toBe("invalid");
+    expect(addRequest(1, row, "", "3306", { kind: "source" }, ["127.0.0.1:40001"]).kind).toBe("invalid");
   });
 });
 
@@ -108,5 +133,14 @@ describe("sourceLoginLabel", () => {
   it("names the user whose login would be copied, or none without a source", () => {
     expect(sourceLoginLabel([instance({})])).toBe("Same login as the source (monitor, its stored password)");
     expect(sourceLoginLabel([instance({ role: "replica" })])).toBeNull();
+  });
+
+  it("says where the source's login will go, and that it goes nowhere until ticked", () => {
+    expect(sourceLoginDestinations([instance({})], [])).toBe(
+      "The source's login (user monitor and its stored password) goes to no replica yet: tick each address you confirm it may be sent to.",
+    );
+    expect(sourceLoginDestinations([instance({})], ["127.0.0.1:40001", "db3:3306"])).toBe(
+      "The source's login (user monitor and its stored password) will be sent to: 127.0.0.1:40001, db3:3306 — and nowhere else.",
+    );
   });
 });

@@ -1,12 +1,20 @@
 // Settings → servers → Discover replicas: the cluster's source lists its replicas; each not yet
-// monitored is one "Add" click away, with the login chosen once for the list. Hosts come from a
-// server: they are shown as text, never as markup.
+// monitored is one "Add" click away, with the login chosen once for the list. With the source's
+// login, the operator ticks each address it may go to, and the dialog says where it will go. Hosts
+// come from a server: they are shown as text, never as markup.
 import { useEffect, useState } from "react";
 import type { Schemas } from "../../api/client";
 import { Loading, ProblemView } from "../../components/States";
 import { useCreateInstance } from "../../hooks/useInventoryAdmin";
 import { useAddDiscoveredReplica, useDiscoverReplicas } from "../../hooks/useDiscovery";
-import { addRequest, discoveryRows, sourceLoginLabel, type LoginChoice, type ProposalRow } from "../../viewmodels/discovery";
+import {
+  addRequest,
+  discoveryRows,
+  sourceLoginDestinations,
+  sourceLoginLabel,
+  type LoginChoice,
+  type ProposalRow,
+} from "../../viewmodels/discovery";
 
 type Cluster = Schemas["ClusterOut"];
 
@@ -15,6 +23,8 @@ export function DiscoverReplicas({ cluster, onClose }: { cluster: Cluster; onClo
   const [login, setLogin] = useState<"source" | "other" | null>(null);
   const [user, setUser] = useState("");
   const [password, setPassword] = useState("");
+  // Addresses the operator ticked as allowed to receive the source's login.
+  const [confirmed, setConfirmed] = useState<string[]>([]);
   const { mutate } = discover;
   useEffect(() => mutate(cluster.id), [mutate, cluster.id]);
 
@@ -22,6 +32,10 @@ export function DiscoverReplicas({ cluster, onClose }: { cluster: Cluster; onClo
     login === "source" ? { kind: "source" } : login === "other" ? { kind: "other", user, password } : null;
   const sourceLabel = sourceLoginLabel(cluster.instances);
   const idBase = `discover-${cluster.id}`;
+  const rows = discover.data ? discoveryRows(discover.data, cluster.instances) : [];
+  const ticked = confirmed.filter((a) => rows.some((r) => r.address === a && !r.monitoredAs));
+  const toggle = (address: string, on: boolean) =>
+    setConfirmed((now) => (on ? [...now.filter((a) => a !== address), address] : now.filter((a) => a !== address)));
   return (
     <section className="card instance-form" aria-label={`Discovered replicas of ${cluster.name}`}>
       <h3>Replicas of {cluster.name}</h3>
@@ -68,7 +82,23 @@ export function DiscoverReplicas({ cluster, onClose }: { cluster: Cluster; onClo
               </>
             ) : null}
           </fieldset>
-          <ProposalTable clusterId={cluster.id} rows={discoveryRows(discover.data, cluster.instances)} login={choice} />
+          {login === "source" ? (
+            <p className="small" role="status" aria-label="Where the source's login goes">
+              {sourceLoginDestinations(cluster.instances, ticked)}
+            </p>
+          ) : null}
+          {login === "other" ? (
+            <p className="small" role="status" aria-label="Where the typed login goes">
+              The user and password typed here go to each replica you add, at the port shown or given.
+            </p>
+          ) : null}
+          <ProposalTable
+            clusterId={cluster.id}
+            rows={rows}
+            login={choice}
+            confirmed={ticked}
+            onConfirm={toggle}
+          />
         </>
       ) : null}
       <div className="form-actions">
@@ -83,8 +113,20 @@ export function DiscoverReplicas({ cluster, onClose }: { cluster: Cluster; onClo
   );
 }
 
-function ProposalTable({ clusterId, rows, login }: { clusterId: number; rows: ProposalRow[]; login: LoginChoice }) {
+interface Confirmation {
+  confirmed: readonly string[];
+  onConfirm: (address: string, on: boolean) => void;
+}
+
+function ProposalTable({
+  clusterId,
+  rows,
+  login,
+  confirmed,
+  onConfirm,
+}: { clusterId: number; rows: ProposalRow[]; login: LoginChoice } & Confirmation) {
   if (rows.length === 0) return <p className="muted">The source reports no replicas.</p>;
+  const withSource = login?.kind === "source";
   return (
     <table className="data-table">
       <thead>
@@ -93,21 +135,35 @@ function ProposalTable({ clusterId, rows, login }: { clusterId: number; rows: Pr
           <th scope="col">Server id</th>
           <th scope="col">Seen as</th>
           <th scope="col">Name</th>
+          {withSource ? <th scope="col">Source&apos;s login</th> : null}
           <th scope="col">Status</th>
         </tr>
       </thead>
       <tbody>
         {rows.map((row) => (
-          <ProposalLine key={row.key} clusterId={clusterId} row={row} login={login} />
+          <ProposalLine
+            key={row.key}
+            clusterId={clusterId}
+            row={row}
+            login={login}
+            confirmed={confirmed}
+            onConfirm={onConfirm}
+          />
         ))}
       </tbody>
     </table>
   );
 }
 
-function ProposalLine({ clusterId, row, login }: { clusterId: number; row: ProposalRow; login: LoginChoice }) {
+function ProposalLine({
+  clusterId,
+  row,
+  login,
+  confirmed,
+  onConfirm,
+}: { clusterId: number; row: ProposalRow; login: LoginChoice } & Confirmation) {
   const [name, setName] = useState(row.suggestedName);
-  const [port, setPort] = useState(String(row.port));
+  const [port, setPort] = useState(row.port === null ? "" : String(row.port));
   const [problem, setProblem] = useState<string | null>(null);
   const withSource = useAddDiscoveredReplica();
   const withOther = useCreateInstance();
@@ -115,7 +171,7 @@ function ProposalLine({ clusterId, row, login }: { clusterId: number; row: Propo
   const error = withSource.error ?? withOther.error;
 
   function add() {
-    const request = addRequest(clusterId, row, name, port, login);
+    const request = addRequest(clusterId, row, name, port, login, confirmed);
     if (request.kind === "invalid") {
       setProblem(request.problem);
       return;
@@ -126,21 +182,23 @@ function ProposalLine({ clusterId, row, login }: { clusterId: number; row: Propo
   }
 
   return (
-    <tr data-proposal={`${row.host}:${row.port}`}>
+    <tr data-proposal={row.address ?? row.host}>
       <td className="num">
-        {row.host}:
-        {row.portGuessed && !row.monitoredAs ? (
-          <input
-            value={port}
-            onChange={(e) => setPort(e.target.value)}
-            inputMode="numeric"
-            size={6}
-            aria-label={`Port of ${row.host}`}
-          />
-        ) : (
-          row.port
-        )}
-        {row.portGuessed ? <span className="badge">port guessed</span> : null}
+        {row.address ?? row.host}
+        {row.port === null && login?.kind === "other" && !row.monitoredAs ? (
+          <>
+            :
+            <input
+              value={port}
+              onChange={(e) => setPort(e.target.value)}
+              inputMode="numeric"
+              size={6}
+              placeholder="port"
+              aria-label={`Port of ${row.host}`}
+            />
+          </>
+        ) : null}
+        {row.port === null ? <span className="badge">port not reported</span> : null}
       </td>
       <td>{row.serverId ?? <span className="muted">unknown</span>}</td>
       <td>{row.seenAs}</td>
@@ -148,14 +206,34 @@ function ProposalLine({ clusterId, row, login }: { clusterId: number; row: Propo
         {row.monitoredAs ? (
           row.monitoredAs
         ) : (
-          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={128} aria-label={`Name for ${row.host}:${row.port}`} />
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={128} aria-label={`Name for ${row.address ?? row.host}`} />
         )}
       </td>
+      {login?.kind === "source" ? (
+        <td>
+          {row.monitoredAs ? null : row.address === null ? (
+            <span className="small muted">not sent: port not reported</span>
+          ) : (
+            <label className="inline">
+              <input
+                type="checkbox"
+                checked={confirmed.includes(row.address)}
+                onChange={(e) => {
+                  if (row.address === null) return;
+                  setProblem(null);
+                  onConfirm(row.address, e.target.checked);
+                }}
+              />
+              send to {row.address}
+            </label>
+          )}
+        </td>
+      ) : null}
       <td>
         {row.monitoredAs ? (
           <span className="tone-ok">already monitored as {row.monitoredAs}</span>
         ) : (
-          <button type="button" onClick={add} disabled={pending} aria-label={`Add ${row.host}:${row.port}`}>
+          <button type="button" onClick={add} disabled={pending} aria-label={`Add ${row.address ?? row.host}`}>
             Add
           </button>
         )}
