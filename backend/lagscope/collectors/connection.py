@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import ssl
 from collections.abc import Iterator
@@ -63,7 +64,7 @@ from typing import Any, Final, Literal, get_args
 import pymysql
 import pymysql.connections
 import pymysql.err
-from pymysql.constants import CLIENT, CR
+from pymysql.constants import CLIENT
 
 from lagscope.collectors.answer_limits import AnswerBudget, AnswerLimits
 from lagscope.collectors.sha2_auth import Sha2Auth
@@ -82,6 +83,10 @@ CLEAR_TEXT_REFUSAL: Final = (
     "server asked for clear-text password auth ({plugin}); refused without a verified TLS "
     "connection (allowed only with tls verify_identity, or verify_ca with a tls_ca_path)"
 )
+# A socket timeout is lowered to the answer's time left only once that is under 90 % of it:
+# a poll answered in a millisecond never pays for settimeout (two per packet, as PyMySQL puts
+# its own back), and a trickle overshoots the deadline by at most a tenth of the timeout.
+_LOWER_TIMEOUT_BELOW: Final = 0.9
 # The plugins whose password step needs either TLS or the server's RSA public key.
 SHA2_PLUGINS: Final = frozenset({"sha256_password", "caching_sha2_password"})
 
@@ -146,6 +151,7 @@ class _Connection(pymysql.connections.Connection):
         self._pinned_key_path = pinned_key_path
         self._limits = limits
         self._budget: AnswerBudget | None = None
+        self._reader: io.BufferedReader | None = None
         super().__init__(*args, **kwargs)
 
     def connect(self, sock: Any = None) -> None:
@@ -178,42 +184,39 @@ class _Connection(pymysql.connections.Connection):
             return super()._read_bytes(num_bytes)  # type: ignore[misc,no-any-return]
         try:
             budget.take(num_bytes)
-            return self._read_within(budget, num_bytes)
         except UnexpectedAnswer:
             state: Any = self
             state._force_close()
             raise
+        try:
+            return super()._read_bytes(num_bytes)  # type: ignore[misc,no-any-return]
+        except pymysql.err.OperationalError as exc:
+            # The socket timed out because the answer's time was up (_DeadlineReader).
+            if (left := budget.seconds_left()) is not None and left <= 0:
+                raise budget.late() from exc
+            raise
 
-    def _read_within(self, budget: AnswerBudget, num_bytes: int) -> bytes:
-        """``num_bytes`` from the socket, each ``recv`` waiting only for the time left (the
-        socket's own timeout restarts with every ``recv``, which a trickle never trips)."""
-        state: Any = self  # PyMySQL's socket state is untyped
-        data = b""
-        while len(data) < num_bytes:
-            left = budget.seconds_left()
-            if left is not None:
-                if left <= 0:
-                    raise budget.late()
-                if state._current_timeout is None or left < state._current_timeout:
-                    # PyMySQL restores its read timeout at the next packet (_read_packet).
-                    state._sock.settimeout(left)
-                    state._current_timeout = left
-            try:
-                chunk = state._rfile.read1(num_bytes - len(data))
-            except OSError as exc:
-                if (left := budget.seconds_left()) is not None and left <= 0:
-                    raise budget.late() from exc
-                state._force_close()
-                raise pymysql.err.OperationalError(
-                    CR.CR_SERVER_LOST, f"Lost connection to MySQL server during query ({exc})"
-                ) from exc
-            if not chunk:
-                state._force_close()
-                raise pymysql.err.OperationalError(
-                    CR.CR_SERVER_LOST, "Lost connection to MySQL server during query"
-                )
-            data = chunk if not data else data + chunk
-        return data
+    @property
+    def _rfile(self) -> io.BufferedReader | None:
+        return self._reader
+
+    @_rfile.setter
+    def _rfile(self, reader: io.BufferedReader | None) -> None:
+        # PyMySQL sets this to sock.makefile("rb") at connect and again after the TLS
+        # upgrade: each recv under it then sees the answer's time left (a trickle's every
+        # recv returns before the socket's own timeout, which restarts each time).
+        if reader is not None and getattr(self, "_limits", None) is not None:
+            # detach: the given reader would close the socket's stream when collected.
+            reader = io.BufferedReader(_DeadlineReader(reader.detach(), self))
+        self._reader = reader
+
+    def answer_time_left(self) -> float | None:
+        budget = self._budget
+        return None if budget is None else budget.seconds_left()
+
+    def answer_late(self) -> UnexpectedAnswer:
+        assert self._budget is not None
+        return self._budget.late()
 
     def _create_ssl_ctx(self, sslp: Any) -> ssl.SSLContext:
         # PyMySQL ≥ 1.2 builds a new SSLContext (loading the system CA bundle, milliseconds of
@@ -267,6 +270,36 @@ class _Connection(pymysql.connections.Connection):
         socket "secure" too; it is not exempt: we cannot verify who listens there)."""
         sock = getattr(self, "_sock", None)
         return isinstance(sock, ssl.SSLSocket) and sock.context.verify_mode == ssl.CERT_REQUIRED
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's reads, each waiting only for the answer's time left: checked per ``recv``
+    (a few per poll, buffered), not per packet."""
+
+    def __init__(self, raw: Any, conn: _Connection) -> None:
+        super().__init__()
+        self._raw = raw
+        self._conn = conn
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._conn.answer_time_left()
+        if left is not None:
+            if left <= 0:
+                raise self._conn.answer_late()
+            state: Any = self._conn
+            current = state._current_timeout
+            if current is None or left < current * _LOWER_TIMEOUT_BELOW:
+                # PyMySQL restores its read timeout at the next packet (_read_packet).
+                state._sock.settimeout(left)
+                state._current_timeout = left
+        return self._raw.readinto(buffer)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def check_tls_setting(tls: str, ca_path: str | None, ca_dir: str | None = None) -> None:
