@@ -122,6 +122,11 @@ class Settings(BaseSettings):
     binlog_window_deadline_s: PositiveFloat = 10.0
     binlog_window_max_bytes: PositiveInt = 64 * 1024 * 1024
     binlog_window_max_event_bytes: PositiveInt = 16 * 1024 * 1024
+    # Every slow job (rollups, retention, the binlog windows) ends by this many seconds: at
+    # 90 % Celery raises in the job (its transaction rolls back, the binlog windows stop between
+    # sources), at 100 % it kills the job's pool process (tasks/queues.py). Far above what a
+    # run takes, so that it only ever ends one that hangs.
+    slow_job_time_limit_s: PositiveFloat = 1800.0
     # The server id the binlog window's dump uses; none: derived from the installation (its
     # store's random salt) in 0x4C530001–0x4C53FFFF. Never used when the source, a replica it
     # lists or a monitored server has it.

@@ -47,3 +47,21 @@ def test_each_worker_consumes_one_queue() -> None:
     slow = worker_argv("slow", 4)
     assert slow[slow.index("-Q") + 1] == SLOW_QUEUE and "--concurrency=1" in slow
     assert polls[polls.index("-n") + 1] != slow[slow.index("-n") + 1]
+
+
+def test_every_slow_job_has_a_soft_and_a_hard_time_limit(celery_app: Any) -> None:
+    def registered(name: str) -> Any:
+        # The job's own module registers on the module-level app; a stand-in of the same
+        # name gets the same annotations from this one.
+        def job() -> None:
+            pass
+
+        return celery_app.task(name=name)(job)
+
+    limit = get_settings().slow_job_time_limit_s
+    for task in SLOW_TASKS:
+        job = registered(task)
+        assert job.time_limit == limit, task
+        assert 0 < job.soft_time_limit < job.time_limit, task
+    # The polls keep Celery's default (none): their own reads are bounded per server.
+    assert registered("lagscope.poll_clusters").time_limit is None

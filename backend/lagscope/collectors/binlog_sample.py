@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lagscope.collectors.executor import Executor, ResultSet
+from lagscope.collectors.executor import BatchFailed, Executor, ResultSet
 from lagscope.collectors.values import as_int, as_text
 
 # A binlog file name as servers make them (basename + .NNNNNN); anything else is not quoted
@@ -116,10 +116,19 @@ def _commits(kind: str | None, row: dict[str, object]) -> bool:
 
 
 def read_mark(executor: Executor) -> BinlogMark | None:
-    (result,) = executor.run([MARK_STATEMENT])
-    return parse_mark(result)
+    return parse_mark(run_one(executor, MARK_STATEMENT))
 
 
 def read_window(executor: Executor, mark: BinlogMark) -> CommitGroups:
-    (result,) = executor.run([events_statement(mark)])
-    return parse_events(result)
+    """The window, or the :class:`~lagscope.errors.CollectorError` that ended it (a purged
+    file's refusal; an answer over the executor's bounds, as UnexpectedAnswer)."""
+    return parse_events(run_one(executor, events_statement(mark)))
+
+
+def run_one(executor: Executor, statement: str) -> ResultSet:
+    try:
+        (result,) = executor.run([statement])
+    except BatchFailed as failed:
+        # One statement: its error is the whole story, raised as the collectors' own.
+        raise failed.error from failed
+    return result

@@ -6,7 +6,10 @@ marks the source's position for the next: a bounded read, by ``SHOW BINLOG EVENT
 (collectors/binlog_sample.py) and over the replication protocol on MySQL
 (collectors/binlog_dump.py, which needs the optional REPLICATION SLAVE: without it the row
 says so in ``problem`` and the source has no window; a window cut by its deadline or byte
-caps, or not read because the dump's server id is taken, says why there too). The store keeps
+caps, or not read because the dump's server id is taken, says why there too). Both paths have
+the same bounds (LAGSCOPE_BINLOG_WINDOW_*): MariaDB's answer goes through the executor's
+answer budget (collectors/answer_limits.py) with the window's deadline for the whole answer,
+its byte budget per answer and its per-event cap per packet (one row, one event). The store keeps
 the groups or parents (with transaction sizes), not the speed-ups: those are computed when asked
 (history/parallelism.py), so a better simulation applies to the samples already stored.
 """
@@ -14,12 +17,14 @@ the groups or parents (with transaction sizes), not the speed-ups: those are com
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from lagscope.collectors.answer_limits import AnswerLimits
 from lagscope.collectors.binlog_dump import (
     DEFAULT_BOUNDS,
     Bounds,
@@ -32,10 +37,16 @@ from lagscope.collectors.binlog_sample import (
     parse_mark,
     read_mark,
     read_window,
+    run_one,
 )
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
 from lagscope.collectors.targets import AllowList
-from lagscope.errors import AccessDenied, CredentialsUnreadable, LagscopeError
+from lagscope.errors import (
+    AccessDenied,
+    CredentialsUnreadable,
+    LagscopeError,
+    UnexpectedAnswer,
+)
 from lagscope.inventory.instances import connection_spec
 from lagscope.models import Cluster, CommitSample, Instance
 from lagscope.security.secret_box import SecretBox, store_salt
@@ -129,12 +140,32 @@ def sources(
     return found
 
 
+def window_executor(spec: ConnectionSpec, bounds: Bounds = DEFAULT_BOUNDS) -> PyMySQLExecutor:
+    """An executor whose answers have the window's bounds: the budget lowers each ``recv``'s
+    timeout to what is left of the deadline, so a source that trickles its rows (each inside
+    the read timeout) is still cut off when the window's time is up."""
+    limits = AnswerLimits(packet_bytes=bounds.max_event_bytes, answer_bytes=bounds.max_bytes)
+    return PyMySQLExecutor(replace(spec, read_timeout_s=bounds.deadline_s), limits)
+
+
+def cut_problem(exc: UnexpectedAnswer) -> str:
+    """The row's ``problem`` for a MariaDB window the executor refused: the answer is read
+    whole or not at all, so nothing of it is kept."""
+    return (
+        f"not read: {exc.what} (the window's bounds: LAGSCOPE_BINLOG_WINDOW_DEADLINE_S, "
+        "LAGSCOPE_BINLOG_WINDOW_MAX_BYTES, LAGSCOPE_BINLOG_WINDOW_MAX_EVENT_BYTES)"
+    )
+
+
 def read(
-    source: SourceToSample, dump: DumpOptions | None = None
+    source: SourceToSample, dump: DumpOptions | None = None, bounds: Bounds = DEFAULT_BOUNDS
 ) -> tuple[Window, BinlogMark | None]:
     """The window after the mark (empty on the first run or when the mark's file is gone),
     then the new mark."""
-    executor = PyMySQLExecutor(source.spec)
+    if source.flavor == "mysql":
+        executor = PyMySQLExecutor(source.spec)  # the mark only: the dump has its own reader
+    else:
+        executor = window_executor(source.spec, bounds)
     try:
         window = Window()
         if source.mark is not None:
@@ -142,9 +173,17 @@ def read(
                 window = _window(source, executor, source.mark, dump)
             except AccessDenied as exc:  # MySQL without REPLICATION SLAVE: say so, keep marking
                 window = Window(problem=exc.detail)
+            except UnexpectedAnswer as exc:  # over a bound; the executor closed the connection
+                window = Window(problem=cut_problem(exc))
             except LagscopeError as exc:  # purged or rotated away: start again from a new mark
                 log.info("binlog window of instance %s not read: %s", source.instance_id, exc)
-        mark = _mysql_mark(executor) if source.flavor == "mysql" else read_mark(executor)
+        try:
+            mark = _mysql_mark(executor) if source.flavor == "mysql" else read_mark(executor)
+        except LagscopeError:
+            if window.problem is None:
+                raise
+            # The row still says why the window was cut; the next run only marks.
+            return window, None
         return window, mark
     finally:
         executor.close()
@@ -171,7 +210,7 @@ def _window(
 def _mysql_mark(executor: PyMySQLExecutor) -> BinlogMark | None:
     for statement in MYSQL_MARK_STATEMENTS:
         try:
-            (result,) = executor.run([statement])
+            result = run_one(executor, statement)
         except AccessDenied:
             raise
         except LagscopeError:
@@ -188,10 +227,13 @@ def sample_all(
     timeout_s: float = 3.0,
     dump_server_id: int | None = None,
     bounds: Bounds = DEFAULT_BOUNDS,
+    until: float | None = None,
 ) -> int:
     """One run over every source; returns the windows stored. One unreachable source costs the
     others nothing but its timeout; a slow one, its window's deadline. ``dump_server_id``:
-    LAGSCOPE_BINLOG_DUMP_SERVER_ID, else the installation's own."""
+    LAGSCOPE_BINLOG_DUMP_SERVER_ID, else the installation's own. ``until`` (``time.monotonic``):
+    no source is begun after it (the job's soft time limit; a limit that strikes inside a read
+    is that source's problem, not the run's end, so the run ends here)."""
     with sessions() as session:
         todo = sources(session, box, allowed, timeout_s)
     stored = 0
@@ -200,9 +242,14 @@ def sample_all(
     if any(s.flavor == "mysql" for s in todo):
         server_id = dump_server_id or installation_server_id(store_salt(sessions)()[1])
         dump = DumpOptions(server_id, bounds)
-    for source in todo:
+    for done, source in enumerate(todo):
+        if until is not None and time.monotonic() >= until:
+            log.warning(
+                "binlog sampling out of time: %s source(s) wait for the next run", len(todo) - done
+            )
+            break
         try:
-            window, mark = read(source, dump)
+            window, mark = read(source, dump, bounds)
         except LagscopeError as exc:
             log.info("binlog sample of instance %s skipped: %s", source.instance_id, exc)
             continue

@@ -14,7 +14,7 @@ from typing import Any
 from celery import Celery
 
 from lagscope.config import Settings, get_settings
-from lagscope.tasks.queues import routes
+from lagscope.tasks.queues import routes, time_limits
 
 # A tick that waited longer than this share of its period is dropped, not run late.
 EXPIRES_SHARE = 0.9
@@ -49,6 +49,7 @@ def make_app() -> Celery:
         worker_hijack_root_logger=False,
         # Slow jobs on a queue of their own, never in the polls' pool (tasks/queues.py).
         task_routes=routes(),
+        task_annotations=time_limits(settings.slow_job_time_limit_s),
         # Back on the broker within a second of its return (tasks/consumer.py).
         worker_consumer="lagscope.tasks.consumer:Consumer",
     )

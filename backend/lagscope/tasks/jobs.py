@@ -23,6 +23,7 @@ from lagscope.inventory.server_logins import Backoff
 from lagscope.tasks import dispatch_claim
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
+from lagscope.tasks.queues import SOFT_SHARE
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,7 @@ def sample_commit_groups_task() -> int:
             settings.binlog_window_max_bytes,
             settings.binlog_window_max_event_bytes,
         ),
+        until=time.monotonic() + settings.slow_job_time_limit_s * SOFT_SHARE,
     )
 
 

@@ -20,11 +20,21 @@ SLOW_QUEUE = "lagscope.slow"
 # Every periodic job but the poll dispatcher and the delivery sweep, which only enqueue.
 SLOW_TASKS = ("lagscope.rollup", "lagscope.enforce_retention", "lagscope.sample_commit_groups")
 Role = Literal["all", "polls", "slow"]
+# The share of a slow job's time limit after which Celery raises SoftTimeLimitExceeded in it
+# (a chance to stop cleanly) before the hard limit kills its pool process.
+SOFT_SHARE = 0.9
 
 
 def routes() -> dict[str, dict[str, str]]:
     """Celery's ``task_routes``: the slow tasks to the slow queue, the rest by default."""
     return {task: {"queue": SLOW_QUEUE} for task in SLOW_TASKS}
+
+
+def time_limits(limit_s: float) -> dict[str, dict[str, float]]:
+    """Celery's ``task_annotations``: every slow job's soft and hard time limit, so that one
+    that hangs (a store lock, a source holding a read) frees the slow queue's slot."""
+    limits = {"soft_time_limit": limit_s * SOFT_SHARE, "time_limit": limit_s}
+    return {task: dict(limits) for task in SLOW_TASKS}
 
 
 def worker_argv(role: Role, concurrency: int, extra: Sequence[str] = ()) -> list[str]:
