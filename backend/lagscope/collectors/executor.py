@@ -192,7 +192,7 @@ class PyMySQLExecutor:
         self.connect()
         assert self._conn is not None
         try:
-            with self._conn.cursor() as cursor:
+            with answer_budget(self._conn, self.spec.read_timeout_s), self._conn.cursor() as cursor:
                 return int(cursor.execute(sql, tuple(args)))
         except Exception as exc:
             error = translate_error(self.server, exc)
