@@ -84,10 +84,10 @@ def test_a_batch_ticks_every_cluster_and_one_failure_costs_the_others_nothing(
             # the others are recorded each on its own, from the same read.
             real = tick_module.record_tick
 
-            def failing(session, cluster, readings, hold):
+            def failing(session, cluster, readings, *args, **kwargs):
                 if cluster.id == ids[1]:
                     raise RuntimeError("a bug in one cluster's recording")
-                return real(session, cluster, readings, hold)
+                return real(session, cluster, readings, *args, **kwargs)
 
             monkeypatch.setattr(tick_module, "record_tick", failing)
             done = poll_clusters(transaction, box, reader, ids, options)
