@@ -270,23 +270,29 @@ def import_command(file: Path, dry_run: bool) -> None:
     show_default=True,
     help="all: the polls' worker and, in a child process, one for the slow jobs.",
 )
+# The slow jobs' worker started by "all": its parent reports for both (tasks/processes.py).
+@click.option("--child", is_flag=True, hidden=True)
 @click.pass_context
-def worker(ctx: click.Context, concurrency: int, role: str) -> None:
+def worker(ctx: click.Context, concurrency: int, role: str, child: bool) -> None:
     """Run a Celery worker that polls clusters (extra arguments go to Celery)."""
     import subprocess
 
+    from lagscope.tasks import processes
     from lagscope.tasks.app import app
     from lagscope.tasks.queues import worker_argv
 
     if role == "slow":
+        if child:
+            processes.report_as_worker(False)
         app.worker_main(worker_argv("slow", 1, ctx.args))
         return
     slow = None
     if role == "all":
         slow = subprocess.Popen(
-            [sys.executable, "-m", "lagscope", "worker", "--queues", "slow", *ctx.args],
+            [sys.executable, "-m", "lagscope", "worker", "--queues", "slow", "--child", *ctx.args],
             preexec_fn=_die_with_parent,  # only prctl runs before exec
         )
+        _end_with_child(slow)
     try:
         app.worker_main(worker_argv("polls", concurrency, ctx.args))
     finally:
@@ -296,6 +302,29 @@ def worker(ctx: click.Context, concurrency: int, role: str) -> None:
                 slow.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 slow.kill()
+
+
+def _end_with_child(slow: Any) -> None:
+    """A slow jobs' worker that died alone would leave rollups, retention and the binlog
+    windows undone behind a worker that reports itself healthy: the polls' worker then stops
+    too (a warm shutdown), so its supervisor restarts both."""
+    import logging
+    import os
+    import signal
+    import threading
+
+    from celery.worker import state
+
+    def watch() -> None:
+        code = slow.wait()
+        if state.should_stop is not None or state.should_terminate is not None:
+            return  # this worker is stopping already (a group's SIGTERM reaches both)
+        logging.getLogger(__name__).error(
+            "the slow jobs' worker ended (exit %s): stopping this worker too", code
+        )
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="slow-worker-watch", daemon=True).start()
 
 
 def _die_with_parent() -> None:

@@ -15,7 +15,8 @@ its poll costs only its own sample), while the binlog reader alone is held.
 - ``("rows", rows)``: ``rows`` rows at once.
 
 ``windows_started`` counts the ``SHOW BINLOG EVENTS`` answers begun, ``rows_sent`` the rows
-sent, and ``trickling`` is set while a trickle is being sent (cleared when it ends, however).
+sent, ``trickling`` the trickles being sent now and ``trickles_ended`` those that ended (sent
+whole, or their reader hung up).
 """
 
 from __future__ import annotations
@@ -37,8 +38,14 @@ class FakeMariaDBBinlog(OddMySQL):
         self.window = window
         self.windows_started = 0
         self.rows_sent = 0
-        self.trickling = threading.Event()
+        self.trickling = 0
+        self.trickles_ended = 0
+        self._count = threading.Lock()
         self._statement = threading.local()
+
+    def __enter__(self) -> FakeMariaDBBinlog:
+        super().__enter__()
+        return self
 
     def _recv(self, conn: socket.socket) -> tuple[int, bytes]:
         seq, command = super()._recv(conn)
@@ -75,7 +82,8 @@ class FakeMariaDBBinlog(OddMySQL):
         gap_s = float(str(self.window[2])) if kind == "trickle" else 0.0
         conn.sendall(wire.bytes())
         wire.chunks = []
-        self.trickling.set()
+        with self._count:
+            self.trickling += 1
         try:
             for n in range(rows):
                 wire.chunks = []
@@ -87,7 +95,9 @@ class FakeMariaDBBinlog(OddMySQL):
                     return
             conn.sendall(_frame(wire.seq, b"\xfe\x00\x00\x02\x00"))
         finally:
-            self.trickling.clear()
+            with self._count:
+                self.trickling -= 1
+                self.trickles_ended += 1
 
 
 def _transaction(n: int) -> list[list[bytes]]:

@@ -48,8 +48,7 @@ def source_of(store: Store) -> Iterator[Start]:
     started: list[FakeMariaDBBinlog] = []
 
     def start(window: Window) -> FakeMariaDBBinlog:
-        fake = FakeMariaDBBinlog(window)
-        fake.__enter__()
+        fake = FakeMariaDBBinlog(window).__enter__()
         started.append(fake)
         with store.sessions() as s, s.begin():
             cluster = inventory.create_cluster(s, f"fake{len(started)}")

@@ -65,3 +65,14 @@ def test_every_slow_job_has_a_soft_and_a_hard_time_limit(celery_app: Any) -> Non
         assert 0 < job.soft_time_limit < job.time_limit, task
     # The polls keep Celery's default (none): their own reads are bounded per server.
     assert registered("lagscope.poll_clusters").time_limit is None
+
+
+def test_a_node_name_given_for_the_pair_names_the_polls_worker_and_sets_the_slow_one_apart() -> (
+    None
+):
+    extra = ["-n", "worker-a@%h", "--without-gossip"]
+    polls, slow = worker_argv("polls", 2, extra), worker_argv("slow", 2, extra)
+    assert polls.count("-n") == 1 and polls[polls.index("-n") + 1] == "worker-a@%h"
+    assert slow.count("-n") == 1 and slow[slow.index("-n") + 1] == "slow.worker-a@%h"
+    assert polls[-1] == slow[-1] == "--without-gossip"
+    assert extra == ["-n", "worker-a@%h", "--without-gossip"]  # the caller's list untouched

@@ -16,11 +16,21 @@ DISPATCH_TASK = "lagscope.dispatch_polls"
 
 _watch: SelfWatch | None = None
 _dispatched_at: float | None = None
+# False in the slow jobs' worker that ``lagscope worker`` starts beside its polls' worker: the
+# parent's row stands for both, so readiness counts one worker per ``lagscope worker``.
+_reports = True
+
+
+def report_as_worker(reports: bool) -> None:
+    global _reports
+    _reports = reports
 
 
 @worker_ready.connect
 def start_worker_watch(**_: Any) -> None:
     global _watch
+    if not _reports:
+        return
     _watch = SelfWatch("worker", get_settings())
     _watch.start()
 

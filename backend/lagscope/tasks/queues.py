@@ -39,9 +39,25 @@ def time_limits(limit_s: float) -> dict[str, dict[str, float]]:
 
 def worker_argv(role: Role, concurrency: int, extra: Sequence[str] = ()) -> list[str]:
     """Celery's arguments for one worker process of ``role`` (not "all": that is two)."""
+    extra = list(extra)
+    given = _node_name(extra)
     if role == "slow":
-        # One slot: slow jobs run one after the other, never beside the polls.
-        queue, name, slots = SLOW_QUEUE, "slow@%h", 1
+        # One slot: slow jobs run one after the other, never beside the polls. A name given
+        # for the pair is the polls' worker's; this one is told apart from it.
+        queue, name, slots = SLOW_QUEUE, f"slow.{given}" if given else "slow@%h", 1
     else:
-        queue, name, slots = POLL_QUEUE, "polls@%h", concurrency
+        queue, name, slots = POLL_QUEUE, given or "polls@%h", concurrency
     return ["worker", "--loglevel=INFO", f"--concurrency={slots}", "-Q", queue, "-n", name, *extra]
+
+
+def _node_name(extra: list[str]) -> str | None:
+    """Remove Celery's ``-n``/``--hostname`` from ``extra`` and return its value."""
+    for at, arg in enumerate(extra):
+        if arg in ("-n", "--hostname") and at + 1 < len(extra):
+            value = extra[at + 1]
+            del extra[at : at + 2]
+            return value
+        if arg.startswith("--hostname="):
+            del extra[at]
+            return arg.split("=", 1)[1]
+    return None

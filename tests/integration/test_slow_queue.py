@@ -1,0 +1,100 @@
+"""A slow job that is stuck never stops the polls, and its time limit ends it. All real: the
+lab's cluster, Redis, ``lagscope worker`` (the polls' worker and its slow-queue child) and
+``lagscope beat``; the stuck job is the binlog window of a fake MariaDB source on 127.0.0.1
+that trickles its ``SHOW BINLOG EVENTS`` answer one row a second for a day.
+
+The fake sits in the pipeline as a cluster of its own, so it is polled too: it accepts any
+number of connections, answers a poll at once (oddly: that costs its own sample only) and
+holds only the binlog reader (tests/unit/fake_mariadb_binlog.py). Beat sends the window job
+every 3 s: with the slow jobs on the polls' queue, two stuck jobs would fill both of the
+polls' slots within seconds and the lab's samples would stop."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from lagscope.inventory import instances as inventory
+from lagscope.models import CommitSample, Instance
+from lagscope.security.secret_box import store_box
+from tests.unit.fake_mariadb_binlog import FakeMariaDBBinlog
+
+from .pipeline_stack import SECRET, now, start_pipeline
+from .waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+SAMPLES_WHILE_HELD = 12
+TIME_LIMIT_S = 40
+
+
+def test_a_stuck_binlog_window_never_stops_the_labs_polls_and_its_time_limit_ends_it(lab, tmp_path):
+    env = {
+        "LAGSCOPE_COMMIT_SAMPLE_EVERY_S": "3",
+        # Only Celery's limit may end the window: its own deadline is far away.
+        "LAGSCOPE_BINLOG_WINDOW_DEADLINE_S": "3600",
+        "LAGSCOPE_SLOW_JOB_TIME_LIMIT_S": str(TIME_LIMIT_S),
+    }
+    with (
+        FakeMariaDBBinlog(("trickle", 86_400, 1.0)) as fake,
+        start_pipeline(lab, tmp_path, heartbeat=False, extra_env=env) as pipe,
+    ):
+        box = store_box(pipe.sessions, SECRET)
+        with pipe.session() as s, s.begin():
+            cluster = inventory.create_cluster(s, "trickling", poll_interval_s=1.0)
+            odd = inventory.add_instance(
+                s, box, cluster, "odd", "127.0.0.1", fake.port, "mon", "pw", "source"
+            )
+            odd.flavor = "mariadb"
+            s.flush()
+            odd_id = odd.id
+        worker = next(p for p in pipe.processes if p.name == "worker")
+
+        # The first run marks the fake's position, the next reads its window: held from then.
+        wait_until(lambda: fake.trickling, timeout_s=90, message="a binlog window held")
+        held_since = now()
+        seen: list[int] = [0]
+
+        def lab_samples() -> bool:
+            seen[0] = len(pipe.answered("replica1", held_since))
+            return seen[0] >= SAMPLES_WHILE_HELD
+
+        try:
+            wait_until(lab_samples, timeout_s=SAMPLES_WHILE_HELD * 2.5)
+        except AssertionError:
+            raise AssertionError(
+                f"{seen[0]} samples of the lab's replica in {SAMPLES_WHILE_HELD * 2.5:g} s while "
+                f"the window was held ({fake.trickling} held now), {SAMPLES_WHILE_HELD} due"
+            ) from None
+        # Provably the same job still stuck: its trickle never ended.
+        assert fake.trickling == 1 and fake.trickles_ended == 0, "the window was not held"
+        pipe.assert_alive()
+
+        # The slow job's time limit ends it: Celery raises in it at 90 %, the read is
+        # abandoned (its connection closed) and the row says why.
+        wait_until(
+            lambda: fake.trickles_ended >= 1, timeout_s=TIME_LIMIT_S * 2, message="the job ended"
+        )
+        wait_until(
+            lambda: "Soft time limit" in worker.log_text(),
+            timeout_s=30,
+            message="Celery's soft time limit in the worker's log",
+        )
+
+        def cut_row() -> CommitSample | None:
+            with pipe.session() as s:
+                return s.scalars(
+                    select(CommitSample).where(
+                        CommitSample.instance_id == odd_id, CommitSample.problem.is_not(None)
+                    )
+                ).first()
+
+        row = wait_until(cut_row, timeout_s=30, message="the cut window's row")
+        assert row is not None and row.problem is not None
+        assert "SoftTimeLimitExceeded" in row.problem
+        with pipe.session() as s:
+            assert s.get(Instance, odd_id) is not None
+        pipe.assert_alive()
+        # The lab is still polled after it.
+        after = now()
+        wait_until(lambda: len(pipe.answered("replica1", after)) >= 3, timeout_s=15)
