@@ -11,15 +11,21 @@ polls' slots within seconds and the lab's samples would stop."""
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 
 from lagscope.inventory import instances as inventory
 from lagscope.models import CommitSample, Instance
 from lagscope.security.secret_box import store_box
+from lagscope.store_setup import upgrade
 from tests.unit.fake_mariadb_binlog import FakeMariaDBBinlog
 
 from .pipeline_stack import SECRET, now, start_pipeline
+from .stack import ManagedProcess, RedisServer, lagscope_command
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -98,3 +104,46 @@ def test_a_stuck_binlog_window_never_stops_the_labs_polls_and_its_time_limit_end
         # The lab is still polled after it.
         after = now()
         wait_until(lambda: len(pipe.answered("replica1", after)) >= 3, timeout_s=15)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(p) for p in text]
+    return found
+
+
+def test_the_slow_jobs_worker_dying_alone_stops_its_polls_worker_too(tmp_path):
+    """``lagscope worker`` runs the slow queue's worker as a child; if that one dies alone (an
+    OOM kill), the polls' worker must not go on reporting itself healthy while no rollup,
+    retention or binlog window runs: it stops, and its supervisor restarts both."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    redis = RedisServer(tmp_path)
+    env = {
+        **os.environ,
+        "LAGSCOPE_DATABASE_URL": url,
+        "LAGSCOPE_BROKER_URL": redis.url,
+        "LAGSCOPE_SECRET_KEY": SECRET,
+    }
+    argv = lagscope_command("worker", "--concurrency", "1", "--without-gossip", "--without-mingle")
+    worker = ManagedProcess("worker", argv, tmp_path, env)
+    try:
+        wait_until(
+            lambda: worker.log_text().count("ready.") >= 2, timeout_s=90, message="both ready"
+        )
+        slow = [
+            pid
+            for pid in _children(worker.pid)
+            if "--child" in Path(f"/proc/{pid}/cmdline").read_text()
+        ]
+        assert len(slow) == 1, slow
+        os.kill(slow[0], signal.SIGKILL)
+        wait_until(
+            lambda: worker.proc.poll() is not None, timeout_s=60, message="the polls' worker ended"
+        )
+        assert "the slow jobs' worker ended (exit -9)" in worker.log_text()
+    finally:
+        worker.stop(grace_s=20)
+        redis.stop()
