@@ -26,21 +26,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
 
-from pymysql.constants import CLIENT
-
 from lagscope.collectors.flavor import FLAVOR_SQL
+from tests.unit.fake_mysql import CAPABILITIES
 
-CAPABILITIES = (
-    CLIENT.LONG_PASSWORD
-    | CLIENT.LONG_FLAG
-    | CLIENT.CONNECT_WITH_DB
-    | CLIENT.PROTOCOL_41
-    | CLIENT.TRANSACTIONS
-    | CLIENT.SECURE_CONNECTION
-    | CLIENT.MULTI_STATEMENTS
-    | CLIENT.MULTI_RESULTS
-    | CLIENT.PLUGIN_AUTH
-)
 VERSION = "10.11.99-MariaDB-fake"
 # The caps of collectors/answer_limits.py (per packet, per answer), as their docs give them.
 PACKET_BYTES = 4 * 1024 * 1024
