@@ -36,6 +36,9 @@ class Cause(enum.IntEnum):
     UNREACHABLE = 14
     CLOCK_SKEW = 15
     UNEXPLAINED = 16
+    # A backlog draining after what made it ended (or a tuning step): a state, not a cause of
+    # its own; its finding names the episode's main cause and what limits the drain.
+    CATCHING_UP = 17
 
     @property
     def label(self) -> str:
@@ -65,6 +68,7 @@ CAUSE_WORDS: Mapping[Cause, str] = MappingProxyType(
         Cause.UNREACHABLE: "the replica does not answer",
         Cause.CLOCK_SKEW: "clock skew",
         Cause.UNEXPLAINED: "behind, cause not identified",
+        Cause.CATCHING_UP: "catching up",
     }
 )
 
