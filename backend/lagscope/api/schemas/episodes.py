@@ -31,6 +31,7 @@ CauseLabel = Literal[
     "unreachable",
     "clock_skew",
     "unexplained",
+    "catching_up",
 ]
 EndedHow = Literal["ongoing", "by_itself", "after_step", "replica_removed"]
 EvidenceValue = str | int | float | bool | None
