@@ -39,6 +39,9 @@ class Cause(enum.IntEnum):
     # A backlog draining after what made it ended (or a tuning step): a state, not a cause of
     # its own; its finding names the episode's main cause and what limits the drain.
     CATCHING_UP = 17
+    # The applier waits in a state the state table does not know: the server's own words are
+    # the evidence (with the sessions that could hold what it waits for), never "not identified".
+    APPLIER_WAIT = 18
 
     @property
     def label(self) -> str:
@@ -69,6 +72,7 @@ CAUSE_WORDS: Mapping[Cause, str] = MappingProxyType(
         Cause.CLOCK_SKEW: "clock skew",
         Cause.UNEXPLAINED: "behind, cause not identified",
         Cause.CATCHING_UP: "catching up",
+        Cause.APPLIER_WAIT: "the applier waits, in the server's words",
     }
 )
 

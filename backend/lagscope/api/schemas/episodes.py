@@ -32,6 +32,7 @@ CauseLabel = Literal[
     "clock_skew",
     "unexplained",
     "catching_up",
+    "applier_wait",
 ]
 EndedHow = Literal["ongoing", "by_itself", "after_step", "replica_removed"]
 EvidenceValue = str | int | float | bool | None
