@@ -4,8 +4,9 @@ An ``Episode`` row is inserted when an episode opens (``channel.episode_id`` the
 an ``EpisodeCause`` row when a cause segment opens. While they go on, the episode's peak and
 main cause and the open segments' evidence are written at most every ``SAVE_EVERY_S`` (a new
 main cause at once); when a segment closes its row gets ``ended_at``, and when the episode ends
-it gets ``ended_at`` and how it ended: ``after_step`` with the latest parameter change on one of
-the cluster's instances inside the episode, else ``by_itself``. A channel that disappears from
+it gets ``ended_at`` and how it ended: ``after_step`` with the parameter change inside the
+episode credited to its channel (analysis/step_credit.py: the replica's own latest change, else
+the latest on a server it replicates from), else ``by_itself``. A channel that disappears from
 its replica ends its episode as ``replica_removed``.
 
 Updates go by key (``UPDATE … WHERE``), never read first: a tick touches these tables only on
@@ -34,11 +35,15 @@ from lagscope.analysis.causes.serial import (
     episode_state_to_json,
     finding_to_json,
 )
+from lagscope.analysis.step_credit import StepCandidate, credited_step, upstream_of
 from lagscope.models import Channel, Cluster, Instance, ParamChange
 from lagscope.models.episodes import Episode, EpisodeCause
 
 # The stored evidence and peak may be this far behind the channel's current causes (CONTRACT).
 SAVE_EVERY_S = 10.0
+# The changes an ended episode's step is chosen among, newest first: a day of tuning is far
+# fewer, and a fleet-wide config push must not make one episode's end read thousands of rows.
+_STEP_CANDIDATES = 200
 
 
 def _dt(epoch_s: float) -> datetime:
@@ -67,7 +72,7 @@ def record_episode_step(
         _close_segment(session, episode_id, seg)
     if step.ended_at is not None:
         ended = step.ended or state
-        reason = _reason(session, cluster, ended, step.ended_at)
+        reason = _reason(session, cluster, channel, ended, step.ended_at)
         _end(session, episode_id, ended, step.ended_at, reason)
         channel.episode_id = None
         return state
@@ -167,22 +172,44 @@ def _close_segment(session: Session, episode_id: int, seg: ClosedSegment) -> Non
 
 
 def _reason(
-    session: Session, cluster: Cluster, ended: EpisodeState, ended_at: float
+    session: Session, cluster: Cluster, channel: Channel, ended: EpisodeState, ended_at: float
 ) -> tuple[str, int | None]:
-    """``after_step`` and the change when a parameter of the cluster's instances changed inside
-    the episode (the latest before its end), else ``by_itself``. One SELECT, at the end only."""
+    """``after_step`` and the change credited to the channel among those made inside the
+    episode, else ``by_itself``. One SELECT, at the end only."""
     assert ended.started_at is not None
-    change = session.scalar(
-        select(ParamChange.id)
+    rows = session.execute(
+        select(ParamChange.id, ParamChange.instance_id, ParamChange.first_new_at)
         .where(
             ParamChange.instance_id.in_(_ids(cluster.instances)),
             ParamChange.first_new_at >= _dt(ended.started_at),
             ParamChange.first_new_at <= _dt(ended_at),
         )
         .order_by(ParamChange.first_new_at.desc(), ParamChange.id.desc())
-        .limit(1)
-    )
+        .limit(_STEP_CANDIDATES)
+    ).all()
+    candidates = [StepCandidate(cid, iid, _epoch(at)) for cid, iid, at in rows]
+    change = credited_step(candidates, channel.instance_id, _upstream(cluster, channel))
     return ("after_step", change) if change is not None else ("by_itself", None)
+
+
+def _epoch(moment: datetime) -> float:
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _upstream(cluster: Cluster, channel: Channel) -> frozenset[int]:
+    """The cluster's instances the channel replicates from, by the server ids replicas report."""
+    by_server = {i.server_id: i.id for i in cluster.instances if i.server_id is not None}
+    feeds = {
+        i.id: [
+            by_server[c.source_server_id]
+            for c in i.channels
+            if c.gone_at is None and c.source_server_id in by_server
+        ]
+        for i in cluster.instances
+    }
+    sources = [i.id for i in cluster.instances if i.role == "source"]
+    first = by_server.get(channel.source_server_id) if channel.source_server_id else None
+    return upstream_of(first, feeds, sources)
 
 
 def _ids(instances: Iterable[Instance]) -> list[int]:
