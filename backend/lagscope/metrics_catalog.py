@@ -143,6 +143,10 @@ STORED: tuple[StoredMetric, ...] = (
              gauge=Gauge("lagscope_sql_running", "1 when the applier (SQL) thread is running.")),
     _channel("relay_log_space", "bytes", "B", from_status=True, streamed=True),
     _channel("disagreement", "flag", "", series=False, streamed=True, alert="lag_disagreement"),
+    _channel("errant_trx", "count", "trx", streamed=True, alert="errant_trx",
+             gauge=Gauge("lagscope_errant_trx",
+                         "Transactions executed on this replica that its source never wrote "
+                         "(errant GTIDs); absent when unknown.")),
     _instance("reachable", "flag", "", series=False),
     _instance("round_trip_s", "seconds", "s"),
     _instance("clock_offset_s", "seconds", "s"),
@@ -175,6 +179,8 @@ ALERTS: tuple[AlertMetric, ...] = (
     AlertMetric("replication_error", "channel"),
     AlertMetric("eta", "channel"),
     AlertMetric("lag_disagreement", "channel"),
+    # GTIDs executed on the replica that the source never wrote (analysis/errant.py).
+    AlertMetric("errant_trx", "channel"),
     AlertMetric("unreachable", "instance"),
     AlertMetric("credentials_problem", "instance"),
     AlertMetric("param_changed", "instance"),

@@ -105,7 +105,7 @@ def sample_value(metric: str, s: Sample, channel: Channel | None) -> float | Non
     """A channel metric's value in one sample (booleans as 0/1; ETA ∞ when not catching up)."""
     if metric == "lag":
         return s.lag_s
-    if metric in ("trx_behind", "not_received", "received_not_applied"):
+    if metric in ("trx_behind", "not_received", "received_not_applied", "errant_trx"):
         raw = getattr(s, metric)
         return None if raw is None else float(raw)
     if metric == "io_stopped":

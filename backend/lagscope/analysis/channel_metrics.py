@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
+from lagscope.analysis.errant import Errant, errant_transactions
 from lagscope.analysis.eta import Eta, EtaMemory, applier_transaction, eta_band
 from lagscope.analysis.lag import (
     GtidEvidence,
@@ -58,6 +59,8 @@ class SourceView:
     # ``executed`` parsed once for all the channels of the tick: the source snapshot's own
     # parsed texts when it was read in this tick.
     parsed: GtidTexts = field(default_factory=GtidTexts, compare=False, repr=False)
+    # MySQL: the source's own GTIDs are never the replica's errant ones (read a moment apart).
+    server_uuid: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,9 @@ class ChannelMetrics:
     trx_behind: int | None = None
     not_received: int | None = None
     received_not_applied: int | None = None
-    errant: int | None = None
+    # GTIDs executed here that the source never wrote (analysis/errant.py): how many, and which.
+    errant_trx: int | None = None
+    errant_gtids: str | None = None
     apply_rate: float | None = None
     source_rate: float | None = None
     io_state: int | None = None
@@ -100,6 +105,7 @@ def channel_metrics(
     read_at = replica.taken_at.timestamp()
     product = replica.flavor.product
     counts = _counts(product, status, replica, source)
+    errant = _errant(product, status, replica, source)
     progress = _progress(product, replica, status.executed_gtids)
     apply_rate = rate(state.applied_progress, state.last_sample_at, progress, read_at)
     hb_lag, hb_resolution = _heartbeat(replica, source, heartbeat_interval_s)
@@ -158,7 +164,8 @@ def channel_metrics(
         trx_behind=observation.trx_behind,
         not_received=observation.not_received,
         received_not_applied=observation.received_not_applied,
-        errant=counts.errant if counts else None,
+        errant_trx=errant.count if errant else None,
+        errant_gtids=errant.gtids if errant else None,
         apply_rate=apply_rate,
         source_rate=source_rate,
         io_state=io_state_code(status.io_state),
@@ -213,6 +220,24 @@ def _counts(
         )
     except ValueError:
         return None  # a set we cannot parse: report no count rather than a wrong one
+
+
+def _errant(
+    product: str, status: ChannelStatus, replica: InstanceSnapshot, source: SourceView | None
+) -> Errant | None:
+    if source is None or (product != "mariadb" and not status.executed_gtids):
+        return None
+    return errant_transactions(
+        "mariadb" if product == "mariadb" else "mysql",
+        replica.parsed,
+        source.executed,
+        status.executed_gtids,
+        source_uuid=source.server_uuid,
+        source_server_id=source.server_id,
+        slave_pos=replica.gtid.slave_pos,
+        current_pos=replica.gtid.current_pos,
+        source_texts=source.parsed,
+    )
 
 
 def _evidence(counts: GtidCounts | None) -> GtidEvidence | None:

@@ -54,6 +54,7 @@ class ChannelPoint:
     apply_rate: float | None = None
     io_running: bool | None = None
     sql_running: bool | None = None
+    errant_trx: int | None = None
     # The newest poll's causes (Cause labels, strongest first): one series each.
     causes: tuple[str, ...] = ()
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, aliased, selectinload
 from sqlalchemy.sql.selectable import ScalarSelect
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
+from lagscope.analysis.errant import errant_problem
 from lagscope.analysis.eta import Eta, eta, eta_from_json
 from lagscope.collectors.snapshot import IoState
 from lagscope.history.episodes import CurrentCause, current_causes
@@ -163,6 +164,11 @@ class ChannelState:
     # Why it is behind: the newest poll's causes, strongest first, and the ongoing episode.
     causes: list[CurrentCause] = field(default_factory=list)
     episode_id: int | None = None
+    # GTIDs executed on the replica that its source never wrote: how many (newest sample), which
+    # (newest poll) and, when there are some, what to do about them in words.
+    errant_trx: int | None = None
+    errant_gtids: str | None = None
+    errant_problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +322,13 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         eta=_channel_eta(channel, s),
         causes=current_causes(channel.current_causes),
         episode_id=channel.episode_id,
+        errant_gtids=channel.errant_gtids,
+        errant_problem=errant_problem(
+            row.instance.name,
+            row.instance.flavor,
+            (s.errant_trx if s else None) or 0,
+            channel.errant_gtids or "",
+        ),
         **_streamed(s),
     )
 

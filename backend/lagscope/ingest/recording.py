@@ -174,6 +174,7 @@ def _source_view(
             None,
             source.clock_offset_s,
             heartbeat_stopped_at=stopped_at,
+            server_uuid=source.server_uuid,
         )
     progress = _progress(snap)
     prev_at = source.last_ok_at.timestamp() if source.last_ok_at else None
@@ -186,6 +187,7 @@ def _source_view(
         strict_mode=snap.gtid.strict_mode is not False,
         heartbeat_stopped_at=stopped_at,
         parsed=snap.parsed,
+        server_uuid=snap.server_uuid,
     )
 
 
@@ -330,6 +332,7 @@ def _channel_samples(
         metrics = channel_metrics(status, snap, source, _state(channel), interval, timeline)
         _remember_status(channel, status)
         _remember(channel, metrics, at)
+        channel.errant_gtids = metrics.errant_gtids
         rows.append(_sample_row(channel.id, at, metrics, status))
         ticks.append(ChannelTick(instance, channel, at.timestamp(), metrics, status, snap))
     return rows

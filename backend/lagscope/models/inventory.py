@@ -160,6 +160,9 @@ class Channel(Base):
     source_port: Mapped[int | None] = mapped_column(Integer, default=None)
     # SQL_Delay as last reported: alerts judge a delayed replica on lag minus its delay.
     sql_delay_s: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The newest poll's errant GTIDs (analysis/errant.py; '' when none, NULL when unknown): the
+    # count is per sample, the set only here.
+    errant_gtids: Mapped[str | None] = mapped_column(Text, default=None)
     applied_progress: Mapped[int | None] = mapped_column(BigInteger, default=None)
     # The per-poll classes of the last few polls (oldest first, comma-separated codes) and the
     # verdict they gave: the verdict is made over a window, and any worker may poll next.

@@ -47,6 +47,9 @@ class Sample(Base):
     sql_running: Mapped[bool | None] = mapped_column(Boolean)
     relay_log_space: Mapped[int | None] = mapped_column(BigInteger)
     disagreement: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Transactions executed here that the source never wrote (analysis/errant.py); the set
+    # itself is on the channel row, where it is overwritten, not repeated per poll.
+    errant_trx: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class _RollupColumns:

@@ -135,6 +135,20 @@ class ChannelStatusOut(Schema):
         description="Why it is behind, strongest first (the newest poll's findings; [] when none)",
     )
     episode_id: int | None = Field(description="The lag episode in progress (null: none)")
+    errant_trx: int | None = Field(
+        default=None,
+        description="Transactions executed on this replica that its source never wrote "
+        "(errant GTIDs) at the newest poll; null = unknown",
+    )
+    errant_gtids: str | None = Field(
+        default=None,
+        description="Which: MySQL the GTID set; MariaDB the newest errant GTID per domain. "
+        "'' = none, null = unknown",
+    )
+    errant_problem: str | None = Field(
+        default=None,
+        description="When there are errant transactions: what they are and what to do, in words",
+    )
 
 
 class ClusterStatusOut(Schema):
