@@ -28,9 +28,11 @@ from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S, EpisodePoint, ad
 from lagscope.analysis.causes.model import (
     CauseInputs,
     DiagnosisMemory,
+    EpisodeContext,
     Finding,
     SiblingView,
     SourceFacts,
+    StepSeen,
 )
 from lagscope.analysis.causes.serial import (
     episode_state_from_json,
@@ -41,7 +43,7 @@ from lagscope.analysis.channel_metrics import ChannelMetrics, SourceView
 from lagscope.analysis.rates import CounterRates
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.episodes import close_removed, record_episode_step
-from lagscope.models import Channel, Cluster, Instance, ParamValue
+from lagscope.models import Channel, Cluster, Instance, ParamChange, ParamValue
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,11 @@ _NO_PARAMS: Params = MappingProxyType({})
 # (instance id, parameter digest) → values; bounded so a long-lived worker never grows it.
 _PARAMS_CACHE: dict[tuple[int, str], Params] = {}
 _PARAMS_CACHE_MAX = 4096
+# (instance id, parameter digest) → its newest step; the digest changes exactly when a value does.
+_STEP_CACHE: dict[tuple[int, str], StepSeen | None] = {}
+# Changes this close to the newest one are the same step (an operator typing a few SET GLOBAL).
+STEP_GROUP_S = 10.0
+_STEP_CHANGES_MAX = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +86,18 @@ def record_causes(
     unless ``keep_statement_text`` (an admin's setting) keeps their full text too."""
     params = instance_params(session, cluster.instances, snapshots)
     source = _source_facts(cluster, snapshots, rates, source_view, params)
+    source_instance = next((i for i in cluster.instances if i.role == "source"), None)
     for tick in ticks:
+        before = episode_state_from_json(tick.channel.episode_state)
+        episode = None
+        if before.in_episode and before.started_at is not None:
+            steps = [newest_step(session, tick.instance)]
+            if source_instance is not None and source_instance is not tick.instance:
+                steps.append(newest_step(session, source_instance))
+            found = [s for s in steps if s is not None]
+            episode = EpisodeContext(
+                before.started_at, before.main_cause, max(found, key=lambda s: s.at, default=None)
+            )
         inputs = CauseInputs(
             at=tick.at,
             replica_name=tick.instance.name,
@@ -94,6 +112,7 @@ def record_causes(
             siblings=tuple(_sibling(t) for t in ticks if t.channel is not tick.channel),
             interval_s=cluster.poll_interval_s,
             applier_statement=_applier_statement(tick.snapshot, tick.channel.name),
+            episode=episode,
         )
         findings = _diagnose(tick.channel, inputs)
         if not keep_statement_text:
@@ -108,7 +127,6 @@ def record_causes(
             findings,
             delay,
         )
-        before = episode_state_from_json(tick.channel.episode_state)
         step = advance(before, point, caught_up_hold_s)
         state = record_episode_step(session, cluster, tick.channel, before, step, tick.at)
         tick.channel.episode_state = episode_state_to_json(state)
@@ -128,6 +146,39 @@ def _diagnose(channel: Channel, inputs: CauseInputs) -> tuple[Finding, ...]:
         return ()
     channel.diagnosis_memory = memory.to_json()
     return findings
+
+
+def newest_step(session: Session, instance: Instance) -> StepSeen | None:
+    """The instance's newest step: its latest parameter changes, those within
+    :data:`STEP_GROUP_S` of the newest taken together. Read once per process and parameter
+    digest, so a channel in an episode costs no query per poll."""
+    if not instance.params_digest:
+        return None
+    key = (instance.id, instance.params_digest)
+    if key in _STEP_CACHE:
+        return _STEP_CACHE[key]
+    rows = session.scalars(
+        select(ParamChange)
+        .where(ParamChange.instance_id == instance.id)
+        .order_by(ParamChange.first_new_at.desc(), ParamChange.id.desc())
+        .limit(_STEP_CHANGES_MAX)
+    ).all()
+    found = None
+    if rows:
+        newest = rows[0].first_new_at.timestamp()
+        group = [r for r in rows if newest - r.first_new_at.timestamp() <= STEP_GROUP_S]
+        what = ", ".join(
+            f"{r.name} {_value(r.old_value)}→{_value(r.new_value)}" for r in reversed(group)
+        )
+        found = StepSeen(newest, instance.name, words.bounded(what))
+    if len(_STEP_CACHE) >= _PARAMS_CACHE_MAX:
+        _STEP_CACHE.clear()
+    _STEP_CACHE[key] = found
+    return found
+
+
+def _value(value: str | None) -> str:
+    return "NULL" if value is None else words.bounded(value, 40)
 
 
 def without_full_text(finding: Finding) -> Finding:

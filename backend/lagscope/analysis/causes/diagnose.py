@@ -10,9 +10,10 @@ findings strongest first with the memory for the next poll. The rules by family:
 - :mod:`.rules_apply`: durability-bound serial apply, one thread where the source's groups allow
   more, parallel workers waiting on each other, a source writing above the replica's capacity.
 
-A channel behind that no rule explains gets ``UNEXPLAINED``: said as such, never guessed. A
-caught-up channel gets no finding (a clock skew excepted: it is true whether or not the channel
-lags, and it is what makes a heartbeat figure suspect).
+A backlog draining after its cause ended or after a step is ``CATCHING_UP`` (:mod:`.catching_up`),
+listed first. A channel behind that no rule explains gets ``UNEXPLAINED``: said as such, never
+guessed. A caught-up channel gets no finding (a clock skew excepted: it is true whether or not
+the channel lags, and it is what makes a heartbeat figure suspect).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
+from lagscope.analysis.causes.catching_up import catching_up
 from lagscope.analysis.causes.history import Seen, observe, remember
 from lagscope.analysis.causes.model import Cause, CauseInputs, DiagnosisMemory, Finding
 from lagscope.analysis.causes.rules_applier import applier_findings
@@ -51,6 +53,7 @@ _REPLICA_SIDE = frozenset(
         Cause.DDL,
         Cause.BLOCKED_BY_SESSION,
         Cause.NO_USABLE_KEY,
+        Cause.APPLIER_WAIT,
     }
 )
 
@@ -88,7 +91,11 @@ def diagnose(
                 findings.append(burst)
         if burst is None:
             seen.burst_since = None
-        if seen.held_behind and not findings and _backlog_now(inputs.metrics):
+        backlog = _backlog_now(inputs.metrics)
+        draining = catching_up(seen, findings, backlog)
+        if draining is not None:
+            findings.append(draining)
+        elif seen.held_behind and not findings and backlog:
             findings.append(_unexplained(seen))
     skew = clock_skew(seen)
     if skew is not None:
@@ -99,13 +106,23 @@ def diagnose(
 def _strongest_first(findings: list[Finding]) -> tuple[Finding, ...]:
     """One finding per cause (the most confident: a row lock and a metadata lock at once are one
     "blocked by a session"), strongest first, a clock skew (true whether or not it holds the
-    replica back) last."""
+    replica back) last. Catching up comes first: it is the channel's state, and the rules still
+    named while it drains are what limits the drain."""
     best: dict[Cause, Finding] = {}
     for found in findings:
         found = replace(found, confidence=round(found.confidence, 2))
         if found.cause not in best or found.confidence > best[found.cause].confidence:
             best[found.cause] = found
-    return tuple(sorted(best.values(), key=lambda f: (f.cause is Cause.CLOCK_SKEW, -f.confidence)))
+    return tuple(
+        sorted(
+            best.values(),
+            key=lambda f: (
+                f.cause is Cause.CLOCK_SKEW,
+                f.cause is not Cause.CATCHING_UP,
+                -f.confidence,
+            ),
+        )
+    )
 
 
 def _backlog_now(metrics: ChannelMetrics) -> bool:

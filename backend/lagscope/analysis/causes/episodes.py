@@ -21,7 +21,9 @@ segments summed), then by which came first:
    is going on, and the catching up that follows works off what the interruption left;
 2. the causes that hold a replica back (burst, network, durability, serial apply, …);
 3. delayed by design and clock skew: they shape the lag figure, they do not slow the applier;
-4. unexplained, only when nothing was named.
+4. unexplained, only when nothing was named;
+5. catching up, never over any of them: it is the state the backlog drains in, the backlog was
+   made by what came before it.
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def main_cause(state: EpisodeState, now: float) -> Cause | None:
 def _tier(cause: Cause) -> int:
     if cause in INTERRUPTIONS:
         return 0
+    if cause is Cause.CATCHING_UP:
+        return 4
     if cause is Cause.UNEXPLAINED:
         return 3
     return 2 if cause in _SHAPES_THE_FIGURE else 1

@@ -29,6 +29,8 @@ RECENT = 3
 MOST = 2
 # Apply rates kept to estimate the replica's capacity (its best recent apply rate).
 CAPACITY_POLLS = 60
+# Lag figures kept to tell a draining backlog (its slope over these polls).
+LAG_POLLS = 5
 # A memory older than this many poll intervals (or 30 s) describes another situation: dropped.
 STALE_INTERVALS = 10
 _STALE_MIN_S = 30.0
@@ -111,6 +113,9 @@ class Seen:
     source_rates: list[float] = field(default_factory=list)
     burst_base: float | None = None
     trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
+    lags: list[tuple[float, float]] = field(default_factory=list)  # (at, lag_s), LAG_POLLS
+    # The catching-up run under way: {"since": first poll, "at": latest poll} (None: none).
+    catching: dict[str, Any] | None = None
 
     # --- this poll ---------------------------------------------------------------------------
     @property
@@ -269,6 +274,8 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         burst_since=raw.get("burst_since"),
         source_rates=[float(r) for r in raw.get("src") or []],
         burst_base=raw.get("burst_base"),
+        lags=[(float(a), float(v)) for a, v in raw.get("lag") or []],
+        catching=raw.get("catching"),
     )
     status, metrics = inputs.status, inputs.metrics
     seen.behind_polls = _tail([*seen.behind_polls, "b" if seen.behind else "-"], RECENT)
@@ -281,6 +288,8 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         seen.not_received = _tail([*seen.not_received, (inputs.at, metrics.not_received)], RECENT)
     if metrics.trx_behind is not None:
         seen.trx_behind = _tail([*seen.trx_behind, (inputs.at, metrics.trx_behind)], RECENT)
+    if metrics.lag_s is not None:
+        seen.lags = _tail([*seen.lags, (inputs.at, metrics.lag_s)], LAG_POLLS)
     if metrics.apply_rate is not None:
         seen.apply_rates = _tail([*seen.apply_rates, metrics.apply_rate], CAPACITY_POLLS)
     if metrics.source_rate is not None:
@@ -354,6 +363,8 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
         "burst_since": seen.burst_since,
         "src": [round(r, 3) for r in seen.source_rates],
         "burst_base": seen.burst_base if seen.burst_since is not None else None,
+        "lag": [[a, round(v, 3)] for a, v in seen.lags],
+        "catching": seen.catching,
     }
     return DiagnosisMemory(MappingProxyType(data))
 

@@ -122,6 +122,26 @@ class SourceFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class StepSeen:
+    """A tuning step on the replica or its source: tracked parameters changed, first seen at
+    ``at``; ``what`` says which, as "sync_relay_log 1→0, sync_master_info 1→0"."""
+
+    at: float  # epoch s
+    instance: str
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeContext:
+    """The channel's lag episode as it stood after the previous poll: when it began, its main
+    cause so far, and the newest step taken since it began (None: none)."""
+
+    started_at: float
+    main_cause: Cause | None
+    step: StepSeen | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CauseInputs:
     """Everything :func:`~.diagnose.diagnose` reads for one channel at one poll.
 
@@ -145,6 +165,8 @@ class CauseInputs:
     # The applier thread's current statement (processlist INFO) when the cause readings took it,
     # bounded to EVIDENCE_TEXT_MAX; "" when unknown. Names the table of a DDL being applied.
     applier_statement: str = ""
+    # The episode the channel is in (None: not in one): what made a draining backlog.
+    episode: EpisodeContext | None = None
 
 
 @dataclass(frozen=True, slots=True)
