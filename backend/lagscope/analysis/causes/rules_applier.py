@@ -1,5 +1,10 @@
 """Causes read off the applier itself: a session blocking it, row lookups without a usable key,
-one large transaction, a schema change (CAUSES.md).
+one large transaction, a schema change (CAUSES.md), and a wait only the server's words name.
+
+A lock wait of any kind the state table names (a row or metadata lock, the global read or backup
+lock, a table-level or user lock…) is *blocked by a session*: its holder where the server
+exposes one, else the replica sessions that could hold it. A state the table does not know,
+held past a passing step, is *the applier waits*, quoting the server (:mod:`.waits`).
 
 The applier's InnoDB transaction decides between a lock wait and a scan: MariaDB 10.11.19 shows
 the same ``Update_rows_log_event::find_row()`` state for both; ``LOCK WAIT`` is a blocker,
@@ -12,9 +17,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from lagscope.analysis.causes import states, words
+from lagscope.analysis.causes import states, waits, words
 from lagscope.analysis.causes.history import Seen, wait_since
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
+from lagscope.analysis.causes.waits import ThreadState
 from lagscope.collectors.snapshot import BlockingSession, OpenTransaction
 
 # One transaction applied for longer than this is "large" (the naming target is ≤ 10 s).
@@ -22,6 +28,10 @@ LARGE_TRX_S = 5.0
 # Sessions offered as metadata-lock candidates in the sentence (all of them in the evidence).
 _CANDIDATES_IN_SENTENCE = 2
 _NEEDS_PROCESS = "unknown: needs PROCESS"
+# BlockingSession.lock of a replica session offered as a candidate for any lock (the
+# lock_sessions reading), and the memory's wait kind for a state the table does not know.
+SESSION = "session"
+_STATE_KIND = "state:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +48,12 @@ def _session(b: BlockingSession) -> str:
     """``session 4711 (report@10.0.3.4, idle in a transaction for 20 min, last statement …)``"""
     who = f"{b.user}@{b.host}" if b.user or b.host else "user unknown"
     parts = [who]
+    # A row lock's holder is always in a transaction; another session only when InnoDB says so
+    # (a FLUSH TABLES WITH READ LOCK holder sits idle outside one).
+    in_trx = b.lock == "row" or b.trx_started_at is not None
     if b.command.lower() == "sleep" and b.time_s is not None:
-        parts.append(f"idle in a transaction for {words.seconds(b.time_s)}")
+        idle = "idle in a transaction" if in_trx else "idle"
+        parts.append(f"{idle} for {words.seconds(b.time_s)}")
     elif b.time_s is not None:
         parts.append(f"{b.command or 'busy'} for {words.seconds(b.time_s)}")
     if b.statement:
@@ -60,14 +74,63 @@ def _blocker_evidence(b: BlockingSession, prefix: str = "blocker_") -> dict[str,
     }
 
 
+_LOCK_WORDS = {"row": "a row lock", "metadata": "a metadata lock"}
+# What releases each kind of lock, for the action (the state table's lock kinds).
+_RELEASE = {
+    "global read": "a session holds FLUSH TABLES WITH READ LOCK (a backup tool?): let the backup "
+    "finish or ask its owner to UNLOCK TABLES",
+    "backup": "a session holds FLUSH TABLES WITH READ LOCK or a BACKUP STAGE (a backup tool?): "
+    "let the backup finish or ask its owner to UNLOCK TABLES / BACKUP STAGE END",
+    "table-level": "a session holds LOCK TABLES on the table: ask its owner to UNLOCK TABLES",
+    "table flush": "FLUSH TABLES waits for a long statement on the table, and the applier waits "
+    "behind it: let that statement end or ask its owner to stop it",
+    "user": "a session holds the user lock the replicated statement asks for (GET_LOCK): ask "
+    "its owner to RELEASE_LOCK",
+}
+
+
+def _lock_words(lock: str) -> str:
+    return _LOCK_WORDS.get(lock, f"the {lock} lock")
+
+
+def _session_candidates(blockers: tuple[BlockingSession, ...]) -> list[BlockingSession]:
+    """Replica sessions in their current command since before the applier's wait began: any of
+    them could hold a lock the server names but does not attribute."""
+    return [b for b in blockers if b.lock == SESSION]
+
+
+def _candidate_list(candidates: list[BlockingSession]) -> str:
+    shown = "; or ".join(_session(b) for b in candidates[:_CANDIDATES_IN_SENTENCE])
+    more = len(candidates) - _CANDIDATES_IN_SENTENCE
+    return shown + (f" (and {more} more)" if more > 0 else "")
+
+
+def _candidate_evidence(candidates: list[BlockingSession]) -> dict[str, EvidenceValue]:
+    return {
+        "candidates": len(candidates),
+        "candidate_sessions": words.bounded(
+            "; ".join(f"{b.thread_id} {b.user}@{b.host}" for b in candidates)
+        ),
+        **_blocker_evidence(candidates[0], "candidate_"),
+    }
+
+
 def _blocked(
-    seen: Seen, lock: str, wait_s: float | None, blockers: tuple[BlockingSession, ...]
+    seen: Seen,
+    lock: str,
+    wait_s: float | None,
+    blockers: tuple[BlockingSession, ...],
+    state: ThreadState | None = None,
 ) -> Finding:
-    kind = "a row lock" if lock == "row" else "a metadata lock"
+    kind = _lock_words(lock)
     # The first poll of a wait has no duration yet: say nothing rather than "for 0.0 s".
     waited = f" for {words.seconds(wait_s)}" if wait_s is not None and wait_s >= 1 else ""
+    says = f" (the server says {words.quote(state.text)})" if state is not None else ""
     certain = [b for b in blockers if b.certain and b.lock == lock]
     candidates = [b for b in blockers if not b.certain and b.lock == lock]
+    in_trx = bool(candidates)
+    if not candidates and lock != "row":
+        candidates = _session_candidates(blockers)
     # What the applier waits to run (MariaDB's PROCESSLIST INFO): names the table of a metadata
     # lock even when the holder's own readings cannot (no METADATA_LOCK_INFO plugin).
     waiting = seen.inputs.applier_statement
@@ -76,48 +139,89 @@ def _blocked(
         "wait_s": _round(wait_s),
         **words.statement_evidence("waiting_statement", waiting),
     }
+    if state is not None:
+        evidence["applier_state"] = words.bounded(state.text)
+    release = _RELEASE.get(lock)
     needs: str | None = None
     if certain:
         b = certain[0]
         on = f" on {b.object_name}" if b.object_name else ""
         sentence = (
-            f"{seen.name}'s applier has been waiting{waited} for {kind}{on} held by {_session(b)}."
+            f"{seen.name}'s applier has been waiting{waited} for {kind}{on}{says} held by "
+            f"{_session(b)}."
         )
         action = (
-            f"Ask the owner of session {b.thread_id} ({b.user}@{b.host}) to commit or roll back; "
-            "the applier resumes as soon as the lock is released."
+            f"Ask the owner of session {b.thread_id} ({b.user}@{b.host}) to "
+            + (release.split(": ", 1)[-1] if release else "commit or roll back")
+            + "; the applier resumes as soon as the lock is released."
         )
         evidence.update(_blocker_evidence(b))
         evidence["blocked_thread_id"] = b.blocked_thread_id
         confidence = 0.95
     elif candidates:
-        shown = "; or ".join(_session(b) for b in candidates[:_CANDIDATES_IN_SENTENCE])
-        more = len(candidates) - _CANDIDATES_IN_SENTENCE
-        extra = f" (and {more} more)" if more > 0 else ""
+        why = (
+            "sessions idle in a transaction that began before the wait"
+            if in_trx
+            else "sessions in their current command since before the wait began"
+        )
         sentence = (
-            f"{seen.name}'s applier has been waiting{waited} for {kind}; likely held by "
-            f"{shown}{extra} — sessions idle in a transaction that began before the wait."
+            f"{seen.name}'s applier has been waiting{waited} for {kind}{says}; likely held by "
+            f"{_candidate_list(candidates)} — {why}."
         )
         action = (
-            "Ask the owners of these sessions to commit or roll back; to name the holder exactly, "
-            "install the METADATA_LOCK_INFO plugin (MariaDB)."
+            (release[0].upper() + release[1:] + "; " if release else "")
+            + "ask the owners of these sessions to "
+            + ("release it" if release else "commit or roll back")
+            + "; to name the holder exactly, install the METADATA_LOCK_INFO plugin (MariaDB)."
         )
-        evidence["candidates"] = len(candidates)
-        evidence["candidate_sessions"] = words.bounded(
-            "; ".join(f"{b.thread_id} {b.user}@{b.host}" for b in candidates)
-        )
-        evidence.update(_blocker_evidence(candidates[0], "candidate_"))
+        evidence.update(_candidate_evidence(candidates))
         needs = "the exact holder: needs the METADATA_LOCK_INFO plugin"
+        if seen.product == "mysql":
+            needs = "the exact holder: performance_schema.metadata_locks showed none"
         confidence = 0.85
     else:
         sentence = (
-            f"{seen.name}'s applier has been waiting{waited} for {kind} another session holds."
+            f"{seen.name}'s applier has been waiting{waited} for {kind}{says} another session "
+            "holds."
         )
-        action = "Find the session holding it (SHOW PROCESSLIST) and ask its owner to finish."
+        action = (
+            release[0].upper() + release[1:] + "."
+            if release
+            else "Find the session holding it (SHOW PROCESSLIST) and ask its owner to finish."
+        )
         needs = _why_no_holder(seen, lock)
         confidence = 0.8
     return Finding(
         Cause.BLOCKED_BY_SESSION, confidence, sentence, action, MappingProxyType(evidence), needs
+    )
+
+
+def _unknown_wait(
+    seen: Seen, state: ThreadState, wait_s: float | None, blockers: tuple[BlockingSession, ...]
+) -> Finding:
+    """A state the table does not know: the server's words, and who could be behind them."""
+    lasted = max(wait_s or 0.0, state.for_s or 0.0)
+    waited = f" for {words.seconds(lasted)}" if lasted >= 1 else ""
+    candidates = _session_candidates(blockers)
+    evidence: dict[str, EvidenceValue] = {
+        "applier_state": words.bounded(state.text),
+        "applier_thread_id": state.thread_id,
+        "state_s": _round(lasted),
+        **words.statement_evidence("waiting_statement", seen.inputs.applier_statement),
+    }
+    if candidates:
+        tail = f"; sessions that could hold what it waits for: {_candidate_list(candidates)}."
+        evidence.update(_candidate_evidence(candidates))
+    else:
+        tail = "; no replica session has been in its command since before the wait."
+    return Finding(
+        Cause.APPLIER_WAIT,
+        0.6 if candidates else 0.5,
+        f"{seen.name}'s applier waits: {words.quote(state.text)}{waited}{tail}",
+        "The server names what the applier waits for: if a session on the replica holds it, "
+        "ask its owner to release it; the applier resumes then.",
+        MappingProxyType(evidence),
+        None if candidates else seen.needs("lock_sessions"),
     )
 
 
@@ -175,10 +279,32 @@ def applier_findings(seen: Seen) -> ApplierFindings:
     if ddl_state is None and states.is_ddl_statement(statement) and not mdl_wait:
         ddl_state = next(iter(states_now), "") or "applying"
     found: list[Finding] = []
-    kind = "metadata" if mdl_wait else "ddl" if ddl_state else None
+    threads = waits.thread_states(seen.inputs.status, seen.channel_workers())
+    lock = None if mdl_wait else waits.lock_wait(threads)
+    unknown_now = waits.unknown_states(threads)
+    before = str((seen.wait or {}).get("kind") or "")
+    kind = (
+        "metadata"
+        if mdl_wait
+        else "ddl"
+        if ddl_state
+        else f"lock:{lock.lock}"
+        if lock is not None
+        else f"{_STATE_KIND}{waits.key(unknown_now[0])}"
+        if unknown_now
+        else None
+    )
     wait, waited = wait_since(seen, kind)
+    unknown = None
+    if lock is None and not mdl_wait and ddl_state is None and not waiting_trx:
+        previous = before.removeprefix(_STATE_KIND) if before.startswith(_STATE_KIND) else None
+        unknown = waits.unknown_wait(threads, previous)
     if mdl_wait:
         found.append(_blocked(seen, "metadata", waited, blockers))
+    if lock is not None and lock.lock is not None:
+        found.append(_blocked(seen, lock.lock, waited, blockers, lock))
+    if unknown is not None:
+        found.append(_unknown_wait(seen, unknown, waited, blockers))
     if waiting_trx or any(b.lock == "row" for b in blockers):
         trx = waiting_trx[0] if waiting_trx else None
         since = seen.server_time(trx.lock_wait_started_at) if trx is not None else None
@@ -196,7 +322,9 @@ def applier_findings(seen: Seen) -> ApplierFindings:
     # same transaction stays a scan in a poll that misses the evidence (live lab: a poll without
     # the relay log's table named it large beside the scan).
     scanning = no_key is not None or bool(seen.trx and seen.trx.get("scan"))
-    if not mdl_wait and not waiting_trx and ddl_state is None and not scanning:
+    # A transaction held up by a lock (or a wait the server names) is waiting, not large.
+    held = lock is not None or unknown is not None
+    if not mdl_wait and not waiting_trx and ddl_state is None and not scanning and not held:
         large = _large_transaction(seen, trxs)
         if large is not None:
             found.append(large)
