@@ -11,7 +11,7 @@ rather than exposed as 0: a 0 would read as "caught up".
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, selectinload
 from lagscope.analysis.causes.model import Cause
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.catching_up import CatchingUp, catching_up
 from lagscope.history.episodes import current_causes
 from lagscope.history.status import is_stale, latest_channel_rows, latest_instance_samples
 from lagscope.metrics_catalog import GAUGES
@@ -57,6 +58,7 @@ class ChannelPoint:
     errant_trx: int | None = None
     # The newest poll's causes (Cause labels, strongest first): one series each.
     causes: tuple[str, ...] = ()
+    catching_up: CatchingUp | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -92,17 +94,19 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
     )
     instances = [i for c in clusters for i in c.instances if i.enabled]
     polled = latest_instance_samples(session, [i.id for i in instances])
-    channels = [
-        _channel_point(
+    channels = []
+    for row in latest_channel_rows(session, [c.id for c in clusters]):
+        if not row.instance.enabled or row.sample is None:
+            continue
+        causes = current_causes(row.channel.current_causes)
+        point = _channel_point(
             row.cluster.name,
             row.instance,
             row.channel.name,
             row.sample,
-            tuple(c.cause for c in current_causes(row.channel.current_causes)),
+            tuple(c.cause for c in causes),
         )
-        for row in latest_channel_rows(session, [c.id for c in clusters])
-        if row.instance.enabled and row.sample is not None
-    ]
+        channels.append(replace(point, catching_up=catching_up(causes)))
     points = []
     for instance in instances:
         sample = polled.get(instance.id)
@@ -223,8 +227,31 @@ class LagscopeCollector(Collector):
             f"none. cause is one of a fixed list: {', '.join(c.label for c in Cause)}.",
             labels=(*CHANNEL_LABELS, "cause"),
         )
+        catching = GaugeMetricFamily(
+            "lagscope_catching_up",
+            "1 while the channel drains a backlog after what made it ended or after a tuning "
+            'step (lagscope_channel_cause{cause="catching_up"}), 0 otherwise.',
+            labels=CHANNEL_LABELS,
+        )
+        drain = GaugeMetricFamily(
+            "lagscope_catching_up_drain_seconds_per_second",
+            "While catching up: seconds of lag worked off per second (no series otherwise, or "
+            "when the drain is measured in transactions only).",
+            labels=CHANNEL_LABELS,
+        )
+        eta = GaugeMetricFamily(
+            "lagscope_catching_up_eta_seconds",
+            "While catching up: seconds until caught up at this pace (no series when unknown).",
+            labels=CHANNEL_LABELS,
+        )
         for point in self._channels:
             sampled.add_metric(point.labels, point.ts.timestamp())
+            state = point.catching_up
+            catching.add_metric(point.labels, float(state is not None))
+            if state is not None and state.drain_s_per_s is not None:
+                drain.add_metric(point.labels, state.drain_s_per_s)
+            if state is not None and state.eta_s is not None:
+                eta.add_metric(point.labels, state.eta_s)
             # Only the fixed labels: a stored value this version does not know is not exposed,
             # so the label set stays bounded whatever the store holds.
             for cause in dict.fromkeys(c for c in point.causes if c in _CAUSE_LABELS):
@@ -233,7 +260,7 @@ class LagscopeCollector(Collector):
                 verdicts.add_metric([*point.labels, verdict.label], float(verdict is point.verdict))
             for source in LagSource:
                 sources.add_metric([*point.labels, source.label], float(source is point.lag_source))
-        yield from (sampled, verdicts, sources, causes)
+        yield from (sampled, verdicts, sources, causes, catching, drain, eta)
 
     def _instance_families(self) -> Iterator[Metric]:
         up = GaugeMetricFamily(

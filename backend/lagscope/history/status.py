@@ -23,6 +23,7 @@ from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.analysis.errant import errant_problem
 from lagscope.analysis.eta import Eta, eta, eta_from_json
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.catching_up import CatchingUp, catching_up
 from lagscope.history.episodes import CurrentCause, current_causes
 from lagscope.inventory.instances import get_cluster
 from lagscope.inventory.server_logins import ACCESS_DENIED
@@ -164,6 +165,8 @@ class ChannelState:
     # Why it is behind: the newest poll's causes, strongest first, and the ongoing episode.
     causes: list[CurrentCause] = field(default_factory=list)
     episode_id: int | None = None
+    # Draining a backlog after what made it ended (or a step): None when not catching up.
+    catching_up: CatchingUp | None = None
     # GTIDs executed on the replica that its source never wrote: how many (newest sample), which
     # (newest poll) and, when there are some, what to do about them in words.
     errant_trx: int | None = None
@@ -306,6 +309,7 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
     s, channel = row.sample, row.channel
     io_state = io_state_from_code(s.io_state) if s and s.io_state is not None else None
     verdict = s.verdict if s else channel.verdict
+    causes = current_causes(channel.current_causes)
     return ChannelState(
         id=channel.id,
         instance_id=row.instance.id,
@@ -320,8 +324,9 @@ def _channel_state(row: ChannelRow, interval_s: float, now: datetime) -> Channel
         last_io_error=channel.last_io_error,
         last_sql_error=channel.last_sql_error,
         eta=_channel_eta(channel, s),
-        causes=current_causes(channel.current_causes),
+        causes=causes,
         episode_id=channel.episode_id,
+        catching_up=catching_up(causes),
         errant_gtids=channel.errant_gtids,
         errant_problem=errant_problem(
             row.instance.name,

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from lagscope.api.schemas.common import Schema
-from lagscope.api.schemas.episodes import CurrentCauseOut
+from lagscope.api.schemas.episodes import CauseRefOut, CurrentCauseOut
 from lagscope.history.verdicts import ChannelRuns
 from lagscope.models.types import to_micros
 
@@ -48,6 +48,30 @@ class EtaOut(Schema):
         description="What the figure rests on: the apply and arrival rates, or the progress of "
         "one large transaction being applied",
     )
+
+
+class CatchingUpOut(Schema):
+    """The channel drains a backlog after what made it ended, or after a tuning step."""
+
+    since: datetime | None = Field(description="When this run of catching-up polls began")
+    after: Literal["step", "cause_ended"] = Field(
+        description="step: after a tuning step (step, step_instance, step_at); cause_ended: "
+        "after the episode's main cause stopped being seen"
+    )
+    step: str | None = Field(description="The step's changes: 'sync_relay_log 1→0, …'")
+    step_instance: str | None = Field(description="The server the step changed")
+    step_at: datetime | None = Field(description="When the step's new values were first seen")
+    main_cause: CauseRefOut | None = Field(
+        description="The episode's main cause: what made the backlog (null: not identified)"
+    )
+    limit: CauseRefOut | None = Field(
+        description="A cause still named while it drains: what limits the drain (null: none)"
+    )
+    drain_s_per_s: float | None = Field(
+        description="Seconds of lag worked off per second (null: measured in transactions only)"
+    )
+    eta_s: float | None = Field(description="Seconds until caught up at this pace (null: unknown)")
+    sentence: str = Field(description="The same in words")
 
 
 class InstanceStatusOut(Schema):
@@ -135,6 +159,11 @@ class ChannelStatusOut(Schema):
         description="Why it is behind, strongest first (the newest poll's findings; [] when none)",
     )
     episode_id: int | None = Field(description="The lag episode in progress (null: none)")
+    catching_up: CatchingUpOut | None = Field(
+        default=None,
+        description="Catching up: draining the backlog after its cause ended or after a step, "
+        "with the cause that made it (null: not catching up)",
+    )
     errant_trx: int | None = Field(
         default=None,
         description="Transactions executed on this replica that its source never wrote "
