@@ -11,6 +11,7 @@ export const ALERT_METRICS: components["schemas"]["RuleIn"]["metric"][] = [
   "replication_error",
   "eta",
   "lag_disagreement",
+  "errant_trx",
   "unreachable",
   "credentials_problem",
   "param_changed",
@@ -31,6 +32,7 @@ export const SERIES_METRICS: components["schemas"]["SeriesResponse"]["metric"][]
   "apply_rate",
   "source_rate",
   "relay_log_space",
+  "errant_trx",
   "round_trip_s",
   "clock_offset_s",
   "commits_per_s",
@@ -61,4 +63,6 @@ export const CAUSES: components["schemas"]["CauseRefOut"]["cause"][] = [
   "unreachable",
   "clock_skew",
   "unexplained",
+  "catching_up",
+  "applier_wait",
 ];

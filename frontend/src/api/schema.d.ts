@@ -1251,13 +1251,64 @@ export interface components {
             /** Samples */
             samples: number;
         };
+        /**
+         * CatchingUpOut
+         * @description The channel drains a backlog after what made it ended, or after a tuning step.
+         */
+        CatchingUpOut: {
+            /**
+             * After
+             * @description step: after a tuning step (step, step_instance, step_at); cause_ended: after the episode's main cause stopped being seen
+             * @enum {string}
+             */
+            after: "step" | "cause_ended";
+            /**
+             * Drain S Per S
+             * @description Seconds of lag worked off per second (null: measured in transactions only)
+             */
+            drain_s_per_s: number | null;
+            /**
+             * Eta S
+             * @description Seconds until caught up at this pace (null: unknown)
+             */
+            eta_s: number | null;
+            /** @description A cause still named while it drains: what limits the drain (null: none) */
+            limit: components["schemas"]["CauseRefOut"] | null;
+            /** @description The episode's main cause: what made the backlog (null: not identified) */
+            main_cause: components["schemas"]["CauseRefOut"] | null;
+            /**
+             * Sentence
+             * @description The same in words
+             */
+            sentence: string;
+            /**
+             * Since
+             * @description When this run of catching-up polls began
+             */
+            since: string | null;
+            /**
+             * Step
+             * @description The step's changes: 'sync_relay_log 1→0, …'
+             */
+            step: string | null;
+            /**
+             * Step At
+             * @description When the step's new values were first seen
+             */
+            step_at: string | null;
+            /**
+             * Step Instance
+             * @description The server the step changed
+             */
+            step_instance: string | null;
+        };
         /** CauseRefOut */
         CauseRefOut: {
             /**
              * Cause
              * @enum {string}
              */
-            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained";
+            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained" | "catching_up" | "applier_wait";
             /**
              * Words
              * @description The cause in an operator's words
@@ -1278,7 +1329,7 @@ export interface components {
              * Cause
              * @enum {string}
              */
-            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained";
+            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained" | "catching_up" | "applier_wait";
             /** Confidence */
             confidence: number;
             /**
@@ -1371,6 +1422,8 @@ export interface components {
              * @description Transactions applied per second
              */
             apply_rate: number | null;
+            /** @description Catching up: draining the backlog after its cause ended or after a step, with the cause that made it (null: not catching up) */
+            catching_up?: components["schemas"]["CatchingUpOut"] | null;
             /**
              * Causes
              * @description Why it is behind, strongest first (the newest poll's findings; [] when none)
@@ -1383,6 +1436,21 @@ export interface components {
              * @description The lag episode in progress (null: none)
              */
             episode_id: number | null;
+            /**
+             * Errant Gtids
+             * @description Which: MySQL the GTID set; MariaDB the newest errant GTID per domain. '' = none, null = unknown
+             */
+            errant_gtids?: string | null;
+            /**
+             * Errant Problem
+             * @description When there are errant transactions: what they are and what to do, in words
+             */
+            errant_problem?: string | null;
+            /**
+             * Errant Trx
+             * @description Transactions executed on this replica that its source never wrote (errant GTIDs) at the newest poll; null = unknown
+             */
+            errant_trx?: number | null;
             eta: components["schemas"]["EtaOut"] | null;
             /** Heartbeat Lag S */
             heartbeat_lag_s: number | null;
@@ -1719,7 +1787,7 @@ export interface components {
              * Cause
              * @enum {string}
              */
-            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained";
+            cause: "source_burst" | "network" | "relay_log_durability" | "durable_apply" | "serial_apply" | "ordering" | "large_transaction" | "ddl" | "blocked_by_session" | "no_usable_key" | "delayed_by_design" | "stopped" | "broken" | "unreachable" | "clock_skew" | "unexplained" | "catching_up" | "applier_wait";
             /** Confidence */
             confidence: number;
             /** Evidence */
@@ -3094,7 +3162,7 @@ export interface components {
              * Metric
              * @enum {string}
              */
-            metric: "lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "heartbeat_writer_stale" | "polling_stopped";
+            metric: "lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "errant_trx" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "heartbeat_writer_stale" | "polling_stopped";
             /** Name */
             name: string;
             /**
@@ -3200,7 +3268,7 @@ export interface components {
                 [key: string]: string;
             } | null;
             /** Metric */
-            metric?: ("lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "heartbeat_writer_stale" | "polling_stopped") | null;
+            metric?: ("lag" | "trx_behind" | "not_received" | "received_not_applied" | "io_stopped" | "sql_stopped" | "replication_error" | "eta" | "lag_disagreement" | "errant_trx" | "unreachable" | "credentials_problem" | "param_changed" | "clock_skew" | "heartbeat_writer_stale" | "polling_stopped") | null;
             /** Name */
             name?: string | null;
             /** Null Policy */
@@ -3251,7 +3319,7 @@ export interface components {
              * Metric
              * @enum {string}
              */
-            metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
+            metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "errant_trx" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
             /**
              * Note
              * @description what this metric's tables do not keep (e.g. no rollups)
@@ -3308,12 +3376,12 @@ export interface components {
              * @description the first metric asked (the only one, usually)
              * @enum {string}
              */
-            metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
+            metric: "lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "errant_trx" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s";
             /**
              * Metrics
              * @description every metric asked, in order (always given); each series names its own
              */
-            metrics?: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
+            metrics?: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "errant_trx" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
             /**
              * Series
              * @description per metric (in the order asked), per key
@@ -6014,7 +6082,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description repeatable: several metrics of the same channels or instances in one request (at most 200,000 points in all, series × points) */
-                metric: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
+                metric: ("lag_s" | "seconds_behind_source" | "heartbeat_lag_s" | "applier_lag_s" | "timeline_lag_s" | "trx_behind" | "not_received" | "received_not_applied" | "apply_rate" | "source_rate" | "relay_log_space" | "errant_trx" | "round_trip_s" | "clock_offset_s" | "commits_per_s" | "binlog_commits_per_s" | "binlog_group_commits_per_s" | "log_fsyncs_per_s" | "data_fsyncs_per_s" | "data_written_per_s" | "log_written_per_s" | "dblwr_pages_per_s" | "semi_sync_avg_wait_s")[];
                 /** @description repeatable */
                 channel_id?: number[];
                 /** @description repeatable; for a channel metric, stands for all the instance's channels */

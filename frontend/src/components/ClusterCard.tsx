@@ -124,6 +124,14 @@ function TopologyItem({ node, sparkStart, sparkEnd }: { node: TopologyNode; spar
                     </span>
                   ) : null}
                 </td>
+                <td className="errant">
+                  {row.errant ? (
+                    <span className="tone-bad" title={row.errant.title} data-testid="channel-errant">
+                      <span aria-hidden="true">⚠ </span>
+                      {row.errant.text}
+                    </span>
+                  ) : null}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -39,6 +39,12 @@ export function SidePanel({
               {p.cause.sentence ? <span className="side-cause-sentence">{p.cause.sentence}</span> : null}
             </p>
           ) : null}
+          {p.errant ? (
+            <p className="tone-bad small" data-testid="side-errant">
+              <span aria-hidden="true">⚠ </span>
+              {p.errant}
+            </p>
+          ) : null}
           <dl className="status-rows">
             {p.rows.map((r) => (
               <div key={r.term} className={r.problem ? "problem" : undefined}>

@@ -146,3 +146,22 @@ describe("sortCards", () => {
     expect(sortCards([ok, bad]).map((c) => c.name)).toEqual(["z", "a"]);
   });
 });
+
+describe("errant transactions on the card", () => {
+  it("count as a problem, with the set and what to do on hover", () => {
+    const problem = "replica1 has 3 transactions the source never wrote: 77-3-3 (the newest per domain) — …";
+    const errant = channelStatus({ errant_trx: 3, errant_gtids: "77-3-3", errant_problem: problem });
+    const card = buildClusterCard(clusterOut(), status([errant]), topology, undefined, NOW);
+    const row = card.roots[0]?.children.find((n) => n.name === "replica1")?.channels[0];
+    expect(row?.errant).toEqual({ text: "3 errant transactions", title: problem });
+    expect(card.summary).toBe("1 problem in 1 replica channel");
+  });
+
+  it("are not shown when there are none or the count is unknown", () => {
+    for (const over of [{ errant_trx: 0, errant_gtids: "" }, { errant_trx: null }, {}]) {
+      const card = buildClusterCard(clusterOut(), status([channelStatus(over)]), topology, undefined, NOW);
+      expect(card.roots[0]?.children.find((n) => n.name === "replica1")?.channels[0]?.errant).toBeNull();
+      expect(card.summary).toBe("1 replica channel, all caught up");
+    }
+  });
+});

@@ -27,7 +27,24 @@ export interface ChannelRow {
   cause: CurrentCauseView | null;
   /** The ongoing episode's page, when the channel is in one. */
   episodeHref: string | null;
+  /** "3 errant transactions" (GTIDs the source never wrote), what to do on hover; null: none. */
+  errant: ErrantView | null;
   spark: GapPoint[];
+}
+
+export interface ErrantView {
+  text: string;
+  title: string;
+}
+
+/** A replica's errant transactions in a few words, the API's full sentence as the title. */
+export function errantView(channel: ChannelStatus): ErrantView | null {
+  const count = channel.errant_trx ?? 0;
+  if (count <= 0) return null;
+  return {
+    text: `${count} errant transaction${count === 1 ? "" : "s"}`,
+    title: channel.errant_problem ?? `GTIDs the source never wrote: ${channel.errant_gtids ?? "unknown"}`,
+  };
 }
 
 export interface TopologyNode {
@@ -106,6 +123,7 @@ function channelRow(
     disagreement: disagreementText(channel),
     cause: currentCauseView(channel.causes),
     episodeHref: channel.episode_id != null ? `/clusters/${clusterId}/episodes/${channel.episode_id}` : null,
+    errant: errantView(channel),
     spark: spark.get(channel.id) ?? [],
   };
 }
@@ -197,7 +215,7 @@ export function buildClusterCard(
   const unreachable = [...instances.values()].filter((i) => i.reachable === false || i.stale);
   const worst = [...verdicts].sort((a, b) => a.rank - b.rank)[0] ?? verdictInfo(null);
   const problems =
-    rows.filter((r) => r.verdict.tone === "bad" || r.verdict.tone === "warn" || r.disagreement).length +
+    rows.filter((r) => r.verdict.tone === "bad" || r.verdict.tone === "warn" || r.disagreement || r.errant).length +
     unreachable.filter((i) => i.role === "source").length;
   const noSamples = rows.length === 0 || channels.every((c) => c.sample_at === null);
   const summary = noSamples

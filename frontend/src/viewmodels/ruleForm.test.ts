@@ -161,5 +161,6 @@ describe("ALERT_METRICS", () => {
   it("lists each alert metric once", () => {
     expect(new Set(ALERT_METRICS).size).toBe(ALERT_METRICS.length);
     expect(ALERT_METRICS).toContain("lag");
+    expect(ALERT_METRICS).toContain("errant_trx");
   });
 });

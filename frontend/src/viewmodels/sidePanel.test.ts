@@ -70,3 +70,22 @@ describe("buildChannelPanels", () => {
     expect(etaText({ ...ETA, seconds: 90, catching_up: true, never: true, falling_behind_per_s: null }, "apply_bound")).toBe("not catching up");
   });
 });
+
+describe("errant transactions in the side panel", () => {
+  it("shows the count and set as a problem row, and what to do", () => {
+    const problem = "replica1 has 1 transaction the source never wrote: 77-3-1 (the newest per domain) — …";
+    const [panel] = buildChannelPanels(
+      [channelStatus({ errant_trx: 1, errant_gtids: "77-3-1", errant_problem: problem })],
+      new Map([[1, "#123"]]),
+      NOW,
+    );
+    expect(panel?.rows.find((r) => r.term === "errant trx")).toEqual({ term: "errant trx", value: "1: 77-3-1", problem: true });
+    expect(panel?.errant).toBe(problem);
+  });
+
+  it("says none without a warning", () => {
+    const [panel] = buildChannelPanels([channelStatus({ errant_trx: 0, errant_gtids: "" })], new Map(), NOW);
+    expect(panel?.rows.find((r) => r.term === "errant trx")).toEqual({ term: "errant trx", value: "0" });
+    expect(panel?.errant).toBeNull();
+  });
+});

@@ -25,6 +25,8 @@ export interface ChannelPanel {
   disagreement: string | null;
   /** Why it is behind now, in words (the sentence and action on hover); null when none is named. */
   cause: CurrentCauseView | null;
+  /** Errant transactions: which, and what to do before any failover; null when none. */
+  errant: string | null;
 }
 
 const IO_WORDS: Record<NonNullable<ChannelStatus["io_state"]>, string> = {
@@ -59,6 +61,13 @@ export function etaText(eta: ChannelStatus["eta"], verdict?: ChannelStatus["verd
   return "unknown";
 }
 
+/** GTIDs executed on the replica that the source never wrote: how many, and which. */
+function errantRow(c: ChannelStatus): StatusRow {
+  const count = c.errant_trx ?? null;
+  if (count === null || count <= 0) return { term: "errant trx", value: formatCount(count) };
+  return { term: "errant trx", value: `${formatCount(count)}: ${c.errant_gtids ?? "GTIDs unknown"}`, problem: true };
+}
+
 export function buildChannelPanels(
   channels: readonly ChannelStatus[],
   colors: ReadonlyMap<number, string>,
@@ -77,6 +86,7 @@ export function buildChannelPanels(
       { term: "trx behind", value: formatCount(c.trx_behind) },
       { term: "not received", value: formatCount(c.not_received) },
       { term: "received, not applied", value: formatCount(c.received_not_applied) },
+      errantRow(c),
       { term: "apply / source", value: `${formatRate(c.apply_rate, "trx")} / ${formatRate(c.source_rate, "trx")}` },
       { term: "relay log", value: formatBytes(c.relay_log_space) },
       { term: "ETA", value: etaText(c.eta, c.verdict) },
@@ -95,6 +105,7 @@ export function buildChannelPanels(
       errors,
       disagreement: disagreementText(c),
       cause: currentCauseView(c.causes),
+      errant: (c.errant_trx ?? 0) > 0 ? (c.errant_problem ?? null) : null,
     };
   });
 }
