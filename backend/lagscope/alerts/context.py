@@ -1,21 +1,31 @@
-"""The facts a notification carries, gathered from the store when it is recorded: the current lag
-and its source, the decomposition and verdict, and what changed in the hour before (parameter
-changes on the cluster's servers, annotations in scope). Stored with the event, so every retry
-sends the same body."""
+"""The facts a notification carries, gathered from the store when it is recorded: the lag
+episode the channel is in and its main cause with that cause's evidence, the channel's state now,
+the current lag and its source, the decomposition and verdict, and what changed in the hour before
+(parameter changes on the cluster's servers, annotations in scope). Stored with the event, so
+every retry sends the same body."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from lagscope.alerts.payloads import CONTEXT_WINDOW_S, AlertContext, Change, Note, Why
+from lagscope.alerts.payloads import (
+    CONTEXT_WINDOW_S,
+    AlertContext,
+    Change,
+    EpisodeFacts,
+    Note,
+    Why,
+)
 from lagscope.alerts.readings import Subject, at_datetime, finite
 from lagscope.alerts.state import Observation
-from lagscope.history.episodes import current_causes
+from lagscope.history.episodes import bounded, cause_of, clean_evidence, current_causes
 from lagscope.history.status import lag_source_label, verdict_label
-from lagscope.models import AlertRule, Annotation, Cluster, ParamChange, Sample
+from lagscope.models import AlertRule, Annotation, Channel, Cluster, ParamChange, Sample
+from lagscope.models.episodes import Episode, EpisodeCause
 
 
 def build_context(
@@ -40,6 +50,7 @@ def build_context(
     fired_at = at_datetime(starts_at)
     since = fired_at - timedelta(seconds=CONTEXT_WINDOW_S)
     end = max(fired_at, at_datetime(obs.at))
+    why = _why(subject)
     return AlertContext(
         rule_id=rule.id,
         rule_name=rule.name,
@@ -63,7 +74,66 @@ def build_context(
         changes=_changes(session, cluster, instance.id, since, end),
         notes=_notes(session, cluster.id, instance.id, subject, since, end),
         idempotency_key=key,
-        why=_why(subject),
+        why=why,
+        state=_state(subject, why, sample),
+        episode=_episode(session, subject.channel, fired_at, end),
+    )
+
+
+def _state(subject: Subject, why: tuple[Why, ...], sample: Sample | None) -> str | None:
+    """The channel's state now in words: its strongest current cause, else its verdict."""
+    if subject.channel is None:
+        return None
+    if why:
+        return why[0].words
+    verdict = verdict_label(sample.verdict) if sample else None
+    return verdict.replace("_", " ") if verdict else None
+
+
+def _episode(
+    session: Session, channel: Channel | None, fired_at: datetime, end: datetime
+) -> EpisodeFacts | None:
+    """The channel's episode around the alert — the newest one that began by ``end`` and had not
+    ended before the alert fired (a resolved alert's episode may have ended since) — with the
+    evidence of its main cause's newest segment. Two indexed lookups, on notifications only."""
+    if channel is None:
+        return None
+    episode = session.scalar(
+        select(Episode)
+        .where(
+            Episode.channel_id == channel.id,
+            Episode.started_at <= end,
+            or_(Episode.ended_at.is_(None), Episode.ended_at >= fired_at),
+        )
+        .order_by(Episode.started_at.desc(), Episode.id.desc())
+        .limit(1)
+    )
+    if episode is None:
+        return None
+    cause = cause_of(episode.main_cause)
+    facts = EpisodeFacts(
+        id=episode.id,
+        started_at=episode.started_at.timestamp(),
+        ended_at=episode.ended_at.timestamp() if episode.ended_at else None,
+        peak_lag_s=episode.peak_lag_s,
+        cause=cause.label if cause else None,
+        words=cause.words if cause else "cause not named yet",
+    )
+    if cause is None:
+        return facts
+    segment = session.scalar(
+        select(EpisodeCause)
+        .where(EpisodeCause.episode_id == episode.id, EpisodeCause.cause == int(cause))
+        .order_by(EpisodeCause.started_at.desc(), EpisodeCause.id.desc())
+        .limit(1)
+    )
+    if segment is None:
+        return facts
+    return replace(
+        facts,
+        sentence=bounded(segment.sentence or ""),
+        action=bounded(segment.action or ""),
+        evidence=clean_evidence(segment.evidence),
     )
 
 

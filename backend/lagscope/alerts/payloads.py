@@ -1,8 +1,11 @@
 """Webhook bodies as pure functions: generic JSON (schema ``lagscope.alert/v1``), Alertmanager v4,
 Alertmanager's own API (``POST /api/v2/alerts``), Slack incoming-webhook (``text`` + ``blocks``).
 
-Every body carries the context an operator needs: current lag and its source, the decomposition
-and verdict, the parameter changes and annotations in the hour before it fired, and dashboard links.
+Every body carries the context an operator needs: the lag episode the alert belongs to (its main
+cause with the evidence behind it, and a link to its page), the channel's state now, current lag
+and its source, the decomposition and verdict, the parameter changes and annotations in the hour
+before it fired, and dashboard links. An alert fires while a backlog drains as often as while its
+cause holds: the episode's main cause is what made the backlog, the state is what goes on now.
 """
 
 from __future__ import annotations
@@ -54,6 +57,25 @@ class Why:
     action: str
 
 
+EvidenceValue = str | int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFacts:
+    """The lag episode the alert's channel is in (or was in, for a resolved alert): its main
+    cause and that cause's latest evidence — sentence, action, and the evidence's figures."""
+
+    id: int
+    started_at: float
+    ended_at: float | None
+    peak_lag_s: float | None
+    cause: str | None  # label; None while no cause is named yet
+    words: str
+    sentence: str = ""
+    action: str = ""
+    evidence: dict[str, EvidenceValue] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class AlertContext:
     """One notification's facts, gathered by the service from the store."""
@@ -84,6 +106,10 @@ class AlertContext:
     valid_until: float | None = None
     # Channel-scoped alerts: why the channel is behind, strongest first ([] when no cause named).
     why: tuple[Why, ...] = ()
+    # Channel-scoped alerts: the channel's state now in words (its strongest current cause, else
+    # its verdict), and the episode it is in.
+    state: str | None = None
+    episode: EpisodeFacts | None = None
 
 
 def iso(ts: float) -> str:
@@ -95,6 +121,13 @@ def dashboard_url(external_url: str, ctx: AlertContext) -> str:
     to = ctx.ends_at if ctx.ends_at is not None else ctx.starts_at + CONTEXT_WINDOW_S
     frm, till = quote(iso(ctx.starts_at - CONTEXT_WINDOW_S)), quote(iso(to))
     return f"{external_url.rstrip('/')}/clusters/{ctx.cluster_id}?from={frm}&to={till}"
+
+
+def episode_url(external_url: str, ctx: AlertContext) -> str | None:
+    """Link to the alert's episode page (None when the alert belongs to no episode)."""
+    if ctx.episode is None:
+        return None
+    return f"{external_url.rstrip('/')}/clusters/{ctx.cluster_id}/episodes/{ctx.episode.id}"
 
 
 def alert_labels(ctx: AlertContext) -> dict[str, str]:
@@ -122,10 +155,42 @@ def summary(ctx: AlertContext) -> str:
     val = "unknown (NULL)" if ctx.value is None else f"{ctx.value:g}"
     # MariaDB's and MySQL's unnamed channel is '': a bare "channel ''" reads as a bug.
     where = f"channel '{ctx.channel}'" if ctx.channel else "default channel"
+    # The cause rides in the one line every receiver shows (Slack's notification, the
+    # Alertmanager summary a pager forwards): the paged operator reads it first.
+    cause = f" — cause: {ctx.episode.words}" if ctx.episode and ctx.episode.cause else ""
     return (
         f"[{state}] {ctx.rule_name}: {ctx.metric}={val} (threshold {ctx.threshold:g}) "
-        f"on {ctx.cluster_name}/{ctx.instance} {where}"
+        f"on {ctx.cluster_name}/{ctx.instance} {where}{cause}"
     )
+
+
+def episode_text(ctx: AlertContext) -> str:
+    """The episode's main cause, then its evidence, then what to do ("" without an episode)."""
+    ep = ctx.episode
+    if ep is None:
+        return ""
+    head = f"Main cause of the episode since {iso(ep.started_at)}: {ep.words}."
+    return " ".join(part for part in (head, ep.sentence, ep.action) if part)
+
+
+def _episode_json(ctx: AlertContext, external_url: str) -> dict[str, Any] | None:
+    ep = ctx.episode
+    if ep is None:
+        return None
+    return {
+        "id": ep.id,
+        "started_at": iso(ep.started_at),
+        "ended_at": None if ep.ended_at is None else iso(ep.ended_at),
+        "peak_lag_s": ep.peak_lag_s,
+        "main_cause": {
+            "cause": ep.cause,
+            "words": ep.words,
+            "sentence": ep.sentence,
+            "action": ep.action,
+            "evidence": dict(ep.evidence),
+        },
+        "url": episode_url(external_url, ctx),
+    }
 
 
 def _context_json(ctx: AlertContext) -> dict[str, Any]:
@@ -172,8 +237,16 @@ def generic(ctx: AlertContext, external_url: str) -> dict[str, Any]:
         "summary": summary(ctx),
         "context": _context_json(ctx),
         "why": _why_json(ctx),
-        "links": {"dashboard": dashboard_url(external_url, ctx)},
+        "state": ctx.state,
+        "episode": _episode_json(ctx, external_url),
+        "links": _links(ctx, external_url),
     }
+
+
+def _links(ctx: AlertContext, external_url: str) -> dict[str, str]:
+    links = {"dashboard": dashboard_url(external_url, ctx)}
+    episode = episode_url(external_url, ctx)
+    return links if episode is None else {**links, "episode": episode}
 
 
 def _changes_text(ctx: AlertContext) -> str:
@@ -185,17 +258,23 @@ def _changes_text(ctx: AlertContext) -> str:
 def am_alert(ctx: AlertContext, external_url: str) -> dict[str, Any]:
     """One alert in Alertmanager's shape (also what its POST /api/v2/alerts ingests)."""
     labels = alert_labels(ctx)
+    annotations = {
+        "summary": summary(ctx),
+        "episode": episode_text(ctx),
+        "state": ctx.state or "",
+        "lag_source": ctx.lag_source or "",
+        "verdict": ctx.verdict or "",
+        "changes_last_hour": _changes_text(ctx),
+        "why": why_text(ctx),
+        "dashboard": dashboard_url(external_url, ctx),
+    }
+    episode = episode_url(external_url, ctx)
+    if episode is not None:
+        annotations["episode_url"] = episode
     return {
         "status": ctx.status,
         "labels": labels,
-        "annotations": {
-            "summary": summary(ctx),
-            "lag_source": ctx.lag_source or "",
-            "verdict": ctx.verdict or "",
-            "changes_last_hour": _changes_text(ctx),
-            "why": why_text(ctx),
-            "dashboard": dashboard_url(external_url, ctx),
-        },
+        "annotations": annotations,
         "startsAt": iso(ctx.starts_at),
         "endsAt": AM_ZERO_TIME if ctx.ends_at is None else iso(ctx.ends_at),
         "generatorURL": dashboard_url(external_url, ctx),
@@ -283,6 +362,21 @@ def slack_safe(ctx: AlertContext) -> AlertContext:
             Why(w.cause, slack_escape(w.words), slack_escape(w.sentence), slack_escape(w.action))
             for w in ctx.why
         ),
+        state=_esc(ctx.state),
+        episode=_slack_episode(ctx.episode),
+    )
+
+
+def _slack_episode(ep: EpisodeFacts | None) -> EpisodeFacts | None:
+    if ep is None:
+        return None
+    evidence = {k: slack_escape(v) if isinstance(v, str) else v for k, v in ep.evidence.items()}
+    return replace(
+        ep,
+        words=slack_escape(ep.words),
+        sentence=slack_escape(ep.sentence),
+        action=slack_escape(ep.action),
+        evidence=evidence,
     )
 
 
@@ -290,34 +384,39 @@ def slack(ctx: AlertContext, external_url: str) -> dict[str, Any]:
     """Slack incoming-webhook body: ``text`` is the fallback, ``blocks`` the rich layout. Every
     text in it is escaped (:func:`slack_safe`); the button's URL is not text."""
     link = dashboard_url(external_url, ctx)
+    episode_link = episode_url(external_url, ctx)
     ctx = slack_safe(ctx)
     facts = [
         f"*Lag:* {ctx.lag_s if ctx.lag_s is not None else 'unknown'} s ({ctx.lag_source or '?'})",
         f"*Not received:* {ctx.not_received} · *Received, not applied:* {ctx.received_not_applied}",
         f"*Verdict:* {ctx.verdict or '?'}",
     ]
+    if ctx.state:
+        facts.append(f"*Now:* {ctx.state}")
     facts += [f"*Why:* {w.sentence} {w.action}".rstrip() for w in ctx.why]
-    return {
-        "text": summary(ctx),
-        "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": summary(ctx)}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(facts)}},
-            {
-                "type": "section",
-                "text": {"type": "mrkdwn", "text": "*Last hour:*\n" + _changes_text(ctx)},
-            },
-            {
-                "type": "actions",
-                "elements": [
-                    {
-                        "type": "button",
-                        "text": {"type": "plain_text", "text": "Open in Lagscope"},
-                        "url": link,
-                    }
-                ],
-            },
-        ],
-    }
+    # The cause first, then the figures, then what changed (as the episode page reads).
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": summary(ctx)}}
+    ]
+    if ctx.episode is not None:
+        text = "*Episode:* " + episode_text(ctx)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text}})
+    blocks += [
+        {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(facts)}},
+        {
+            "type": "section",
+            "text": {"type": "mrkdwn", "text": "*Last hour:*\n" + _changes_text(ctx)},
+        },
+    ]
+    buttons = [_button("Open in Lagscope", link)]
+    if episode_link is not None:
+        buttons.insert(0, _button("Open the episode", episode_link))
+    blocks.append({"type": "actions", "elements": buttons})
+    return {"text": summary(ctx), "blocks": blocks}
+
+
+def _button(text: str, url: str) -> dict[str, Any]:
+    return {"type": "button", "text": {"type": "plain_text", "text": text}, "url": url}
 
 
 def context_to_json(ctx: AlertContext) -> dict[str, Any]:
@@ -327,6 +426,7 @@ def context_to_json(ctx: AlertContext) -> dict[str, Any]:
     data["changes"] = [asdict(c) for c in ctx.changes]
     data["notes"] = [{**asdict(n), "tags": list(n.tags)} for n in ctx.notes]
     data["why"] = [asdict(w) for w in ctx.why]
+    data["episode"] = None if ctx.episode is None else asdict(ctx.episode)
     return data
 
 
@@ -339,6 +439,9 @@ def context_from_json(data: dict[str, Any]) -> AlertContext:
     fields["labels"] = dict(data.get("labels", {}))
     # Contexts stored before causes were named carry no "why".
     fields["why"] = tuple(Why(**w) for w in data.get("why", ()))
+    # ... and contexts stored before alerts carried the episode, none.
+    episode = data.get("episode")
+    fields["episode"] = None if episode is None else EpisodeFacts(**episode)
     return AlertContext(**fields)
 
 
@@ -350,7 +453,9 @@ WITHHELD = "“…”"
 def without_server_text(ctx: AlertContext) -> AlertContext:
     """The context with every quote of a server's text in the causes' sentences and actions
     replaced by “…”: a statement's digest still names tables and columns, an error message
-    may hold a row's values, and a receiver keeps what it gets (chat history, mail)."""
+    may hold a row's values, and a receiver keeps what it gets (chat history, mail). The
+    episode's evidence keeps its figures and flags; its texts (statements, states, errors,
+    logins) are left out."""
     return replace(
         ctx,
         why=tuple(
@@ -359,6 +464,18 @@ def without_server_text(ctx: AlertContext) -> AlertContext:
             )
             for w in ctx.why
         ),
+        episode=_episode_without_server_text(ctx.episode),
+    )
+
+
+def _episode_without_server_text(ep: EpisodeFacts | None) -> EpisodeFacts | None:
+    if ep is None:
+        return None
+    return replace(
+        ep,
+        sentence=_QUOTED.sub(WITHHELD, ep.sentence),
+        action=_QUOTED.sub(WITHHELD, ep.action),
+        evidence={k: v for k, v in ep.evidence.items() if not isinstance(v, str)},
     )
 
 
