@@ -24,12 +24,27 @@ was bound by its receiver: relaxing ``sync_relay_log`` then speeds the receiver 
 relay-log fsync share of the time (it was busy all along), and the prediction is the lesser of
 the two. Tightening a setting is not predicted: the fsyncs it would add were never timed on this
 replica.
+
+The side panel ("what relaxing would give now") and the journal ("what the step was predicted to
+give") price the same thing, so they read the same window and the same polls: the window ends
+when the settings were last known in force (now, or the step's last read of the old values) and
+starts ``WINDOW_S`` earlier, or ``SETTLE_S`` after the cluster's previous step, whichever is
+later (analysis/impact.py ``windows``: the journal's before window); and every figure of the
+cost is a mean over the window's polls with a backlog (:func:`window_cost`), the polls whose
+apply rate is the capacity. A mean over every poll mixed a replica's idle or differently tuned
+stretches into its busy share while the fsync times, read only while behind, were not mixed:
+an incident drained just before the strict settings made ~1.2× of a replica that then gained 5×.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from lagscope.analysis.drain import has_backlog
+from lagscope.analysis.impact import Point, Window, window_stats
 
 FLUSH_LOG = "innodb_flush_log_at_trx_commit"
 SYNC_BINLOG = "sync_binlog"
@@ -42,6 +57,10 @@ MIN_BUSY = 0.5
 # the applier's own fsyncs gains nothing unless the receiver's (sync_relay_log) goes too. The
 # e2e journal story's first step: busy 58 %, flush_log relaxed alone, +11 % measured.
 SATURATED_BUSY = 0.9
+# The journal's default windows (journal/steps.py JournalSettings), which the side panel reads
+# too: a prediction there and one at the step agree when nothing changed in between.
+WINDOW_S = 600.0
+SETTLE_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,3 +230,53 @@ def _binlog_latency(cost: ApplierCost) -> float | None:
     if seconds is not None and count:
         return seconds / count
     return cost.fsync_latency_s
+
+
+@dataclass(frozen=True, slots=True)
+class CostPoll:
+    """One poll of a replica channel with its instance's readings at the same moment (None:
+    not read): the channel's backlog and apply rate, the applier's threads, the fsync figures."""
+
+    point: Point
+    busy: float | None = None
+    relay_waiting: float | None = None
+    binlog_fsync_s_per_s: float | None = None
+    redo_fsync_s_per_s: float | None = None
+    fsync_latency_s: float | None = None
+    relay_log_fsync_s_per_s: float | None = None
+    binlog_fsyncs_per_s: float | None = None
+    redo_fsyncs_per_s: float | None = None
+
+
+def window_cost(polls: Sequence[CostPoll]) -> ApplierCost:
+    """The cost of a window: each figure's mean over the polls with a backlog (the capacity's
+    polls, at least 3 of them, else no rate); the fsync counts over those of them whose fsyncs
+    were timed, so a count and its time match."""
+    behind = [p for p in polls if has_backlog(p.point)]
+    everything = Window(-math.inf, math.inf)
+    rate = window_stats([p.point for p in polls], everything).capacity
+    timed = [p for p in behind if p.binlog_fsync_s_per_s is not None] or behind
+
+    def mean(of: Sequence[CostPoll], read: Callable[[CostPoll], float | None]) -> float | None:
+        known = [v for p in of if (v := read(p)) is not None]
+        return statistics.fmean(known) if known else None
+
+    # Mostly not yet received: not received > received, not applied (backlog − not received).
+    counted = [p.point for p in behind if p.point.not_received is not None and p.point.backlog]
+    receive_bound = None
+    if counted:
+        receive_bound = statistics.fmean(
+            1.0 if 2 * (p.not_received or 0) > (p.backlog or 0) else 0.0 for p in counted
+        )
+    return ApplierCost(
+        rate=rate,
+        busy=mean(behind, lambda p: p.busy),
+        relay_waiting=mean(behind, lambda p: p.relay_waiting),
+        binlog_fsync_s_per_s=mean(behind, lambda p: p.binlog_fsync_s_per_s),
+        redo_fsync_s_per_s=mean(behind, lambda p: p.redo_fsync_s_per_s),
+        binlog_fsyncs_per_s=mean(timed, lambda p: p.binlog_fsyncs_per_s),
+        redo_fsyncs_per_s=mean(timed, lambda p: p.redo_fsyncs_per_s),
+        fsync_latency_s=mean(behind, lambda p: p.fsync_latency_s),
+        relay_log_fsync_s_per_s=mean(behind, lambda p: p.relay_log_fsync_s_per_s),
+        receive_bound=receive_bound,
+    )

@@ -1,45 +1,58 @@
 """A replica's applier cost as the store kept it, and what relaxing its flush settings would
-do now (issue 22; analysis/durability.py).
+do now (analysis/durability.py).
 
-The cost of a window: the instance's fsync rates and times (performance_schema's file summary,
-read while the replica is behind) and its worker reads (busy threads, threads waiting for the
-relay log). "Now" is the last ``WINDOW_S`` of a replica that is behind with strict settings:
-what the explorer's side panel and the episode page offer before anyone changes anything.
+The cost of a window: the channel's polls with a backlog, each with its instance's fsync rates
+and times (performance_schema's file summary, read while the replica is behind) and its worker
+reads (busy threads, threads waiting for the relay log) of the same poll. "Now" is what the
+explorer's side panel and the episode page offer before anyone changes anything, for a replica
+behind in the last ``RECENT_S`` with a strict setting; its window is the journal's before window
+of a step made now (:func:`window_before`), so the panel read just before a step and the
+journal's prediction for that step are one figure from one function (:func:`predict_window`).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import BigInteger, Float, case, cast, func, select, type_coerce
-from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy import BigInteger, func, select, type_coerce
+from sqlalchemy.orm import Session
 
+from lagscope.analysis.drain import has_backlog
 from lagscope.analysis.durability import (
     DURABILITY_PARAMS,
     FLUSH_LOG,
+    SETTLE_S,
     SYNC_BINLOG,
     SYNC_RELAY_LOG,
-    ApplierCost,
+    WINDOW_S,
+    CostPoll,
     DurabilityPrediction,
     predict_durability,
+    window_cost,
 )
-from lagscope.analysis.impact import Point, Window, window_stats
+from lagscope.analysis.impact import Point, windows
 from lagscope.errors import NotFound
 from lagscope.models import (
+    Annotation,
     ApplierWorkerSample,
     Channel,
     Cluster,
     Instance,
     InstanceSample,
+    ParamChange,
     ParamValue,
     Sample,
 )
+from lagscope.models.types import from_micros, to_micros
 
 # What "relaxed" means in the suggestion: the demo's phase B (a crash may lose up to a second
 # of redo log; a GTID replica re-fetches what its relay log lost).
 RELAXED: dict[str, str] = {FLUSH_LOG: "2", SYNC_BINLOG: "0", SYNC_RELAY_LOG: "0"}
-WINDOW_S = 120.0
+# The panel offers a figure for a replica behind this recently (the window itself is longer).
+RECENT_S = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,43 +64,123 @@ class DurabilityNow:
 
 
 def durability_now(
-    session: Session, cluster_id: int, now: datetime, window_s: float = WINDOW_S
+    session: Session,
+    cluster_id: int,
+    now: datetime,
+    width_s: float = WINDOW_S,
+    settle_s: float = SETTLE_S,
 ) -> list[DurabilityNow]:
-    """Per replica channel behind in the last ``window_s`` with a strict flush setting: the
-    capacity relaxing them all (``RELAXED``) is predicted to give."""
+    """Per replica channel behind in the last ``RECENT_S`` with a strict flush setting (as in
+    force at ``now``): the capacity relaxing them all (``RELAXED``) is predicted to give, from
+    the window a step made at ``now`` would be judged on."""
     if session.get(Cluster, cluster_id) is None:
         raise NotFound(f"cluster {cluster_id} not found")
-    start = now - timedelta(seconds=window_s)
+    start, end = window_before(session, cluster_id, now, width_s, settle_s)
     found: list[DurabilityNow] = []
+    if start >= end:
+        return found  # the previous step is still settling: its transient is no baseline
     channels = session.execute(
         select(Channel, Instance)
         .join(Instance, Channel.instance_id == Instance.id)
         .where(Instance.cluster_id == cluster_id, Channel.gone_at.is_(None))
         .order_by(Instance.name, Channel.name)
     ).all()
-    settings: dict[int, dict[str, str | None]] = {}
-    for instance_id, name, value in session.execute(
-        select(ParamValue.instance_id, ParamValue.name, ParamValue.value).where(
-            ParamValue.instance_id.in_({i.id for _, i in channels}),
-            ParamValue.name.in_(DURABILITY_PARAMS),
-        )
-    ):
-        settings.setdefault(instance_id, {})[name] = value
+    settings = settings_at(session, {i.id for _, i in channels}, now)
+    recent = now - timedelta(seconds=RECENT_S)
     for channel, instance in channels:
-        now_set = settings.get(instance.id, {})
-        changes = {name: (value, RELAXED[name]) for name, value in now_set.items()}
-        capacity = _capacity(session, channel.id, start, now)
-        if capacity is None:
-            continue  # kept up: nothing to speed up, nothing to measure from
-        cost = applier_cost(session, instance.id, channel.id, start, now, capacity)
+        changes = {n: (v, RELAXED[n]) for n, v in settings.get(instance.id, {}).items()}
+        if not changes or not _behind_since(session, channel.id, recent, now):
+            continue  # kept up: nothing to speed up
+        cost = window_cost(cost_polls(session, instance.id, channel.id, start, end))
+        if cost.rate is None:
+            continue  # too few polls behind in the window to measure what it applies
         prediction = predict_durability(changes, cost, None)
         if prediction is not None:
             found.append(DurabilityNow(instance.id, instance.name, channel.id, prediction))
     return found
 
 
-def _capacity(session: Session, channel_id: int, start: datetime, end: datetime) -> float | None:
-    """The apply rate while a backlog existed (the journal's window capacity)."""
+def window_before(
+    session: Session, cluster_id: int, end: datetime, width_s: float, settle_s: float
+) -> tuple[datetime, datetime]:
+    """The journal's before window of a step at ``end``: ``width_s`` long, starting no earlier
+    than ``settle_s`` after the cluster's previous step (its newest param change or note)."""
+    previous = _previous_step_at(session, cluster_id, end)
+    before, _ = windows(
+        0.0,
+        None if previous is None else (to_micros(previous) - to_micros(end)) / 1e6,
+        None,
+        width_s,
+        settle_s,
+    )
+    return end + timedelta(seconds=before.start), end
+
+
+def _previous_step_at(session: Session, cluster_id: int, at: datetime) -> datetime | None:
+    """When the newest step at or before ``at`` was (the journal's step time: its newest event,
+    a change's first read of the new value or a note's start, to the millisecond)."""
+    change = session.scalar(
+        select(func.max(type_coerce(ParamChange.first_new_at, BigInteger())))
+        .join(Instance, ParamChange.instance_id == Instance.id)
+        .where(Instance.cluster_id == cluster_id, ParamChange.first_new_at <= at)
+    )
+    note = session.scalar(
+        select(func.max(type_coerce(Annotation.starts_at, BigInteger()))).where(
+            Annotation.cluster_id == cluster_id, Annotation.starts_at <= at
+        )
+    )
+    newest = max((int(us) for us in (change, note) if us is not None), default=None)
+    return None if newest is None else from_micros(newest - newest % 1000)
+
+
+def settings_at(
+    session: Session, instance_ids: set[int], at: datetime
+) -> dict[int, dict[str, str | None]]:
+    """The flush settings in force at ``at``: the value read now, unless a later change
+    replaced it (then that change's old value)."""
+    settings: dict[int, dict[str, str | None]] = defaultdict(dict)
+    for instance_id, name, value in session.execute(
+        select(ParamValue.instance_id, ParamValue.name, ParamValue.value).where(
+            ParamValue.instance_id.in_(instance_ids), ParamValue.name.in_(DURABILITY_PARAMS)
+        )
+    ):
+        settings[instance_id][name] = value
+    later = session.execute(
+        select(ParamChange.instance_id, ParamChange.name, ParamChange.old_value)
+        .where(
+            ParamChange.instance_id.in_(instance_ids),
+            ParamChange.name.in_(DURABILITY_PARAMS),
+            ParamChange.first_new_at > at,
+        )
+        .order_by(ParamChange.first_new_at.desc())
+    )
+    for instance_id, name, old in later:  # the earliest later change is applied last
+        settings[instance_id][name] = old
+    return dict(settings)
+
+
+def _behind_since(session: Session, channel_id: int, start: datetime, end: datetime) -> bool:
+    return any(has_backlog(p) for p in _points(session, channel_id, start, end).values())
+
+
+def predict_window(
+    session: Session,
+    instance_id: int,
+    channel_id: int,
+    start: datetime,
+    end: datetime,
+    changes: Mapping[str, tuple[str | None, str | None]],
+    measured: float | None,
+) -> DurabilityPrediction | None:
+    """What ``changes`` would do to the channel, priced over [start, end): the side panel's and
+    the journal's one function."""
+    return predict_durability(
+        changes, window_cost(cost_polls(session, instance_id, channel_id, start, end)), measured
+    )
+
+
+def _points(session: Session, channel_id: int, start: datetime, end: datetime) -> dict[int, Point]:
+    """The channel's polls in [start, end) by their time in µs."""
     rows = session.connection().execute(
         select(
             type_coerce(Sample.ts, BigInteger()),
@@ -99,8 +192,8 @@ def _capacity(session: Session, channel_id: int, start: datetime, end: datetime)
             Sample.received_not_applied,
         ).where(Sample.channel_id == channel_id, Sample.ts >= start, Sample.ts < end)
     )
-    points = [
-        Point(
+    return {
+        us: Point(
             us / 1e6,
             lag,
             verdict,
@@ -110,76 +203,59 @@ def _capacity(session: Session, channel_id: int, start: datetime, end: datetime)
             missing,
         )
         for us, lag, verdict, apply, source, missing, queued in rows
-    ]
-    return window_stats(points, Window(start.timestamp(), end.timestamp())).capacity
+    }
 
 
-def applier_cost(
-    session: Session,
-    instance_id: int,
-    channel_id: int,
-    start: datetime,
-    end: datetime,
-    rate: float | None,
-) -> ApplierCost:
-    """The window's means. The fsync figures exist only for polls taken while behind; the
-    fsync counts are averaged over those same polls so a count and its time match."""
+def cost_polls(
+    session: Session, instance_id: int, channel_id: int, start: datetime, end: datetime
+) -> list[CostPoll]:
+    """The channel's polls in [start, end), each with its instance's readings of the same poll
+    (a tick stores the channel, the instance and its workers at one time)."""
+    points = _points(session, channel_id, start, end)
     s = InstanceSample
-    in_window = (s.instance_id == instance_id, s.ts >= start, s.ts < end)
-    timed = session.execute(
-        select(
-            func.avg(cast(s.binlog_fsync_s_per_s, Float)),
-            func.avg(cast(s.redo_fsync_s_per_s, Float)),
-            func.avg(cast(s.fsync_latency_s, Float)),
-            func.count(),
-            func.avg(cast(s.relay_log_fsync_s_per_s, Float)),
-        ).where(*in_window, s.binlog_fsync_s_per_s.is_not(None))
-    ).one()
-    counts = select(
-        func.avg(cast(s.binlog_group_commits_per_s, Float)),
-        func.avg(cast(func.coalesce(s.log_fsyncs_per_s, s.data_fsyncs_per_s), Float)),
-    ).where(*in_window)
-    if timed[3]:
-        counts = counts.where(s.binlog_fsync_s_per_s.is_not(None))
-    binlog_fsyncs, redo_fsyncs = session.execute(counts).one()
-    w = ApplierWorkerSample
-    busy, relay_waiting = session.execute(
-        select(
-            func.avg(cast(w.busy, Float)),
-            func.avg(cast(w.relay_waiting, Float)),
-        ).where(w.instance_id == instance_id, w.ts >= start, w.ts < end)
-    ).one()
-    receive_bound = session.scalar(
-        select(
-            func.avg(case((Sample.not_received > Sample.received_not_applied, 1.0), else_=0.0))
-        ).where(
-            Sample.channel_id == channel_id,
-            Sample.ts >= start,
-            Sample.ts < end,
-            Sample.not_received + Sample.received_not_applied > 0,
+    fsyncs = {
+        us: row
+        for us, *row in session.connection().execute(
+            select(
+                type_coerce(s.ts, BigInteger()),
+                s.binlog_fsync_s_per_s,
+                s.redo_fsync_s_per_s,
+                s.fsync_latency_s,
+                s.relay_log_fsync_s_per_s,
+                s.binlog_group_commits_per_s,
+                s.log_fsyncs_per_s,
+                s.data_fsyncs_per_s,
+            ).where(s.instance_id == instance_id, s.ts >= start, s.ts < end)
         )
-    )
-    return ApplierCost(
-        rate=rate,
-        relay_log_fsync_s_per_s=_seconds(timed[4], InstanceSample.relay_log_fsync_s_per_s),
-        receive_bound=_scaled(receive_bound),
-        busy=_scaled(busy),
-        relay_waiting=_scaled(relay_waiting),
-        binlog_fsync_s_per_s=_seconds(timed[0], InstanceSample.binlog_fsync_s_per_s),
-        redo_fsync_s_per_s=_seconds(timed[1], InstanceSample.redo_fsync_s_per_s),
-        binlog_fsyncs_per_s=_seconds(binlog_fsyncs, InstanceSample.binlog_group_commits_per_s),
-        redo_fsyncs_per_s=_seconds(redo_fsyncs, InstanceSample.data_fsyncs_per_s),
-        fsync_latency_s=_seconds(timed[2], InstanceSample.fsync_latency_s),
-    )
+    }
+    w = ApplierWorkerSample
+    threads: dict[int, list[tuple[int | None, int | None]]] = defaultdict(list)
+    for us, busy, waiting in session.connection().execute(
+        select(type_coerce(w.ts, BigInteger()), w.busy, w.relay_waiting).where(
+            w.instance_id == instance_id, w.ts >= start, w.ts < end
+        )
+    ):
+        threads[us].append((busy, waiting))
+    polls: list[CostPoll] = []
+    for us, point in sorted(points.items()):
+        binlog_s, redo_s, latency, relay_s, binlog_n, log_n, data_n = fsyncs.get(us) or [None] * 7
+        read = threads.get(us, [])
+        polls.append(
+            CostPoll(
+                point,
+                busy=_mean([b for b, _ in read]),
+                relay_waiting=_mean([r for _, r in read]),
+                binlog_fsync_s_per_s=binlog_s,
+                redo_fsync_s_per_s=redo_s,
+                fsync_latency_s=latency,
+                relay_log_fsync_s_per_s=relay_s,
+                binlog_fsyncs_per_s=binlog_n,
+                redo_fsyncs_per_s=log_n if log_n is not None else data_n,
+            )
+        )
+    return polls
 
 
-def _scaled(value: float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _seconds(value: float | None, column: InstrumentedAttribute[float | None]) -> float | None:
-    """An AVG of a Scaled column cast to a float is in the stored unit: divide by the scale."""
-    if value is None:
-        return None
-    scale: int = column.type.scale
-    return float(value) / scale
+def _mean(values: list[int | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None

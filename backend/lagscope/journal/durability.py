@@ -1,7 +1,9 @@
 """A journal step that relaxed a replica's flush settings, with the capacity its fsync cost
-predicted and the capacity measured after it (issue 22; analysis/durability.py).
+predicted and the capacity measured after it (analysis/durability.py).
 
-The cost is what the store kept of the step's before window (history/durability.py).
+The cost is what the store kept of the step's before window, priced by the side panel's own
+function (history/durability.py ``predict_window``): the panel read just before the step showed
+this prediction.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
-from lagscope.analysis.durability import DURABILITY_PARAMS, ApplierCost, predict_durability
-from lagscope.history.durability import applier_cost
+from lagscope.analysis.durability import DURABILITY_PARAMS
+from lagscope.history.durability import predict_window
 from lagscope.journal.steps import Entry
 
 
@@ -31,22 +33,18 @@ def with_durability(session: Session, entries: list[Entry]) -> list[Entry]:
             out.append(entry)
             continue
         impacts = []
-        costs: dict[int, ApplierCost] = {}  # per channel
         for found in entry.impacts:
             changes = changed.get(found.instance.id)
             if changes is None:
                 impacts.append(found)
                 continue
-            if found.channel.id not in costs:
-                costs[found.channel.id] = applier_cost(
-                    session,
-                    found.instance.id,
-                    found.channel.id,
-                    *entry.before,
-                    found.impact.before.capacity,
-                )
-            prediction = predict_durability(
-                changes, costs[found.channel.id], found.impact.after.capacity
+            prediction = predict_window(
+                session,
+                found.instance.id,
+                found.channel.id,
+                *entry.before,
+                changes,
+                found.impact.after.capacity,
             )
             impacts.append(replace(found, durability=prediction))
         out.append(replace(entry, impacts=impacts))

@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import BigInteger, and_, or_, select, type_coerce
 from sqlalchemy.orm import Session
 
-from lagscope.analysis.durability import DurabilityPrediction
+from lagscope.analysis.durability import SETTLE_S, WINDOW_S, DurabilityPrediction
 from lagscope.analysis.impact import Impact, Point, Window, impact
 from lagscope.analysis.parallel_apply import CapacityPrediction
 from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
@@ -143,8 +143,9 @@ def _events(session: Session, cluster_id: int, lo: datetime, hi: datetime) -> li
 
 @dataclass(frozen=True, slots=True)
 class JournalSettings:
-    width_s: float = 600.0
-    settle_s: float = 30.0
+    # The relaxed-flush side panel reads the same defaults (its "before" window of a step now).
+    width_s: float = WINDOW_S
+    settle_s: float = SETTLE_S
     min_samples: int = 10
     group_s: float = 10.0
 

@@ -6,7 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from lagscope.analysis.durability import ApplierCost, predict_durability
+from lagscope.analysis.codes import Verdict
+from lagscope.analysis.durability import ApplierCost, CostPoll, predict_durability, window_cost
+from lagscope.analysis.impact import Point
 
 # The lab's phase A replica (MariaDB 10.11, 2 cores), measured with 20 reads a second:
 # 546.6 trx/s, busy 94.7 %, waiting for the relay log 41.6 %; binlog fsyncs 0.193 s/s over
@@ -134,3 +136,30 @@ def test_a_receive_bound_replica_is_bounded_by_its_receiver_without_relay_log_fs
     # sync_relay_log kept: the receiver is not sped up, nothing to bound with.
     kept = predict_durability({"sync_binlog": ("1", "0")}, bound, None)
     assert kept is not None and kept.note is None
+
+
+def _poll(ts: float, backlog: int, busy: int, **fsync: float | None) -> CostPoll:
+    """A 1 s poll at 3,000 trx/s from the source; receive-bound when it holds a backlog."""
+    verdict = Verdict.RECEIVE_BOUND if backlog else Verdict.CAUGHT_UP
+    point = Point(ts, backlog / 3_000, verdict, 700.0 if backlog else 3_000.0, 3_000.0,
+                  backlog, backlog - 100 if backlog else 0)  # fmt: skip
+    return CostPoll(point, busy=busy, relay_waiting=0, **fsync)
+
+
+def test_the_cost_is_read_over_the_polls_with_a_backlog_only() -> None:
+    """A caught-up replica is idle: its polls said nothing of the applier's cost per
+    transaction, and mixed in they halved the busy share the fsync times are set against."""
+    behind = [_poll(t, 5_000, 1, binlog_fsync_s_per_s=0.2, binlog_fsyncs_per_s=700.0)
+              for t in range(10)]  # fmt: skip
+    idle = [_poll(10 + t, 0, 0, binlog_fsyncs_per_s=3_000.0) for t in range(10)]
+    cost = window_cost(behind + idle)
+    assert cost.rate == pytest.approx(700.0)
+    assert cost.busy == pytest.approx(1.0)
+    assert cost.binlog_fsync_s_per_s == pytest.approx(0.2)
+    assert cost.binlog_fsyncs_per_s == pytest.approx(700.0)  # the timed polls' count
+    assert cost.receive_bound == pytest.approx(1.0)
+
+
+def test_too_few_polls_behind_give_no_rate() -> None:
+    cost = window_cost([_poll(0, 5_000, 1), _poll(1, 5_000, 1), _poll(2, 0, 0)])
+    assert cost.rate is None and cost.busy == pytest.approx(1.0)
