@@ -66,6 +66,7 @@ def _cause_statements() -> frozenset[str]:
             cause_readings.transactions_statement(d),
             cause_readings.row_blockers_statement(d),
             cause_readings.receive_statement(d),
+            cause_readings.lock_sessions_statement(d),
         }
         for m in memory:
             found |= {

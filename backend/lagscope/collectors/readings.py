@@ -276,6 +276,11 @@ def _mdl_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     return _evidence(readout)
 
 
+def _lock_sessions(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    _parts(readout).blockers.extend(cause_readings.parse_lock_sessions(result))
+    return _evidence(readout)
+
+
 def _receive(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     _parts(readout).receive.extend(cause_readings.parse_receive(result))
     return _evidence(readout)
@@ -386,6 +391,9 @@ READINGS: tuple[Reading, ...] = (
     Reading("metadata_blockers",
             lambda s: cause_readings.mdl_blockers_statement(s.dialect, s.cause),
             _mdl_blockers, when=cause_readings.behind,
+            privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
+    Reading("lock_sessions", lambda s: cause_readings.lock_sessions_statement(s.dialect),
+            _lock_sessions, when=cause_readings.behind,
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
     Reading("receive", lambda s: cause_readings.receive_statement(s.dialect), _receive,
             when=cause_readings.behind,

@@ -40,7 +40,14 @@ BEHIND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
 # Cause readings (collectors/readings.py) whose refusal a rule reports as what it needs, and the
 # key a rule asks for (the row-lock blockers reading answers "who blocks it").
 _CAUSE_READINGS = frozenset(
-    {"transactions", "row_blockers", "metadata_blockers", "relay_events", "table_dictionary"}
+    {
+        "transactions",
+        "row_blockers",
+        "metadata_blockers",
+        "lock_sessions",
+        "relay_events",
+        "table_dictionary",
+    }
 )
 _PROBLEM_KEYS = {"row_blockers": "blockers"}
 

@@ -21,6 +21,7 @@ from lagscope.analysis.causes import states, waits, words
 from lagscope.analysis.causes.history import Seen, wait_since
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
 from lagscope.analysis.causes.waits import ThreadState
+from lagscope.collectors.cause_readings import SESSION_LOCK
 from lagscope.collectors.snapshot import BlockingSession, OpenTransaction
 
 # One transaction applied for longer than this is "large" (the naming target is ≤ 10 s).
@@ -30,7 +31,7 @@ _CANDIDATES_IN_SENTENCE = 2
 _NEEDS_PROCESS = "unknown: needs PROCESS"
 # BlockingSession.lock of a replica session offered as a candidate for any lock (the
 # lock_sessions reading), and the memory's wait kind for a state the table does not know.
-SESSION = "session"
+SESSION = SESSION_LOCK
 _STATE_KIND = "state:"
 
 
