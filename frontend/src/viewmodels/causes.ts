@@ -3,6 +3,7 @@
 // hover or focus, and the evidence as tables (the blocking session, the transaction, the table).
 // Pure: API answers in, geometry and text out. Every string here is rendered as text.
 import { formatClock, formatDateTime, formatDuration } from "../format/format";
+import { drawnWords } from "./catchingUp";
 import { channelLabel } from "./colors";
 import { evidenceGroups, evidenceValueText, type EvidenceGroup } from "./evidence";
 import type { CauseSegment, ChannelCauses, CurrentCause, EvidenceValue } from "./episodeTypes";
@@ -12,7 +13,7 @@ export type CauseTone = "bad" | "warn" | "muted";
 // Red for what needs a person now (replication down, a session holding the applier), amber for
 // load and tuning, grey for what is not a problem or not known.
 const BAD = new Set(["stopped", "broken", "unreachable", "blocked_by_session"]);
-const MUTED = new Set(["delayed_by_design", "unexplained", "clock_skew"]);
+const MUTED = new Set(["delayed_by_design", "unexplained", "clock_skew", "catching_up"]);
 
 export function causeTone(cause: string): CauseTone {
   return BAD.has(cause) ? "bad" : MUTED.has(cause) ? "muted" : "warn";
@@ -154,10 +155,11 @@ export function stripSegments(
     }
     rowEnds[row] = left + width;
     const detail = causeDetail(s, nowMs);
+    const words = drawnWords(s.cause, s.words, s.evidence);
     return {
       key: `${keyPrefix}${s.cause}:${s.started_at}:${i}`,
       cause: s.cause,
-      words: s.words,
+      words,
       tone: causeTone(s.cause),
       tentative: s.confidence < TENTATIVE_BELOW,
       open: s.ended_at === null,
@@ -166,7 +168,7 @@ export function stripSegments(
       leftPct: left,
       widthPct: width,
       row,
-      label: `${s.words}, ${detail.when}`,
+      label: `${words}, ${detail.when}`,
       detail,
     };
   });
@@ -235,7 +237,7 @@ export function currentCauseView(causes: readonly CurrentCause[] | null | undefi
   const title = [first.sentence, first.action].filter((t) => t.trim() !== "").join(" — ");
   return {
     cause: first.cause,
-    words: first.words,
+    words: drawnWords(first.cause, first.words, first.evidence, true),
     sentence: first.sentence,
     tone: causeTone(first.cause),
     title: title || first.words,
