@@ -6,7 +6,7 @@ import { Empty, Loading, ProblemView } from "../components/States";
 import { formatDateTime } from "../format/format";
 import { useDemoInbox } from "../hooks/useDemoInbox";
 import { useMe } from "../hooks/useMe";
-import { inboxItems, type InboxItem } from "../viewmodels/inbox";
+import { inboxItems, type InboxEpisode, type InboxItem } from "../viewmodels/inbox";
 
 export function InboxPage() {
   const me = useMe();
@@ -60,10 +60,17 @@ function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
           {item.times > 1 ? ` · received ${item.times} times (same Idempotency-Key), last ${formatDateTime(item.lastReceivedMs)}` : ""}
         </span>
       </div>
+      {item.episode ? <InboxEpisodeView episode={item.episode} /> : null}
       {item.summary ? <p className="inbox-summary">{item.summary}</p> : null}
+      {item.state ? (
+        <p className="inbox-state small">
+          <span className="muted">Now: </span>
+          {item.state}
+        </p>
+      ) : null}
       {item.why.length ? (
         <div className="inbox-why">
-          <strong className="small">Why:</strong>
+          <strong className="small">{item.episode ? "Why, at the last poll:" : "Why:"}</strong>
           <ul>
             {item.why.map((why, i) => (
               <li key={i}>
@@ -99,5 +106,28 @@ function InboxCard({ item, open }: { item: InboxItem; open: boolean }) {
         <pre className="inbox-payload">{item.json}</pre>
       </details>
     </li>
+  );
+}
+
+/** The episode's main cause first, then its evidence, then what to do (as the episode page reads). */
+function InboxEpisodeView({ episode }: { episode: InboxEpisode }) {
+  return (
+    <div className="inbox-episode" aria-label="The episode's main cause">
+      <strong className="small">Episode's main cause: </strong>
+      <strong className="inbox-episode-cause">{episode.words ?? "not named yet"}</strong>
+      {episode.href ? (
+        <>
+          {" · "}
+          <Link to={episode.href}>open the episode</Link>
+        </>
+      ) : null}
+      {episode.sentence ? <div className="inbox-episode-evidence">{episode.sentence}</div> : null}
+      {episode.action ? (
+        <div className="inbox-why-action">
+          <span className="muted">What to do: </span>
+          {episode.action}
+        </div>
+      ) : null}
+    </div>
   );
 }

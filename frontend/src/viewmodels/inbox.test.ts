@@ -62,4 +62,37 @@ describe("the demo's inbox", () => {
     }
     expect(inboxItem({ ...firing, signature: "unsigned" }).signature).toBe("unsigned");
   });
+
+  it("leads with the episode's main cause and links its page inside the dashboard", () => {
+    const payload = {
+      ...firing.payload as object,
+      scope: { cluster_id: 1, instance: "replica1", channel: "" },
+      state: "behind, cause not identified",
+      episode: {
+        id: 17,
+        main_cause: {
+          cause: "relay_log_durability",
+          words: "fsync per event on the receiver",
+          sentence: "replica1's IO thread queued events in 44 of 45 polls; sync_relay_log=1.",
+          action: "Set sync_relay_log=0 on replica1.",
+        },
+        url: "http://elsewhere.example/clusters/1/episodes/17",
+      },
+    };
+    const item = inboxItem({ ...firing, payload });
+    expect(item.episode).toEqual({
+      words: "fsync per event on the receiver",
+      sentence: "replica1's IO thread queued events in 44 of 45 polls; sync_relay_log=1.",
+      action: "Set sync_relay_log=0 on replica1.",
+      href: "/clusters/1/episodes/17",
+    });
+    expect(item.state).toBe("behind, cause not identified");
+  });
+
+  it("says nothing of an episode the payload does not carry, or carries oddly", () => {
+    expect(inboxItem(firing).episode).toBeNull();
+    expect(inboxItem(firing).state).toBeNull();
+    const odd = { ...firing.payload as object, scope: { cluster_id: "1" }, episode: { id: -3, main_cause: { cause: null, words: "cause not named yet" } } };
+    expect(inboxItem({ ...firing, payload: odd }).episode).toEqual({ words: null, sentence: null, action: null, href: null });
+  });
 });

@@ -16,6 +16,10 @@ export interface InboxItem {
   summary: string | null;
   /** The payload's "why", strongest first (empty when it has none). */
   why: InboxWhy[];
+  /** The lag episode the alert belongs to: its main cause first (null when the payload has none). */
+  episode: InboxEpisode | null;
+  /** The channel's state now, in words ("behind, cause not identified", "caught up"). */
+  state: string | null;
   headers: [string, string][];
   signature: string;
   json: string;
@@ -26,6 +30,16 @@ export interface InboxWhy {
   words: string | null;
   sentence: string | null;
   action: string | null;
+}
+
+/** The episode as the payload carries it, with the in-app path to its page. */
+export interface InboxEpisode {
+  /** The main cause in words (null while none is named). */
+  words: string | null;
+  sentence: string | null;
+  action: string | null;
+  /** "/clusters/1/episodes/17": the same page as the payload's link, inside this dashboard. */
+  href: string | null;
 }
 
 const HEADER_ORDER = ["Idempotency-Key", "X-Lagscope-Signature", "X-Lagscope-Timestamp", "X-Lagscope-Delivery", "Content-Type", "User-Agent"];
@@ -56,6 +70,27 @@ function whyOf(payload: Record<string, unknown> | null): InboxWhy[] {
   });
 }
 
+function id(value: unknown): number | null {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
+}
+
+// The link is made here from ids, not taken from the payload's URL: a payload is data, and the
+// demo's external address may not be the one this browser reaches the dashboard at.
+function episodeOf(payload: Record<string, unknown> | null): InboxEpisode | null {
+  const episode = record(payload?.episode);
+  if (!episode) return null;
+  const main = record(episode.main_cause);
+  const cause = text(main?.cause);
+  const cluster = id(record(payload?.scope)?.cluster_id);
+  const episodeId = id(episode.id);
+  return {
+    words: cause ? text(main?.words) : null,
+    sentence: text(main?.sentence),
+    action: text(main?.action),
+    href: cluster && episodeId ? `/clusters/${cluster}/episodes/${episodeId}` : null,
+  };
+}
+
 export function inboxItem(entry: InboxEntry): InboxItem {
   const payload = record(entry.payload);
   const rule = record(payload?.rule);
@@ -70,6 +105,8 @@ export function inboxItem(entry: InboxEntry): InboxItem {
     rule: text(rule?.name),
     summary: text(payload?.summary),
     why: whyOf(payload),
+    episode: episodeOf(payload),
+    state: text(payload?.state),
     headers: [...known, ...others],
     signature: SIGNATURE_WORDS[entry.signature] ?? entry.signature,
     json: JSON.stringify(entry.payload, null, 2) ?? "null",
