@@ -173,3 +173,19 @@ def test_catching_up_is_never_the_episodes_main_cause() -> None:
     assert main_cause(state, NOW) is Cause.RELAY_LOG_DURABILITY
     state = replace(state, held=((Cause.UNEXPLAINED, 5.0),))
     assert main_cause(state, NOW) is Cause.UNEXPLAINED
+
+
+def test_a_drain_that_just_began_is_caught_at_its_first_falling_poll() -> None:
+    """The slope over the kept polls still holds the growth before the step: one poll of the lag
+    and the transactions behind falling together is enough."""
+    found = run(drain([10.0, 11.0, 12.0, 13.0, 11.5]))
+    assert causes(found[-2]) == ["unexplained"]
+    (finding,) = found[-1]
+    assert finding.cause is Cause.CATCHING_UP and finding.evidence["drain_s_per_s"] == 1.5
+
+
+def test_a_lag_dip_while_the_transactions_behind_grow_is_not_a_drain() -> None:
+    polls = drain([10.0, 11.0, 12.0, 13.0, 11.5])
+    grown = replace(polls[-1].metrics, trx_behind=5000)
+    polls[-1] = replace(polls[-1], metrics=grown)
+    assert causes(run(polls)[-1]) == ["unexplained"]

@@ -6,8 +6,9 @@ say *behind, cause not identified*. A channel is **catching up** when, in this p
 
 - it is behind with a backlog, inside a lag episode;
 - the backlog drains: its lag fell by at least ``DRAIN_MIN_S_PER_S`` over the last polls kept
-  (a least-squares slope over ``LAG_POLLS``, three polls at least), or its transactions behind
-  fell over the last polls while the applier outruns the source (the ETA's window says so);
+  (a least-squares slope over ``LAG_POLLS``, three polls at least), or since the previous poll
+  with the transactions behind falling too (a drain that just began: the slope still holds the
+  polls before it), or, without a lag figure, its transactions behind fell over the recent polls;
 - and the episode's main cause is no longer named, or a step (a tracked parameter changed on the
   replica or its source) was taken inside the episode.
 
@@ -44,21 +45,36 @@ _NO_MAIN = frozenset({Cause.UNEXPLAINED, Cause.CATCHING_UP})
 
 
 def lag_drain_per_s(seen: Seen) -> float | None:
-    """Seconds of lag worked off per second over the kept polls (positive), None when the lag
-    is not falling at least :data:`DRAIN_MIN_S_PER_S` or too few polls are kept."""
+    """Seconds of lag worked off per second (positive), None when the lag is not draining: over
+    the kept polls (their slope), or since the previous poll with the transactions behind
+    falling too."""
     points = seen.lags
-    if len(points) < DRAIN_MIN_POINTS or points[-1][1] >= points[0][1]:
-        return None
-    slope = _slope([a for a, _ in points], [v for _, v in points])
-    return -slope if slope <= -DRAIN_MIN_S_PER_S else None
+    if len(points) >= DRAIN_MIN_POINTS and points[-1][1] < points[0][1]:
+        slope = _slope([a for a, _ in points], [v for _, v in points])
+        if slope <= -DRAIN_MIN_S_PER_S:
+            return -slope
+    if len(points) >= 2 and _trx_fell(seen):
+        (a0, v0), (a1, v1) = points[-2], points[-1]
+        if a1 > a0 and a1 - a0 <= 2 * RUN_GAP_INTERVALS * seen.inputs.interval_s:
+            per_s = (v0 - v1) / (a1 - a0)
+            if per_s >= DRAIN_MIN_S_PER_S:
+                return per_s
+    return None
+
+
+def _trx_fell(seen: Seen) -> bool:
+    """The transactions behind fell since the previous poll (unknown counts: no say)."""
+    recent = seen.trx_behind[-2:]
+    if len(recent) < 2 or recent[-1][0] != seen.at:
+        return seen.inputs.metrics.trx_behind is None
+    return recent[-1][1] < recent[0][1]
 
 
 def trx_draining(seen: Seen) -> bool:
-    """Transactions behind fell over the recent polls (newest at least 5 % under the oldest,
-    not up since the previous) and the ETA's window has the applier outrunning the source."""
+    """Without a lag figure: the transactions behind fell over the recent polls (the newest at
+    least 5 % under the oldest, not up since the previous)."""
     recent = seen.trx_behind[-RECENT:]
-    eta = seen.inputs.metrics.eta
-    if len(recent) < 2 or eta is None or not eta.catching_up:
+    if len(recent) < DRAIN_MIN_POINTS:
         return False
     first, before, now = recent[0][1], recent[-2][1], recent[-1][1]
     return now <= before and now <= (1 - TRX_DRAIN_SHARE) * first
@@ -87,7 +103,7 @@ def _decide(seen: Seen, findings: Sequence[Finding], backlog: bool) -> Finding |
     if episode is None or not backlog or not seen.behind:
         return None
     per_s = lag_drain_per_s(seen)
-    if per_s is None and not trx_draining(seen):
+    if per_s is None and (seen.inputs.metrics.lag_s is not None or not trx_draining(seen)):
         return None
     live = [f for f in findings if f.cause not in _NOT_A_LIMIT]
     main = episode.main_cause if episode.main_cause not in _NO_MAIN else None
