@@ -322,12 +322,16 @@ _MDL_MYSQL_SQL = (
     "ht.PROCESSLIST_COMMAND AS command, ht.PROCESSLIST_TIME AS time_s, "
     "ht.PROCESSLIST_STATE AS state, LEFT(ht.PROCESSLIST_INFO, 500) AS statement, "
     "UNIX_TIMESTAMP(x.trx_started) AS trx_started_ts, "
-    "CONCAT(h.OBJECT_SCHEMA, '.', h.OBJECT_NAME) AS object_name, 1 AS certain "
+    "CONCAT(h.OBJECT_SCHEMA, '.', h.OBJECT_NAME) AS object_name, 1 AS certain, "
+    "w.OBJECT_TYPE AS object_type "
     "FROM performance_schema.metadata_locks w "
     "JOIN performance_schema.threads wt ON wt.THREAD_ID = w.OWNER_THREAD_ID "
     "JOIN performance_schema.metadata_locks h ON h.OBJECT_TYPE = w.OBJECT_TYPE "
     "AND h.OBJECT_SCHEMA <=> w.OBJECT_SCHEMA AND h.OBJECT_NAME <=> w.OBJECT_NAME "
     "AND h.LOCK_STATUS = 'GRANTED' AND h.OWNER_THREAD_ID <> w.OWNER_THREAD_ID "
+    # Every writer holds the global and commit locks INTENTION_EXCLUSIVE, which never conflict
+    # with each other: only a stronger hold (FLUSH TABLES WITH READ LOCK's SHARED) blocks.
+    "AND NOT (h.LOCK_TYPE = 'INTENTION_EXCLUSIVE' AND w.LOCK_TYPE = 'INTENTION_EXCLUSIVE') "
     "JOIN performance_schema.threads ht ON ht.THREAD_ID = h.OWNER_THREAD_ID "
     "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = ht.PROCESSLIST_ID "
     f"WHERE w.LOCK_STATUS = 'PENDING' AND wt.NAME IN ({_MYSQL_APPLIER_THREADS}) "
@@ -354,9 +358,33 @@ def mdl_blockers_statement(dialect: Dialect, memory: CauseMemory) -> str:
     return _MDL_MARIADB_PLUGIN_SQL if memory.mdl_plugin else _MDL_MARIADB_CANDIDATES_SQL
 
 
+# MySQL's metadata_locks OBJECT_TYPE → the lock's kind, as the applier's wait state names it
+# ("Waiting for global read lock", "Waiting for backup lock"…; analysis/causes/states.py). A
+# table's is "metadata"; MariaDB's readings read table locks only.
+MDL_KINDS = {
+    "TABLE": "metadata",
+    "GLOBAL": "global read",
+    "COMMIT": "global read",
+    "BACKUP LOCK": "backup",
+    "USER LEVEL LOCK": "user",
+    "SCHEMA": "schema metadata",
+    "TABLESPACE": "tablespace metadata",
+    "FUNCTION": "stored function metadata",
+    "PROCEDURE": "stored procedure metadata",
+    "TRIGGER": "trigger metadata",
+    "EVENT": "event metadata",
+    "LOCKING SERVICE": "locking service",
+}
+
+
 def parse_mdl_blockers(result: ResultSet) -> tuple[BlockingSession, ...]:
     return tuple(
-        _blocker(r, "metadata", certain=bool(as_int(r.get("certain")))) for r in result.records()
+        _blocker(
+            r,
+            MDL_KINDS.get(as_text(r.get("object_type")).upper(), "metadata"),
+            certain=bool(as_int(r.get("certain"))),
+        )
+        for r in result.records()
     )
 
 
