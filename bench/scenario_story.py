@@ -22,11 +22,13 @@ journal's windows scaled down leaves C starting behind:
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
@@ -36,10 +38,102 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
 from lagscope.demo.scenario import parse_phase_seconds, tuning_plan
 from lagscope.demo.scenario_runner import store_figures
+from lagscope.history.durability import durability_now
 from lagscope.journal import steps as journal
 from lagscope.journal.prediction import predicted
 from lagscope.journal.steps import JournalSettings
 from lagscope.models import Annotation
+
+
+class CpuSampler:
+    """Every second, the CPU time of each process on the box (``/proc``), grouped: each lab
+    server (``mariadbd`` by its directory), every other process whose command line names a
+    lagscope or redis process (the demo: Lagscope, its write load and the far replica's proxy),
+    and the rest (other work on the shared box); and the box's busy time. Linux only."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, dict[int, tuple[str, float]], float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._tick = os.sysconf("SC_CLK_TCK")
+        # Labs already running (other work's) count as "other": only the demo's lab is new.
+        self._other_labs = {_lab_dir(_argv(p)) for p in _processes()} - {None}
+        self.root_pid = -1  # the demo's process: it and its children are the demo
+
+    def __enter__(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            self.samples.append((time.time(), self._by_group(), self._box_busy()))
+
+    def _box_busy(self) -> float:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+        ticks = [int(f) for f in fields]
+        return (sum(ticks) - ticks[3] - ticks[4]) / self._tick  # all but idle and iowait
+
+    def _by_group(self) -> dict[int, tuple[str, float]]:
+        seconds: dict[int, float] = {}
+        parent: dict[int, int] = {}
+        names: dict[int, list[str]] = {}
+        for entry in _processes():
+            try:
+                argv = _argv(entry)
+                ticks = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            pid = int(entry.name)
+            parent[pid], names[pid] = int(ticks[1]), argv
+            seconds[pid] = (int(ticks[11]) + int(ticks[12])) / self._tick  # utime + stime
+        return {pid: (self._group(pid, names[pid], parent), t) for pid, t in seconds.items()}
+
+    def _group(self, pid: int, argv: list[str], parent: dict[int, int]) -> str:
+        lab = _lab_dir(argv)
+        if lab is not None:
+            return "other" if lab in self._other_labs else f"mariadbd {Path(lab).name}"
+        while pid > 1 and pid != self.root_pid:
+            pid = parent.get(pid, 0)
+        return "demo: lagscope + load" if pid == self.root_pid else "other"
+
+    def cores(self, start: float, end: float) -> dict[str, float]:
+        """Cores each group used on average over [start, end] (CPU seconds per second), from
+        each process's time between consecutive samples (one that ended meanwhile is lost)."""
+        inside = [s for s in self.samples if start <= s[0] <= end]
+        if len(inside) < 2:
+            return {}
+        used: dict[str, float] = defaultdict(float)
+        for (_, before, _), (_, after, _) in itertools.pairwise(inside):
+            for pid, (group, spent) in after.items():
+                if pid in before:
+                    used[group] += spent - before[pid][1]
+        span = inside[-1][0] - inside[0][0]
+        out = {k: v / span for k, v in sorted(used.items())}
+        out["box busy"] = (inside[-1][2] - inside[0][2]) / span
+        return {k: v for k, v in out.items() if v >= 0.005}
+
+
+def _processes() -> list[Path]:
+    return [p for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+
+def _argv(proc: Path) -> list[str]:
+    try:
+        return [a.decode(errors="replace") for a in (proc / "cmdline").read_bytes().split(b"\0")]
+    except OSError:
+        return []
+
+
+def _lab_dir(argv: list[str]) -> str | None:
+    """A lab server's directory (``…/lagscope-lab-x/replica1``), None for other processes."""
+    if not argv or not argv[0].endswith(("mariadbd", "mysqld")):
+        return None
+    datadir = next((a.split("=", 1)[1] for a in argv if a.startswith("--datadir=")), None)
+    return None if datadir is None else str(Path(datadir).parent)
 
 
 def one_run(
@@ -53,9 +147,11 @@ def one_run(
     if load_tps:
         argv += ["--load-tps", load_tps]
     began = time.monotonic()
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
-    print(f"  demo ran {time.monotonic() - began:.0f} s (exit {done.returncode})")
-    for line in done.stdout.splitlines():
+    with CpuSampler() as cpu, subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as demo:
+        cpu.root_pid = demo.pid
+        out, _ = demo.communicate(timeout=3600)
+    print(f"  demo ran {time.monotonic() - began:.0f} s (exit {demo.returncode})")
+    for line in out.splitlines():
         if line.startswith("scenario: phase") and " s — " in line:
             print("  " + line)
     sessions = make_session_factory(make_engine(f"sqlite:///{workdir / 'lagscope-demo.db'}"))
@@ -69,6 +165,13 @@ def one_run(
             "B": at.get("C"),
             "C": at["C"] + timedelta(seconds=phases[2].seconds),
         }
+        if "C" in at:  # the cores each process used around the parallel step
+            step = at["C"].timestamp()
+            for label, lo, hi in (("before C", step - 12, step), ("after C", step + 5, step + 35)):
+                used = cpu.cores(lo, hi)
+                print(f"  cpu {label}: " + ", ".join(f"{k} {v:.2f}" for k, v in used.items()))
+                for name, value in used.items():
+                    figures[f"cpu {label} {name} cores"] = value
         read = store_figures(sessions, cluster_id)
         for name in ("A", "B", "C"):
             if name in at and ends[name] is not None:
@@ -124,6 +227,23 @@ def one_run(
                     )
                     if flush.error is not None:
                         figures[f"B {item.instance.name} prediction error"] = flush.error * 100
+                    # The side panel read at the step's last strict poll: the same figure.
+                    panel = {
+                        d.channel_id: d.prediction.factor
+                        for d in durability_now(
+                            session,
+                            cluster_id,
+                            entry.step.changed_after,
+                            windows.width_s,
+                            windows.settle_s,
+                        )
+                    }.get(item.channel.id)
+                    print(
+                        f"  side panel at the step {label} {item.instance.name}: x{panel} "
+                        f"(journal x{flush.factor})"
+                    )
+                    if panel is not None and flush.factor is not None:
+                        figures[f"B {item.instance.name} panel ÷ journal"] = panel / flush.factor
                     if flush.predicted is not None:
                         figures[f"B {item.instance.name} predicted capacity"] = flush.predicted
     return figures
