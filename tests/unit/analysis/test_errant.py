@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from lagscope.analysis.channel_metrics import ChannelState, SourceView, channel_metrics
 from lagscope.analysis.errant import Errant, errant_problem, errant_transactions
 from lagscope.collectors.gtid import GtidTexts
+
+from ..test_recorded_flavors import load, replay
 
 SOURCE = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 REPLICA = "4f22fa47-71ca-11e1-9e33-c80aa9429562"
@@ -78,3 +81,26 @@ def test_the_problem_names_the_set_and_what_to_do() -> None:
     assert "SET GTID_NEXT" in text and "never fail over to replica2" in text
     maria = errant_problem("replica1", "mariadb", 1, "77-3-1\u202e")
     assert maria is not None and "⟨U+202E⟩" in maria and "DELETE_DOMAIN_ID" in maria
+
+
+def test_a_recorded_mysql_replica_names_its_own_transactions() -> None:
+    """MySQL 8.0 as recorded (tests/fixtures/mysql80_replica.json): 12 transactions of the
+    replica's own UUID from before it became a replica, through the poller and channel_metrics;
+    the source's newest GTIDs, read a moment before the replica, are not among them."""
+    _, poller = replay(load("mysql80_replica.json"))
+    snapshot = poller.poll()
+    channel = snapshot.channel("")
+    assert channel is not None
+    source_uuid = "b7e2c1d4-6f3a-11ee-8a21-0a58a9feac02"
+    view = SourceView(
+        executed=f"{source_uuid}:1-3821800",
+        server_id=201,
+        source_rate=None,
+        clock_offset_s=None,
+        server_uuid=source_uuid,
+    )
+    found = channel_metrics(channel, snapshot, view, ChannelState())
+    assert (found.errant_trx, found.errant_gtids) == (
+        12,
+        "c4d9e0f1-6f3b-11ee-9b44-0a58a9feac03:1-12",
+    )
