@@ -64,11 +64,8 @@ export function OverviewPage() {
     <section className="page overview">
       <h1>Overview</h1>
       <FiringBanner />
-      <p className="muted fleet-summary" aria-label="Clusters by state">
-        {cards.length} cluster{cards.length === 1 ? "" : "s"}:{" "}
-        {fleetSummary(cards)
-          .map((s) => `${s.count} ${s.words}`)
-          .join(" · ")}
+      <p className="muted fleet-summary" aria-label="Fleet summary">
+        {cards.length} cluster{cards.length === 1 ? "" : "s"}: {fleetSummary(cards).join(" · ")}
       </p>
       <FleetFilters filter={filter} options={options} shown={shown.length} total={cards.length} onChange={onFilter} />
       {fleet.error ? <ProblemView error={fleet.error} what="the latest status" /> : null}

@@ -190,8 +190,8 @@ describe("filters", () => {
     expect(parseFleetFilter(url)).toEqual({ q: "orders", region: "", state: "behind", cause: "" });
   });
 
-  it("summarises the fleet by worst state", () => {
-    expect(fleetSummary(cards).map((s) => `${s.count} ${s.words}`)).toEqual(["2 replica behind", "1 all caught up"]);
+  it("summarises the fleet in the cards' own problems, then the calm clusters", () => {
+    expect(fleetSummary(cards)).toEqual(["2 replica channels behind", "1 cluster all caught up"]);
   });
 });
 
@@ -225,5 +225,42 @@ describe("buildFleetCards", () => {
     expect(replicas[1]?.channels[0]?.spark.map((p) => p.value)).toEqual([1, 2]);
     expect(card?.generatedAt).toBe("2026-11-23T10:00:05Z");
     expect([card?.servers, card?.regions, card?.worstLagS]).toEqual([3, ["beijing"], 0.7]);
+  });
+});
+
+describe("fleetSummary", () => {
+  it("counts what the cards count: one cluster with two replicas behind is two problems", () => {
+    // The demo in phase B: "1 cluster: 1 replica behind" sat above "2 problems in 2 replica channels".
+    const [card] = buildFleetCards(fleet(cluster("demo", [41, 39])), undefined, [], NOW);
+    expect(card?.summary).toBe("2 problems in 2 replica channels");
+    expect(fleetSummary(card ? [card] : [])).toEqual(["2 replica channels behind"]);
+  });
+
+  it("sums to the cards' problems for any mix, and names firing alerts and calm clusters apart", () => {
+    const stopped = cluster("s", [0.1, 50], {}, {});
+    stopped.channels[0] = { ...stopped.channels[0]!, verdict: "stopped" };
+    const split = cluster("d", [0.2], {}, { disagreement: true, seconds_behind_source: 0, heartbeat_lag_s: 9 });
+    const errant = cluster("e", [0.1], {}, { errant_trx: 2 });
+    const lost = cluster("u", [0.1]);
+    lost.instances[0] = { ...lost.instances[0]!, reachable: false };
+    const calm = cluster("c", [0.1]);
+    const empty = cluster("n", [null]);
+    const off = cluster("x", [0.1], { enabled: false });
+    const alerts = [firing(calm.id), firing(calm.id)];
+    const cards = buildFleetCards(fleet(stopped, split, errant, lost, calm, empty, off), undefined, alerts, NOW);
+    expect(fleetSummary(cards)).toEqual([
+      "1 replica channel stopped or broken",
+      "1 replica channel behind",
+      "1 replica channel with errant transactions",
+      "1 replica channel whose lag sources disagree",
+      "1 source unreachable or stale",
+      "2 alerts firing",
+      "1 cluster with no samples yet",
+      "1 cluster disabled",
+    ]);
+    const counted = fleetSummary(cards)
+      .slice(0, 5)
+      .reduce((sum, part) => sum + Number(part.split(" ")[0]), 0);
+    expect(counted).toBe(cards.reduce((sum, c) => sum + c.problems, 0));
   });
 });

@@ -2,7 +2,7 @@
 // its state (firing, stopped, unreachable, behind, caught up), problems first, and the filters
 // kept in the URL. Pure: API answers in, what to draw out.
 import type { Schemas } from "../api/client";
-import { buildClusterCard, type ClusterCard } from "./overview";
+import { buildClusterCard, PROBLEM_KINDS, problemWords, type ClusterCard } from "./overview";
 import type { GapPoint } from "./series";
 
 type FleetStatus = Schemas["FleetStatusOut"];
@@ -262,11 +262,29 @@ export function fleetOptions(cards: readonly FleetCard[], filter: FleetFilter): 
   };
 }
 
-/** Clusters per state (each counted under its worst), for the summary line. */
-export function fleetSummary(cards: readonly FleetCard[]): { state: FleetState; words: string; count: number }[] {
-  return FLEET_STATES.map((state) => ({
-    state,
-    words: STATE_WORDS[state],
-    count: cards.filter((c) => c.state === state).length,
-  })).filter((s) => s.count > 0);
+const CALM_WORDS: Partial<Record<FleetState, string>> = {
+  ok: "all caught up",
+  no_samples: "with no samples yet",
+  disabled: "disabled",
+};
+
+/**
+ * The overview's summary line, in parts: the cards' own problems by kind, summed (so "2 replica
+ * channels behind" sits above a card saying "2 problems in 2 replica channels"), the alerts
+ * firing, then the clusters with neither ("3 clusters all caught up").
+ */
+export function fleetSummary(cards: readonly FleetCard[]): string[] {
+  const kinds = cards.flatMap((c) => c.problemKinds);
+  const parts = PROBLEM_KINDS.map((kind) => [kind, kinds.filter((k) => k === kind).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([kind, count]) => problemWords(kind, count));
+  const firing = cards.reduce((sum, c) => sum + c.firing, 0);
+  if (firing > 0) parts.push(`${firing} alert${firing === 1 ? "" : "s"} firing`);
+  const calm = cards.filter((c) => c.problems === 0 && c.firing === 0);
+  for (const state of FLEET_STATES) {
+    const count = calm.filter((c) => c.state === state).length;
+    const words = CALM_WORDS[state] ?? STATE_WORDS[state];
+    if (count > 0) parts.push(`${count} cluster${count === 1 ? "" : "s"} ${words}`);
+  }
+  return parts;
 }

@@ -29,7 +29,46 @@ export interface ChannelRow {
   episodeHref: string | null;
   /** "3 errant transactions" (GTIDs the source never wrote), what to do on hover; null: none. */
   errant: ErrantView | null;
+  /** What the row counts as among its card's problems (null: none). */
+  problem: ProblemKind | null;
   spark: GapPoint[];
+}
+
+/**
+ * One problem on a card: a replica channel's (its worst: stopped or broken, then unreachable or
+ * stale, then behind, then errant transactions, then lag sources disagreeing) or a source that
+ * does not answer. A card's problem count and the overview's summary line are both counted from
+ * these, so they agree.
+ */
+export type ProblemKind = "stopped" | "unreachable" | "behind" | "errant" | "disagreement" | "source_unreachable";
+
+export const PROBLEM_KINDS: readonly ProblemKind[] = ["stopped", "unreachable", "behind", "errant", "disagreement", "source_unreachable"];
+
+/** The words for `count` problems of a kind: "2 replica channels behind". */
+export function problemWords(kind: ProblemKind, count: number): string {
+  const channels = `replica channel${count === 1 ? "" : "s"}`;
+  switch (kind) {
+    case "stopped":
+      return `${count} ${channels} stopped or broken`;
+    case "unreachable":
+      return `${count} ${channels} unreachable or stale`;
+    case "behind":
+      return `${count} ${channels} behind`;
+    case "errant":
+      return `${count} ${channels} with errant transactions`;
+    case "disagreement":
+      return `${count} ${channels} whose lag sources disagree`;
+    case "source_unreachable":
+      return `${count} source${count === 1 ? "" : "s"} unreachable or stale`;
+  }
+}
+
+function rowProblem(row: Pick<ChannelRow, "verdict" | "stale" | "errant" | "disagreement">, channel: ChannelStatus): ProblemKind | null {
+  if (channel.verdict === "stopped" || channel.verdict === "broken") return "stopped";
+  if (channel.verdict === "unreachable" || row.stale) return "unreachable";
+  if (row.verdict.tone === "bad" || row.verdict.tone === "warn") return "behind";
+  if (row.errant) return "errant";
+  return row.disagreement ? "disagreement" : null;
 }
 
 export interface ErrantView {
@@ -64,6 +103,8 @@ export interface ClusterCard {
   enabled: boolean;
   worst: VerdictInfo;
   problems: number;
+  /** Each of its problems by kind (as many as `problems`). */
+  problemKinds: ProblemKind[];
   roots: TopologyNode[];
   /** No replica channel has a sample yet. */
   noSamples: boolean;
@@ -112,13 +153,13 @@ function channelRow(
   clusterId: number,
 ): ChannelRow {
   const verdict = verdictInfo(channel.verdict);
-  return {
+  const row = {
     channelId: channel.id,
     label: channelLabel(channel.instance, channel.name),
     color,
     lagText: channel.lag_s === null ? "no lag value" : formatDuration(channel.lag_s),
     lagSourceText: channel.lag_s === null ? "" : lagSourceLabel(channel.lag_source),
-    verdict: channel.stale ? { ...verdict, label: `${verdict.label} (stale)`, tone: "bad" } : verdict,
+    verdict: channel.stale ? { ...verdict, label: `${verdict.label} (stale)`, tone: "bad" as const } : verdict,
     stale: channel.stale,
     disagreement: disagreementText(channel),
     cause: currentCauseView(channel.causes),
@@ -126,6 +167,7 @@ function channelRow(
     errant: errantView(channel),
     spark: spark.get(channel.id) ?? [],
   };
+  return { ...row, problem: rowProblem(row, channel) };
 }
 
 /** Sparkline points per channel from a 15-minute lag_s series answer. */
@@ -214,9 +256,11 @@ export function buildClusterCard(
   const verdicts = rows.map((r) => r.verdict);
   const unreachable = [...instances.values()].filter((i) => i.reachable === false || i.stale);
   const worst = [...verdicts].sort((a, b) => a.rank - b.rank)[0] ?? verdictInfo(null);
-  const problems =
-    rows.filter((r) => r.verdict.tone === "bad" || r.verdict.tone === "warn" || r.disagreement || r.errant).length +
-    unreachable.filter((i) => i.role === "source").length;
+  const problemKinds: ProblemKind[] = [
+    ...rows.map((r) => r.problem).filter((p): p is ProblemKind => p !== null),
+    ...unreachable.filter((i) => i.role === "source").map((): ProblemKind => "source_unreachable"),
+  ];
+  const problems = problemKinds.length;
   const noSamples = rows.length === 0 || channels.every((c) => c.sample_at === null);
   const summary = noSamples
     ? "no samples yet"
@@ -229,6 +273,7 @@ export function buildClusterCard(
     enabled: cluster.enabled,
     worst,
     problems,
+    problemKinds,
     roots,
     noSamples,
     summary,
