@@ -458,8 +458,10 @@ def test_the_side_panel_predicts_relaxing_a_strict_replica_that_is_behind(
             mine = [d for d in answer["durability"] if d["instance"] == "replica1"]
             return mine[0] if mine and mine[0]["prediction"]["settings"] == strict else None
 
+        # The panel prices the journal's before window of a step made now: the strict settings
+        # are a step, so the window opens 30 s (the journal's settle time) after they were read.
         found = wait_until(
-            predicted, timeout_s=60, interval_s=1, message="a relaxed-flush prediction"
+            predicted, timeout_s=120, interval_s=1, message="a relaxed-flush prediction"
         )
         open_explorer(page, pipeline)
         section = page.get_by_test_id("parallelism")
