@@ -34,11 +34,12 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from lagscope.analysis.durability import window_cost
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
 from lagscope.demo.scenario import parse_phase_seconds, tuning_plan
 from lagscope.demo.scenario_runner import store_figures
-from lagscope.history.durability import durability_now
+from lagscope.history.durability import cost_polls, durability_now
 from lagscope.journal import steps as journal
 from lagscope.journal.prediction import predicted
 from lagscope.journal.steps import JournalSettings
@@ -212,6 +213,16 @@ def one_run(
                     )
                     if guess.error is not None:
                         figures[f"C {item.instance.name} prediction error"] = guess.error * 100
+                    # What limited the applier on each side: its busy workers, the share of
+                    # polls whose backlog was mostly not yet received.
+                    for side, span in (("before", entry.before), ("after", entry.after)):
+                        polls = cost_polls(session, item.instance.id, item.channel.id, *span)
+                        cost = window_cost(polls)
+                        print(
+                            f"  {side} {label} {item.instance.name}: busy workers {cost.busy}, "
+                            f"relay-log waiting {cost.relay_waiting}, receive-bound share "
+                            f"{cost.receive_bound}, capacity {cost.rate}"
+                        )
                     if guess.predicted is not None:
                         figures[f"C {item.instance.name} predicted capacity"] = guess.predicted
                 flush = item.durability
