@@ -181,14 +181,15 @@ def test_a_table_metadata_lock_is_left_to_its_own_rule() -> None:
     assert waits.lock_wait(threads) is None
 
 
-def test_an_unknown_state_is_a_wait_after_two_seconds_or_two_polls() -> None:
+def test_an_unknown_state_is_a_wait_at_its_second_poll_whatever_the_servers_time() -> None:
+    """An applier thread's TIME is its lag (counted from its event's timestamp), not its time in
+    the state: 300 s of it on a state first seen now is no wait yet."""
     odd = "Waiting for the lab's own invention"
-    fresh = waits.thread_states(status(sql_thread_state=odd), (_worker(odd, 0.4),))
-    assert waits.unknown_wait(fresh, None) is None
-    assert waits.unknown_wait(fresh, odd) is not None  # the previous poll showed it too
-    held = waits.thread_states(status(sql_thread_state=odd), (_worker(odd, 2.5),))
-    found = waits.unknown_wait(held, None)
-    assert found is not None and found.text == odd and found.for_s == 2.5
+    threads = waits.thread_states(status(sql_thread_state=odd), (_worker(odd, 300.0),))
+    assert waits.unknown_wait(threads, None) is None
+    assert waits.unknown_wait(threads, "Waiting for something else") is None
+    found = waits.unknown_wait(threads, odd)  # the previous poll showed it too
+    assert found is not None and found.text == odd
 
 
 # --- the cause readings name locks in the table's words ----------------------------------------

@@ -164,7 +164,7 @@ def test_a_state_the_table_does_not_know_is_quoted_with_the_sessions_that_could_
     seen = _polls(ODD, evidence)
     finding = seen[-1][0]
     assert causes(seen[-1]) == ["applier_wait"]
-    assert finding.sentence.startswith(f"replica2's applier waits: “{ODD}” for 32 s")
+    assert finding.sentence.startswith(f"replica2's applier waits: “{ODD}” for 2.0 s")
     assert "session 12 (backup@localhost, idle for 31 s)" in finding.sentence
     assert finding.evidence["applier_state"] == ODD
     assert finding.evidence["candidate_thread_id"] == 12
@@ -181,8 +181,8 @@ def test_an_unknown_state_with_no_session_about_is_still_the_servers_words() -> 
     assert "no replica session" in finding.sentence
 
 
-def test_an_unknown_state_is_named_at_its_second_poll_without_the_servers_clock() -> None:
-    """MySQL's coordinator state has no time in the state here: two polls showing it decide."""
+def test_an_unknown_state_is_named_at_its_second_poll() -> None:
+    """MySQL's coordinator state (no worker rows with a thread state): two polls decide."""
     polls = [
         _poll(NOW + i, ODD, CauseEvidence(), in_state_s=None, product="mysql") for i in range(2)
     ]

@@ -18,9 +18,10 @@ SQL (by dialect):
   applier also holds one on (exact); without it, the sessions in a transaction that began
   before the wait (candidates, ``certain=False``). The plugin is probed once per connection.
 - The sessions that could hold what an applier waits for (any lock the server names without a
-  holder: a global read or backup lock, LOCK TABLES, a user lock, a state no rule knows): client
-  sessions in their current command since before the longest-waiting applier thread entered its
-  state (PROCESSLIST; MySQL 8.0+ ``performance_schema.threads``), candidates only. Needs PROCESS.
+  holder: a global read or backup lock, LOCK TABLES, a user lock, a state no rule knows): while
+  an applier thread is neither idle nor waiting its turn, the client sessions longest in their
+  current command (PROCESSLIST; MySQL 8.0+ ``performance_schema.threads``), candidates only; the
+  rules keep those older than the wait. Needs PROCESS.
 - The current row event's table: ``SHOW RELAYLOG … EVENTS IN <file> FROM <pos> LIMIT 10`` at
   the channel's applier position → the first ``Table_map`` (``table_id: N (db.table)``); MariaDB
   needs REPLICA MONITOR, MySQL REPLICATION SLAVE. Whether that table has a key row lookups can
@@ -421,29 +422,29 @@ def mdl_problem(
 SESSION_LOCK = "session"
 # Sessions listed per poll at most (longest in their command first).
 LOCK_SESSIONS_MAX = 20
-# MariaDB / MySQL 5.7: the applier thread in one state for a second or more that is neither
-# idle nor waiting its turn (applier_workers' idle states), and every client session in its
-# current command at least as long: what a global read lock, a backup stage, LOCK TABLES or a
-# user lock left behind looks like from PROCESSLIST (a FLUSH TABLES WITH READ LOCK holder sits
-# idle, its statement gone). The server's own sessions (replication, daemons) and Lagscope's
-# connection are left out.
+# MariaDB / MySQL 5.7: while an applier thread is in a state that is neither idle nor waiting its
+# turn (applier_workers' idle states), the client sessions longest in their current command:
+# what a global read lock, a backup stage, LOCK TABLES or a user lock left behind looks like from
+# PROCESSLIST (a FLUSH TABLES WITH READ LOCK holder sits idle, its statement gone). The rules keep
+# those in their command since before the wait began (the SQL thread's own TIME counts from its
+# event's timestamp, not from its wait, so it cannot bound them here). The server's own sessions
+# (replication, daemons) and Lagscope's connection are left out.
 _LOCK_SESSIONS_PROCESSLIST_SQL = (
     "SELECT p.ID AS thread_id, a.ID AS blocked_thread_id, p.USER AS user, p.HOST AS host, "  # noqa: S608 - constant fragments
     "p.COMMAND AS command, {time} AS time_s, p.STATE AS state, "
     "LEFT(p.INFO, 500) AS statement, UNIX_TIMESTAMP(t.trx_started) AS trx_started_ts, "
     "'' AS object_name, 0 AS certain "
-    "FROM information_schema.PROCESSLIST a "
+    "FROM (SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'system user' "
+    "AND COMMAND NOT IN ('Slave_IO', 'Connect', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
+    "AND COALESCE(STATE, '') <> '' AND STATE NOT LIKE 'Slave has read all relay log%' "
+    "AND STATE NOT LIKE 'Waiting for work from SQL thread%' "
+    "AND STATE NOT LIKE 'Waiting for prior transaction%' "
+    "AND STATE NOT LIKE 'Waiting until MASTER_DELAY%' ORDER BY ID LIMIT 1) a "
     "JOIN information_schema.PROCESSLIST p ON p.USER <> 'system user' "
-    "AND p.ID <> CONNECTION_ID() AND p.TIME >= a.TIME "
+    "AND p.ID <> CONNECTION_ID() "
     "AND p.COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
     "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID "
-    "WHERE a.USER = 'system user' AND a.TIME >= 1 "
-    "AND a.COMMAND NOT IN ('Slave_IO', 'Connect', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
-    "AND COALESCE(a.STATE, '') <> '' AND a.STATE NOT LIKE 'Slave has read all relay log%' "
-    "AND a.STATE NOT LIKE 'Waiting for work from SQL thread%' "
-    "AND a.STATE NOT LIKE 'Waiting for prior transaction%' "
-    "AND a.STATE NOT LIKE 'Waiting until MASTER_DELAY%' "
-    f"ORDER BY a.TIME DESC, p.TIME DESC, p.ID LIMIT {LOCK_SESSIONS_MAX}"
+    f"ORDER BY p.TIME DESC, p.ID LIMIT {LOCK_SESSIONS_MAX}"
 )
 # MySQL 8.0+: the same from performance_schema.threads (PROCESSLIST is deprecated there).
 _LOCK_SESSIONS_MYSQL_80_SQL = (
@@ -452,19 +453,20 @@ _LOCK_SESSIONS_MYSQL_80_SQL = (
     "p.PROCESSLIST_COMMAND AS command, p.PROCESSLIST_TIME AS time_s, "
     "p.PROCESSLIST_STATE AS state, LEFT(p.PROCESSLIST_INFO, 500) AS statement, "
     "UNIX_TIMESTAMP(t.trx_started) AS trx_started_ts, '' AS object_name, 0 AS certain "
-    "FROM performance_schema.threads a "
+    "FROM (SELECT PROCESSLIST_ID FROM performance_schema.threads "
+    f"WHERE NAME IN ({_MYSQL_APPLIER_THREADS}) "
+    "AND COALESCE(PROCESSLIST_STATE, '') <> '' "
+    "AND PROCESSLIST_STATE NOT LIKE '%has read all relay log%' "
+    "AND PROCESSLIST_STATE NOT LIKE 'Waiting for an event from Coordinator%' "
+    "AND PROCESSLIST_STATE NOT LIKE 'Waiting for preceding transaction%' "
+    "AND PROCESSLIST_STATE NOT LIKE 'Waiting for dependent transaction%' "
+    "AND PROCESSLIST_STATE NOT LIKE 'Waiting until %_DELAY%' "
+    "ORDER BY PROCESSLIST_ID LIMIT 1) a "
     "JOIN performance_schema.threads p ON p.NAME = 'thread/sql/one_connection' "
-    "AND p.PROCESSLIST_ID <> CONNECTION_ID() AND p.PROCESSLIST_TIME >= a.PROCESSLIST_TIME "
+    "AND p.PROCESSLIST_ID <> CONNECTION_ID() "
     "AND p.PROCESSLIST_COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
     "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.PROCESSLIST_ID "
-    f"WHERE a.NAME IN ({_MYSQL_APPLIER_THREADS}) AND a.PROCESSLIST_TIME >= 1 "
-    "AND COALESCE(a.PROCESSLIST_STATE, '') <> '' "
-    "AND a.PROCESSLIST_STATE NOT LIKE '%has read all relay log%' "
-    "AND a.PROCESSLIST_STATE NOT LIKE 'Waiting for an event from Coordinator%' "
-    "AND a.PROCESSLIST_STATE NOT LIKE 'Waiting for preceding transaction%' "
-    "AND a.PROCESSLIST_STATE NOT LIKE 'Waiting for dependent transaction%' "
-    "AND a.PROCESSLIST_STATE NOT LIKE 'Waiting until %_DELAY%' "
-    "ORDER BY a.PROCESSLIST_TIME DESC, p.PROCESSLIST_TIME DESC, p.PROCESSLIST_ID "
+    "ORDER BY p.PROCESSLIST_TIME DESC, p.PROCESSLIST_ID "
     f"LIMIT {LOCK_SESSIONS_MAX}"
 )
 
@@ -477,7 +479,7 @@ def lock_sessions_statement(dialect: Dialect) -> str:
 
 
 def parse_lock_sessions(result: ResultSet) -> tuple[BlockingSession, ...]:
-    """Each session once (the applier thread waiting longest), as a candidate for any lock."""
+    """Each session once, as a candidate for any lock."""
     found: dict[int, BlockingSession] = {}
     for r in result.records():
         session = _blocker(r, SESSION_LOCK, certain=False)

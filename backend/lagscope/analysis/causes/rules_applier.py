@@ -94,10 +94,14 @@ def _lock_words(lock: str) -> str:
     return _LOCK_WORDS.get(lock, f"the {lock} lock")
 
 
-def _session_candidates(blockers: tuple[BlockingSession, ...]) -> list[BlockingSession]:
-    """Replica sessions in their current command since before the applier's wait began: any of
-    them could hold a lock the server names but does not attribute."""
-    return [b for b in blockers if b.lock == SESSION]
+def _session_candidates(
+    blockers: tuple[BlockingSession, ...], wait_s: float | None
+) -> list[BlockingSession]:
+    """Replica sessions in their current command since before the applier's wait began (whole
+    seconds on the server, hence the second's margin): any of them could hold a lock the server
+    names but does not attribute."""
+    since = max(0.0, (wait_s or 0.0) - 1.0)
+    return [b for b in blockers if b.lock == SESSION and (b.time_s is None or b.time_s >= since)]
 
 
 def _candidate_list(candidates: list[BlockingSession]) -> str:
@@ -131,7 +135,7 @@ def _blocked(
     candidates = [b for b in blockers if not b.certain and b.lock == lock]
     in_trx = bool(candidates)
     if not candidates and lock != "row":
-        candidates = _session_candidates(blockers)
+        candidates = _session_candidates(blockers, wait_s)
     # What the applier waits to run (MariaDB's PROCESSLIST INFO): names the table of a metadata
     # lock even when the holder's own readings cannot (no METADATA_LOCK_INFO plugin).
     waiting = seen.inputs.applier_statement
@@ -201,13 +205,12 @@ def _unknown_wait(
     seen: Seen, state: ThreadState, wait_s: float | None, blockers: tuple[BlockingSession, ...]
 ) -> Finding:
     """A state the table does not know: the server's words, and who could be behind them."""
-    lasted = max(wait_s or 0.0, state.for_s or 0.0)
-    waited = f" for {words.seconds(lasted)}" if lasted >= 1 else ""
-    candidates = _session_candidates(blockers)
+    waited = f" for {words.seconds(wait_s)}" if wait_s is not None and wait_s >= 1 else ""
+    candidates = _session_candidates(blockers, wait_s)
     evidence: dict[str, EvidenceValue] = {
         "applier_state": words.bounded(state.text),
         "applier_thread_id": state.thread_id,
-        "state_s": _round(lasted),
+        "wait_s": _round(wait_s),
         **words.statement_evidence("waiting_statement", seen.inputs.applier_statement),
     }
     if candidates:

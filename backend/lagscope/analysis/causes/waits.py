@@ -6,8 +6,8 @@ PROCESSLIST with their time in the state) classified by family. Two answers matt
 - a **lock wait** of a kind the other applier rules do not read from transactions (a global
   read or backup lock, a table-level lock, a user lock, a metadata lock on something other than
   a table…): the state says which lock, the cause readings who may hold it;
-- an **unknown wait**: a state the table does not know, held long enough to be more than a
-  passing step. The server's own words are then the evidence, quoted, never dropped.
+- an **unknown wait**: a state the table does not know, shown by two polls in a row (more than
+  a passing step). The server's own words are then the evidence, quoted, never dropped.
 
 MySQL's worker rows carry their service state ("ON"), not a thread state: only states read
 from a process list (which say how long they have lasted) count as worker states.
@@ -21,10 +21,10 @@ from lagscope.analysis.causes import states
 from lagscope.analysis.causes.states import Family, State
 from lagscope.collectors.snapshot import ApplierWorker, ChannelStatus
 
-# A state the table does not know is a wait once the server says the thread has been in it
-# this long, or once two polls in a row showed it: a step any statement passes through lasts
-# far less, and naming one from a single poll would be a guess.
-UNKNOWN_WAIT_MIN_S = 2.0
+# A state the table does not know is a wait once two polls in a row showed it: a step any
+# statement passes through lasts far less, and naming one from a single poll would be a guess.
+# The server's TIME cannot say it sooner: an applier thread's TIME counts from the timestamp of
+# the event it applies (it is the lag), not from when it entered its state.
 # A state as the channel's memory keeps it between polls (stored as JSON).
 KEY_MAX = 120
 
@@ -83,10 +83,6 @@ def unknown_states(threads: tuple[ThreadState, ...]) -> tuple[ThreadState, ...]:
 
 
 def unknown_wait(threads: tuple[ThreadState, ...], seen_before: str | None) -> ThreadState | None:
-    """An applier thread in a state the table does not know, for long enough to be a wait:
-    ``UNKNOWN_WAIT_MIN_S`` by the server's clock, or the same text the previous poll showed
+    """An applier thread in a state the table does not know that the previous poll showed too
     (``seen_before``, as :func:`key` kept it)."""
-    for t in sorted(unknown_states(threads), key=lambda t: -(t.for_s or 0.0)):
-        if (t.for_s is not None and t.for_s >= UNKNOWN_WAIT_MIN_S) or key(t) == seen_before:
-            return t
-    return None
+    return next((t for t in unknown_states(threads) if key(t) == seen_before), None)
