@@ -76,18 +76,28 @@ def _blocker_evidence(b: BlockingSession, prefix: str = "blocker_") -> dict[str,
 
 
 _LOCK_WORDS = {"row": "a row lock", "metadata": "a metadata lock"}
-# What releases each kind of lock, for the action (the state table's lock kinds).
+# Per kind of lock (the state table's): what usually takes it, and what its owner does to
+# release it, for the action.
 _RELEASE = {
-    "global read": "a session holds FLUSH TABLES WITH READ LOCK (a backup tool?): let the backup "
-    "finish or ask its owner to UNLOCK TABLES",
-    "backup": "a session holds FLUSH TABLES WITH READ LOCK or a BACKUP STAGE (a backup tool?): "
-    "let the backup finish or ask its owner to UNLOCK TABLES / BACKUP STAGE END",
-    "table-level": "a session holds LOCK TABLES on the table: ask its owner to UNLOCK TABLES",
-    "table flush": "FLUSH TABLES waits for a long statement on the table, and the applier waits "
-    "behind it: let that statement end or ask its owner to stop it",
-    "user": "a session holds the user lock the replicated statement asks for (GET_LOCK): ask "
-    "its owner to RELEASE_LOCK",
+    "global read": (
+        "FLUSH TABLES WITH READ LOCK (a backup tool?)",
+        "let the backup finish or UNLOCK TABLES",
+    ),
+    "backup": (
+        "FLUSH TABLES WITH READ LOCK or a BACKUP STAGE (a backup tool?)",
+        "let the backup finish, or UNLOCK TABLES / BACKUP STAGE END",
+    ),
+    "table-level": ("LOCK TABLES", "UNLOCK TABLES"),
+    "table flush": (
+        "FLUSH TABLES waiting for a long statement",
+        "let that statement end",
+    ),
+    "user": ("GET_LOCK() in a session", "RELEASE_LOCK()"),
 }
+
+
+def _taken_by(release: tuple[str, str]) -> str:
+    return f"Taken by {release[0]}"
 
 
 def _lock_words(lock: str) -> str:
@@ -157,7 +167,7 @@ def _blocked(
         )
         action = (
             f"Ask the owner of session {b.thread_id} ({b.user}@{b.host}) to "
-            + (release.split(": ", 1)[-1] if release else "commit or roll back")
+            + (release[1] if release else "commit or roll back")
             + "; the applier resumes as soon as the lock is released."
         )
         evidence.update(_blocker_evidence(b))
@@ -174,14 +184,16 @@ def _blocked(
             f"{_candidate_list(candidates)} — {why}."
         )
         action = (
-            (release[0].upper() + release[1:] + "; " if release else "")
-            + "ask the owners of these sessions to "
-            + ("release it" if release else "commit or roll back")
+            (f"{_taken_by(release)}: a" if release else "A")
+            + "sk the owners of these sessions to "
+            + (release[1] if release else "commit or roll back")
             + "; to name the holder exactly, install the METADATA_LOCK_INFO plugin (MariaDB)."
         )
         evidence.update(_candidate_evidence(candidates))
         needs = "the exact holder: needs the METADATA_LOCK_INFO plugin"
-        if seen.product == "mysql":
+        if lock == "table-level":
+            needs = "the exact holder: the server does not show who holds a table-level lock"
+        elif seen.product == "mysql":
             needs = "the exact holder: performance_schema.metadata_locks showed none"
         confidence = 0.85
     else:
@@ -190,7 +202,8 @@ def _blocked(
             "holds."
         )
         action = (
-            release[0].upper() + release[1:] + "."
+            f"{_taken_by(release)}: find that session (SHOW PROCESSLIST) and ask its owner to "
+            f"{release[1]}."
             if release
             else "Find the session holding it (SHOW PROCESSLIST) and ask its owner to finish."
         )
@@ -239,6 +252,11 @@ def _why_no_holder(seen: Seen, lock: str) -> str:
         return "unknown: the blocking session is read from the next poll on (needs PROCESS)"
     if lock == "metadata":
         return "unknown: no holder found; naming it needs the METADATA_LOCK_INFO plugin (MariaDB)"
+    if lock != "row":
+        return seen.needs("lock_sessions") or (
+            "unknown: no replica session has been in its command since the wait began (the "
+            "holder may have just released it)"
+        )
     return "unknown: the blocking transaction was not found (it may have just finished)"
 
 
