@@ -375,6 +375,12 @@ MDL_KINDS = {
     "TRIGGER": "trigger metadata",
     "EVENT": "event metadata",
     "LOCKING SERVICE": "locking service",
+    "FOREIGN KEY": "foreign key metadata",
+    "CHECK CONSTRAINT": "check constraint metadata",
+    "COLUMN STATISTICS": "column statistics",
+    "RESOURCE_GROUPS": "resource groups metadata",
+    "SRID": "srid metadata",
+    "ACL_CACHE": "acl cache",
 }
 
 

@@ -218,6 +218,21 @@ APPLIER_STATES: tuple[State, ...] = (
     # GET_LOCK() in a statement-based event: the lock is a session's.
     _S("user lock", _L, ANY_APPLIER, BOTH, "mariadb; mysql (GET_LOCK)", lock="user"),
     _S("waiting for locking service lock", _L, ANY_APPLIER, MYSQL, "mysql", lock="locking service"),
+    # MySQL 8.0's other metadata-lock namespaces (mdl.cc's wait names), and Percona Server's
+    # LOCK BINLOG FOR BACKUP.
+    *(
+        _S(f"waiting for {kind} lock", _L, ANY_APPLIER, MYSQL, "mysql 8.0+ (mdl.cc)", lock=kind)
+        for kind in (
+            "foreign key metadata",
+            "check constraint metadata",
+            "column statistics",
+            "resource groups metadata",
+            "srid metadata",
+            "acl cache",
+        )
+    ),
+    _S("waiting for binlog lock", _L, ANY_APPLIER, MYSQL, "percona server (LOCK BINLOG FOR BACKUP)",
+       lock="binlog"),
     # --- the steps of any statement ---------------------------------------------------------
     *(
         _S(text, Family.OTHER, ANY_APPLIER, BOTH, "mariadb; mysql (general states)")
