@@ -6,6 +6,7 @@ Each test filters what the receiver got by its own rule id, and leaves the lab r
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -17,15 +18,19 @@ from sqlalchemy import select
 
 from lagscope.alerts import rules as alert_rules
 from lagscope.alerts import targets as alert_targets
+from lagscope.analysis.causes.model import Cause
+from lagscope.lab import incidents as inc
 from lagscope.models import (
     AlertEvent,
     AlertRule,
     AlertState,
+    Channel,
     Delivery,
     DeliveryAttempt,
     Instance,
     ParamChange,
 )
+from lagscope.models.episodes import Episode
 from lagscope.security.secret_box import store_box
 
 from .pipeline_stack import SECRET, Pipeline, now, start_pipeline
@@ -415,3 +420,62 @@ def test_lag_alert_after_a_parallel_threads_change_lists_it(
         sql_thread(lab, "replica1", True)
         if _threads(lab) != original:
             _global(lab, "replica1", f"SET GLOBAL slave_parallel_threads = {int(original)}")
+
+
+def _episode_named(pipe: Pipeline, channel_id: int, cause: Cause) -> int | None:
+    """The channel's ongoing episode, once its main cause is ``cause``."""
+    with pipe.session() as s:
+        episode_id = s.scalar(select(Channel.episode_id).where(Channel.id == channel_id))
+        episode = s.get(Episode, episode_id) if episode_id is not None else None
+        return episode.id if episode is not None and episode.main_cause == cause else None
+
+
+def test_firing_and_resolved_bodies_name_the_episodes_main_cause_and_link_its_page(
+    lab, pipeline: Pipeline, hook: Receiver, rules: list[int]
+):
+    """A session on replica1 holds row locks the applier needs: the episode's main cause is
+    "blocked by a session on the replica", named with the session's id. The firing body says
+    so, and so does the resolved one, sent once the lock is gone and the lag drained (when the
+    newest poll names that cause no more), each with a link to the episode's page."""
+    channel = pipeline.channel_id("replica1")
+    assert channel is not None
+    with inc.row_lock(lab) as made:
+        episode_id = wait_until(
+            lambda: _episode_named(pipeline, channel, Cause.BLOCKED_BY_SESSION),
+            timeout_s=90,
+            message="replica1's episode named blocked by a session",
+        )
+        rule = add_rule(
+            pipeline,
+            rules,
+            target(pipeline, hook, "episode"),
+            name="replica1 lag, with its episode",
+            metric="lag",
+            threshold=2.0,
+            resolve_threshold=1.0,
+            for_s=2.0,
+            instance_id=instance_id(pipeline, "replica1"),
+        )
+        (firing,) = wait_until(
+            lambda: bodies(hook, rule, "firing"), timeout_s=90, message="lag firing"
+        )
+    (resolved,) = wait_until(
+        lambda: bodies(hook, rule, "resolved"), timeout_s=180, message="resolved after the lock"
+    )
+    url = f"https://lagscope.example/clusters/{pipeline.cluster_id}/episodes/{episode_id}"
+    for body in (firing, resolved):
+        episode = body["episode"]
+        assert episode is not None, body
+        assert episode["id"] == episode_id and episode["url"] == url
+        assert body["links"]["episode"] == url
+        main = episode["main_cause"]
+        assert main["cause"] == "blocked_by_session", main
+        assert main["words"] == "blocked by a session on the replica"
+        assert f"session {made.session_id}" in main["sentence"], main
+        assert main["evidence"]["blocker_thread_id"] == made.session_id, main
+        assert main["action"]
+        assert body["summary"].endswith("— cause: blocked by a session on the replica")
+        assert isinstance(body["state"], str) and body["state"]
+        # The statements are server text: this target did not opt in to them.
+        assert "FOR UPDATE" not in json.dumps(body, ensure_ascii=False)
+    assert resolved["episode"]["started_at"] == firing["episode"]["started_at"]
