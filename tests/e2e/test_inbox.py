@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from lagscope.demo.alerting import LAG_RULE, inbox_allow, inbox_url
 from lagscope.demo.run import register_demo
 from tests.integration.api_stack import ApiServer, api_server, sqlite_url
+from tests.integration.demo_alert import deliver_pending, fire_and_resolve
 
 from .conftest import DIST, shot
 
@@ -88,3 +89,32 @@ def test_the_inbox_lists_a_delivered_alert(anonymous_page: Page, api: ApiServer)
 def test_the_alerts_page_shows_the_demo_rule(anonymous_page: Page):
     anonymous_page.goto("/alerts")
     expect(anonymous_page.get_by_text(LAG_RULE).first).to_be_visible()
+
+
+def test_the_demos_alert_leads_with_the_episodes_cause_and_links_its_page(
+    anonymous_page: Page, api: ApiServer
+):
+    """Phase B's alert: fired while replica1 drained, its newest poll naming no cause; the
+    inbox leads with the episode's main cause and links the episode's page."""
+    with api.client("") as c:
+        cluster_id = c.get("/api/v1/clusters").json()[0]["id"]
+    alert = fire_and_resolve(api, cluster_id)
+    assert deliver_pending(api) == 2
+    page = anonymous_page
+    page.goto("/inbox")
+    entries = page.get_by_role("list", name="Received alerts").locator(":scope > li")
+    resolved, firing = entries.nth(0), entries.nth(1)
+    for entry in (firing, resolved):
+        cause = entry.get_by_label("The episode's main cause")
+        expect(cause).to_contain_text("Episode's main cause: fsync per event on the receiver")
+        expect(cause).to_contain_text("busy writing in 44 of the last 45 polls")
+        expect(cause).to_contain_text("What to do: Set sync_relay_log=0")
+        link = cause.get_by_role("link", name="open the episode")
+        expect(link).to_have_attribute(
+            "href", f"/clusters/{cluster_id}/episodes/{alert.episode_id}"
+        )
+    expect(firing).to_contain_text("Now: behind, cause not identified")
+    expect(firing).to_contain_text("— cause: fsync per event on the receiver")
+    shot(page, "inbox-episode")
+    firing.get_by_role("link", name="open the episode").click()
+    expect(page).to_have_url(re.compile(f"/clusters/{cluster_id}/episodes/{alert.episode_id}$"))
