@@ -1,8 +1,9 @@
 """The private PyMySQL methods Lagscope overrides or calls, as they were when it was written.
 
-collectors/connection.py overrides four of PyMySQL's private connection methods (the
-clear-text refusal, the sha256_password handshake, the SHA-2 handler hook, the shared TLS
-context), collectors/sha2_auth.py reuses its private scramble and RSA helpers, and
+collectors/connection.py overrides PyMySQL's connection methods for the clear-text refusal,
+the sha256_password handshake, the SHA-2 handler hook, the shared TLS context and the bounded
+reads (``_read_bytes``, ``connect``; tests/unit/test_pymysql_read_hooks.py checks what they
+lean on inside PyMySQL), collectors/sha2_auth.py reuses its private scramble and RSA helpers, and
 collectors/binlog_dump.py sends a raw command. A PyMySQL release may rename or reshape any of
 them: an override that no longer matches a method is silently never called, and the password
 rule it enforces is gone. So PyMySQL is pinned below its next minor release, and this test
@@ -35,6 +36,8 @@ OVERRIDDEN = {
     "_process_auth": "(self, plugin_name, auth_packet, handler=None)",
     "_request_authentication": "(self)",
     "_get_auth_plugin_handler": "(self, plugin_name)",
+    "_read_bytes": "(self, num_bytes)",
+    "connect": "(self, sock=None)",
 }
 CALLED_ON_CONNECTION = {
     "_read_packet": "(self, packet_type=<class 'pymysql.protocol.MysqlPacket'>)",

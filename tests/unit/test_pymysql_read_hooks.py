@@ -9,14 +9,12 @@ import inspect
 import pymysql.connections
 
 from lagscope.collectors.connection import _Connection
+from tests.unit.test_pymysql_hooks import OVERRIDDEN as RECORDED
 
 PyMySQL = pymysql.connections.Connection
 
-# name -> the signature recorded against PyMySQL 1.2.
-OVERRIDDEN = {
-    "_read_bytes": "(self, num_bytes)",
-    "connect": "(self, sock=None)",
-}
+# The bounded reads' overrides, with the signatures recorded against PyMySQL 1.2.
+OVERRIDDEN = {name: RECORDED[name] for name in ("_read_bytes", "connect")}
 CALLED = {"_force_close": "(self)"}
 
 
