@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pymysql
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -47,23 +48,34 @@ def replica_query(lab: Lab, sql: str) -> list[dict[str, Any]]:
 
 def remove_errant_domain(lab: Lab) -> None:
     """Drop the probe without a binlog event, then the domain from replica1's binlog state: the
-    logs holding its events are purged first, as MariaDB requires."""
+    logs holding its events are purged first, as MariaDB requires. A log is purged only once
+    InnoDB has checkpointed its transactions, so the purge is retried until the domain goes."""
     conn = lab.connect("replica1")
     try:
         with conn.cursor() as cur:
             cur.execute("SET SESSION sql_log_bin = 0")
             cur.execute(f"DROP DATABASE IF EXISTS {PROBE}")
             cur.execute("FLUSH BINARY LOGS")
-            cur.execute("SHOW MASTER STATUS")
-            newest = cur.fetchone()[0]
-            cur.execute("PURGE BINARY LOGS TO %s", (newest,))
-            cur.execute(f"FLUSH BINARY LOGS DELETE_DOMAIN_ID = ({DOMAIN})")
+
+        def purged_and_dropped() -> bool:
+            with conn.cursor() as cur:
+                cur.execute("SHOW MASTER STATUS")
+                cur.execute("PURGE BINARY LOGS TO %s", (cur.fetchone()[0],))
+                cur.execute(f"FLUSH BINARY LOGS DELETE_DOMAIN_ID = ({DOMAIN})")
+            return True
+
+        wait_until(
+            purged_and_dropped,
+            timeout_s=60,
+            interval_s=0.5,
+            ignore=(pymysql.err.OperationalError,),
+            message=f"domain {DOMAIN} dropped from replica1's binlog state",
+        )
     finally:
         conn.close()
 
 
-@pytest.fixture
-def errant_writes(lab: Lab) -> Iterator[str]:
+def write_errant(lab: Lab) -> str:
     """Three transactions written on replica1 in domain 77: the GTID the last one took."""
     lab.wait_caught_up(timeout_s=60)
     conn = lab.connect("replica1")
@@ -75,11 +87,15 @@ def errant_writes(lab: Lab) -> Iterator[str]:
             cur.execute(f"CREATE TABLE {PROBE}.t (id INT PRIMARY KEY) ENGINE=InnoDB")
             cur.execute(f"INSERT INTO {PROBE}.t VALUES (1)")
             cur.execute("SELECT @@session.last_gtid")
-            last = str(cur.fetchone()[0])
+            return str(cur.fetchone()[0])
     finally:
         conn.close()
+
+
+@pytest.fixture
+def errant_writes(lab: Lab) -> Iterator[str]:
     try:
-        yield last
+        yield write_errant(lab)
     finally:
         remove_errant_domain(lab)
     # Replication itself never noticed: the source's domain 0 goes on as before.
