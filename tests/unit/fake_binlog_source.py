@@ -21,7 +21,7 @@ import struct
 import threading
 from types import TracebackType
 
-from tests.unit.fake_mysql import CAPABILITIES, OK, SALT, _recv, _send
+from tests.unit.fake_mysql import CAPABILITIES, OK, SALT, _recv, _send, close_listener
 from tests.unit.test_binlog_dump import event, mysql_gtid
 
 COM_QUERY = 0x03
@@ -52,7 +52,7 @@ class FakeBinlogSource:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._stop.set()
-        self._listener.close()
+        close_listener(self._listener)
         self._thread.join(timeout=30)
 
     def _serve(self) -> None:
