@@ -224,9 +224,12 @@ def test_metadata_lock_holders_carry_their_kind_and_sessions_come_once() -> None
     ]
 
 
-def test_the_lock_sessions_statement_leaves_out_the_servers_own_threads_and_lagscope() -> None:
+def test_the_lock_sessions_statement_leaves_out_the_servers_threads_and_the_monitoring_user() -> (
+    None
+):
     for dialect in (MARIADB, MYSQL_57, MYSQL_84):
         sql = cause_readings.lock_sessions_statement(dialect)
         assert "CONNECTION_ID()" in sql and "'Binlog Dump'" in sql and "LIMIT 20" in sql
+        assert "CURRENT_USER()" in sql  # the monitoring user's own sessions take no lock
     assert "TIME_MS" in cause_readings.lock_sessions_statement(MARIADB)
     assert "performance_schema.threads" in cause_readings.lock_sessions_statement(MYSQL_84)

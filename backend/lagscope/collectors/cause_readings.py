@@ -434,7 +434,8 @@ LOCK_SESSIONS_MAX = 20
 # PROCESSLIST (a FLUSH TABLES WITH READ LOCK holder sits idle, its statement gone). The rules keep
 # those in their command since before the wait began (the SQL thread's own TIME counts from its
 # event's timestamp, not from its wait, so it cannot bound them here). The server's own sessions
-# (replication, daemons) and Lagscope's connection are left out.
+# (replication, daemons) and the monitoring user's (Lagscope's connections from every worker,
+# idle between polls; its grants take no lock) are left out.
 _LOCK_SESSIONS_PROCESSLIST_SQL = (
     "SELECT p.ID AS thread_id, a.ID AS blocked_thread_id, p.USER AS user, p.HOST AS host, "  # noqa: S608 - constant fragments
     "p.COMMAND AS command, {time} AS time_s, p.STATE AS state, "
@@ -447,7 +448,7 @@ _LOCK_SESSIONS_PROCESSLIST_SQL = (
     "AND STATE NOT LIKE 'Waiting for prior transaction%' "
     "AND STATE NOT LIKE 'Waiting until MASTER_DELAY%' ORDER BY ID LIMIT 1) a "
     "JOIN information_schema.PROCESSLIST p ON p.USER <> 'system user' "
-    "AND p.ID <> CONNECTION_ID() "
+    "AND p.ID <> CONNECTION_ID() AND p.USER <> SUBSTRING_INDEX(CURRENT_USER(), '@', 1) "
     "AND p.COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
     "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID "
     f"ORDER BY p.TIME DESC, p.ID LIMIT {LOCK_SESSIONS_MAX}"
@@ -470,6 +471,7 @@ _LOCK_SESSIONS_MYSQL_80_SQL = (
     "ORDER BY PROCESSLIST_ID LIMIT 1) a "
     "JOIN performance_schema.threads p ON p.NAME = 'thread/sql/one_connection' "
     "AND p.PROCESSLIST_ID <> CONNECTION_ID() "
+    "AND p.PROCESSLIST_USER <> SUBSTRING_INDEX(CURRENT_USER(), '@', 1) "
     "AND p.PROCESSLIST_COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
     "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.PROCESSLIST_ID "
     "ORDER BY p.PROCESSLIST_TIME DESC, p.PROCESSLIST_ID "

@@ -210,6 +210,10 @@ APPLIER_STATES: tuple[State, ...] = (
     _S("waiting for backup lock", _L, ANY_APPLIER, BOTH,
        "lab (FLUSH TABLES WITH READ LOCK, BACKUP STAGE); mysql 8.0+ (LOCK INSTANCE FOR BACKUP)",
        lock="backup"),
+    # MariaDB's parallel replication pauses for FLUSH TABLES WITH READ LOCK: its workers wait.
+    _S("waiting due to global read lock", _L, ANY_APPLIER, MARIADB,
+       "mariadb (rpl_parallel.cc, a worker paused for FLUSH TABLES WITH READ LOCK)",
+       lock="global read"),
     # LOCK TABLES … on a table whose engine locks whole tables, or any LOCK TABLES … WRITE.
     _S("waiting for table level lock", _L, ANY_APPLIER, BOTH, "mariadb; mysql",
        lock="table-level"),
