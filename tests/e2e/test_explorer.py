@@ -20,6 +20,7 @@ from lagscope.security.secret_box import store_box
 from tests.integration.api_stack import ApiServer
 from tests.integration.pipeline_stack import SECRET as PIPELINE_SECRET
 from tests.integration.pipeline_stack import Pipeline
+from tests.integration.test_errant_live import remove_errant_domain, write_errant
 from tests.integration.waiting import wait_until
 
 from .conftest import shot
@@ -478,3 +479,27 @@ def test_the_side_panel_predicts_relaxing_a_strict_replica_that_is_behind(
             for name, value in before.items():
                 cur.execute(f"SET GLOBAL {name} = {int(value)}")
     lab.wait_caught_up(timeout_s=120)
+
+
+def test_errant_transactions_show_on_the_side_panel_and_the_card(
+    page: Page, pipeline: Pipeline, lab: Lab
+):
+    """A write on replica1 itself (in a GTID domain of its own, removed afterwards): the side
+    panel names the GTID and what to do, the overview card counts it as a problem."""
+    written = write_errant(lab)
+    try:
+        open_explorer(page, pipeline)
+        status = page.get_by_role("region", name="status of replica1")
+        expect(status.locator(".problem", has_text="errant trx")).to_contain_text(f"3: {written}")
+        expect(status.get_by_test_id("side-errant")).to_contain_text("never fail over to replica1")
+        expect(
+            page.get_by_role("region", name="status of replica2").get_by_test_id("side-errant")
+        ).to_have_count(0)
+        shot(page, "explorer-errant")
+        page.goto("/")
+        row = page.locator('[data-instance="replica1"] tr[data-channel="replica1"]')
+        expect(row.get_by_test_id("channel-errant")).to_have_text("⚠ 3 errant transactions")
+        shot(page, "overview-errant")
+    finally:
+        remove_errant_domain(lab)
+    lab.wait_caught_up(timeout_s=60)

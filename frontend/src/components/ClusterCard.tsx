@@ -115,20 +115,18 @@ function TopologyItem({ node, sparkStart, sparkEnd }: { node: TopologyNode; spar
                       )}
                     </span>
                   ) : null}
+                  {row.errant ? (
+                    <span className="errant-word tone-bad" title={row.errant.title} data-testid="channel-errant">
+                      <span aria-hidden="true">⚠ </span>
+                      {row.errant.text}
+                    </span>
+                  ) : null}
                 </td>
                 <td className="disagreement">
                   {row.disagreement ? (
                     <span className="tone-warn" title="The lag sources disagree">
                       <span aria-hidden="true">≠ </span>
                       {row.disagreement}
-                    </span>
-                  ) : null}
-                </td>
-                <td className="errant">
-                  {row.errant ? (
-                    <span className="tone-bad" title={row.errant.title} data-testid="channel-errant">
-                      <span aria-hidden="true">⚠ </span>
-                      {row.errant.text}
                     </span>
                   ) : null}
                 </td>
