@@ -44,6 +44,11 @@ def test_mysql_gtids_of_a_former_source_missing_here_are_errant() -> None:
     assert found == Errant(2, f"{former}:11-12")
 
 
+def test_mysql_tagged_writes_of_the_replica_are_errant_and_the_sources_tags_are_not() -> None:
+    found = mysql(f"{SOURCE}:1-100:billing:1-5", f"{SOURCE}:1-100:billing:1-7,{REPLICA}:audit:1-2")
+    assert found == Errant(2, f"{REPLICA}:audit:1-2")
+
+
 def test_mariadb_a_write_in_a_domain_of_its_own_is_errant() -> None:
     found = mariadb("0-1-500", slave="0-1-490", current="0-1-490,77-3-3")
     assert found == Errant(3, "77-3-3")
