@@ -24,7 +24,13 @@ from lagscope.lab import Lab
 from lagscope.lab import incidents as inc
 
 from .pipeline_stack import Pipeline
-from .test_causes_named_live import EVIDENCE_TARGET_POLLS, _causes, await_naming, watch_more
+from .test_causes_named_live import (
+    EVIDENCE_TARGET_POLLS,
+    Naming,
+    _causes,
+    await_naming,
+    watch_more,
+)
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -92,10 +98,15 @@ def _holder_named(session_id: int) -> Any:
     return check
 
 
-@pytest.mark.parametrize("lock", sorted(LOCKS))
-def test_a_backup_lock_on_a_replica_is_named_in_the_servers_words_with_its_holder(
-    lab: Lab, pipeline: Pipeline, lock: str
-) -> None:
+def name_lock(
+    lab: Lab,
+    pipeline: Pipeline,
+    lock: str,
+    exact: bool = False,
+    target_polls: int = EVIDENCE_TARGET_POLLS,
+) -> tuple[Naming, dict[str, set[str]]]:
+    """Take ``lock`` in a session on the replica while the source writes; wait until Lagscope
+    names it with the server's words and the session (the holder itself when ``exact``)."""
     inc.query(lab, "source", f"CREATE DATABASE IF NOT EXISTS {inc.SCHEMA}")
     inc.query(lab, "source", f"DROP TABLE IF EXISTS {inc.SCHEMA}.{TABLE}")
     inc.query(
@@ -124,9 +135,10 @@ def test_a_backup_lock_on_a_replica_is_named_in_the_servers_words_with_its_holde
                     started_at=locked_at,
                 )
                 start = time.time()
-                naming, seen = await_naming(
-                    pipeline, made, start, timeout_s=60, check=_holder_named(session_id)
-                )
+                check = _holder_named(session_id)
+                if exact:
+                    check = _exact_holder(session_id)
+                naming, seen = await_naming(pipeline, made, start, timeout_s=60, check=check)
                 watch_more(pipeline, REPLICA, seen)
                 assert not load.errors, load.errors
     finally:
@@ -137,7 +149,26 @@ def test_a_backup_lock_on_a_replica_is_named_in_the_servers_words_with_its_holde
         f" applier showed the wait: {naming.sentence}"
     )
     assert naming.evidence["lock"] == "backup"
-    assert naming.polls_shown <= EVIDENCE_TARGET_POLLS, naming
+    assert naming.polls_shown <= target_polls, naming
     # Never "not identified" beside the lock, and the open transaction is not "large".
     wrong = seen[REPLICA] & {"unexplained", "large_transaction", "no_usable_key", "ddl"}
     assert not wrong, seen
+    return naming, seen
+
+
+def _exact_holder(session_id: int) -> Any:
+    def check(row: dict[str, Any]) -> bool:
+        evidence = row["evidence"]
+        return (
+            evidence.get("applier_state") == BACKUP_WAIT
+            and evidence.get("blocker_thread_id") == session_id
+        )
+
+    return check
+
+
+@pytest.mark.parametrize("lock", sorted(LOCKS))
+def test_a_backup_lock_on_a_replica_is_named_in_the_servers_words_with_its_holder(
+    lab: Lab, pipeline: Pipeline, lock: str
+) -> None:
+    name_lock(lab, pipeline, lock)

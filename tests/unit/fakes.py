@@ -72,6 +72,7 @@ def _cause_statements() -> frozenset[str]:
             found |= {
                 cause_readings.mdl_probe_statement(d, m),
                 cause_readings.mdl_blockers_statement(d, m),
+                cause_readings.backup_holders_statement(d, m),
             }
     # Sent only while behind, like the cause readings (collectors/file_io.py).
     found.add(file_io.statement())

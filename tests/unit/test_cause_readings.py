@@ -77,12 +77,14 @@ def _params_every_poll(
     if fsyncs in sent and all(e["statement"] != fsyncs for e in out):
         out.insert(list(sent).index(fsyncs), {"statement": fsyncs, "columns": ["EVENT_NAME",
                    "COUNT_MISC", "SUM_TIMER_MISC"], "rows": []})  # fmt: skip
-    # Recorded before the lock-sessions reading existed: its answer is not in the recording, and
-    # an empty one stands in (these replays are about the other readings; its own tests below).
-    sessions = cause_readings.lock_sessions_statement(MARIADB)
-    if sessions in sent and all(e["statement"] != sessions for e in out):
-        out.insert(list(sent).index(sessions), {"statement": sessions, "columns": ["thread_id"],
-                   "rows": []})  # fmt: skip
+    # Recorded before the backup-lock holders and lock-sessions readings existed: their answers
+    # are not in the recording, and empty ones stand in (these replays are about the other
+    # readings; theirs are tested on their own).
+    backup = cause_readings.backup_holders_statement(MARIADB, CauseMemory(mdl_plugin=True))
+    for later in (backup, cause_readings.lock_sessions_statement(MARIADB)):
+        if later in sent and all(e["statement"] != later for e in out):
+            out.insert(list(sent).index(later), {"statement": later, "columns": ["thread_id"],
+                       "rows": []})  # fmt: skip
     return out
 
 

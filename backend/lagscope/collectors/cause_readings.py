@@ -340,6 +340,31 @@ _MDL_MYSQL_SQL = (
 )
 
 
+# MariaDB with the plugin: the backup lock's holders. FLUSH TABLES WITH READ LOCK holds it in
+# MDL_BACKUP_FTWRL1/2, a BACKUP STAGE in MDL_BACKUP_START … WAIT_COMMIT (seen on 10.11 on the lab);
+# the modes every statement takes (DML, DDL, COMMIT…) never block an applier, so they are left out.
+_BACKUP_HOLDERS_MARIADB_PLUGIN_SQL = (
+    f"SELECT DISTINCT h.THREAD_ID AS thread_id, a.ID AS blocked_thread_id, {_SESSION_COLUMNS}, "  # noqa: S608 - constant fragments
+    "'' AS object_name, 1 AS certain, 'BACKUP LOCK' AS object_type "
+    "FROM information_schema.PROCESSLIST a "
+    "JOIN information_schema.METADATA_LOCK_INFO h ON h.LOCK_TYPE = 'Backup lock' "
+    "AND h.THREAD_ID <> a.ID AND h.LOCK_MODE NOT IN ('MDL_BACKUP_DML', 'MDL_BACKUP_TRANS_DML', "
+    "'MDL_BACKUP_SYS_DML', 'MDL_BACKUP_DDL', 'MDL_BACKUP_ALTER_COPY', 'MDL_BACKUP_COMMIT') "
+    "JOIN information_schema.PROCESSLIST p ON p.ID = h.THREAD_ID AND p.USER <> 'system user' "
+    "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID "
+    "WHERE a.USER = 'system user' AND a.STATE = 'Waiting for backup lock' "
+    "ORDER BY a.ID, h.THREAD_ID"
+)
+
+
+def backup_holders_statement(dialect: Dialect, memory: CauseMemory) -> str | None:
+    """MariaDB with METADATA_LOCK_INFO only (MySQL's metadata_locks reading covers the backup
+    lock already; without the plugin the lock sessions are the candidates)."""
+    if dialect.product != "mariadb" or not memory.mdl_plugin:
+        return None
+    return _BACKUP_HOLDERS_MARIADB_PLUGIN_SQL
+
+
 def mdl_probe_statement(dialect: Dialect, memory: CauseMemory) -> str | None:
     if dialect.product != "mariadb" or memory.mdl_plugin is not None:
         return None

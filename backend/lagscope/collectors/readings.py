@@ -276,6 +276,11 @@ def _mdl_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     return _evidence(readout)
 
 
+def _mdl_holders(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    _parts(readout).blockers.extend(cause_readings.parse_mdl_blockers(result))
+    return _evidence(readout)
+
+
 def _lock_sessions(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     _parts(readout).blockers.extend(cause_readings.parse_lock_sessions(result))
     return _evidence(readout)
@@ -392,6 +397,9 @@ READINGS: tuple[Reading, ...] = (
             lambda s: cause_readings.mdl_blockers_statement(s.dialect, s.cause),
             _mdl_blockers, when=cause_readings.behind,
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
+    Reading("backup_holders",
+            lambda s: cause_readings.backup_holders_statement(s.dialect, s.cause),
+            _mdl_holders, when=cause_readings.behind, privilege_hint="needs PROCESS"),
     Reading("lock_sessions", lambda s: cause_readings.lock_sessions_statement(s.dialect),
             _lock_sessions, when=cause_readings.behind,
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
