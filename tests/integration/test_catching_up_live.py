@@ -174,6 +174,7 @@ def test_the_drain_after_a_stopped_applier_is_started_is_catching_up_with_the_ma
         print(f"  {p.at:.1f} lag={p.lag_s} verdict={p.verdict} {p.labels}")
     assert unexplained == [], f"not identified while draining: {len(unexplained)} polls"
     assert catching, f"catching up in none of {len(drain)} drain polls"
+    assert len(catching) == len(drain), f"catching up in {len(catching)} of {len(drain)}"
     for p in catching:
         finding = p.causes[0]
         evidence = finding["evidence"]
