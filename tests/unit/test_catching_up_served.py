@@ -70,3 +70,16 @@ def test_metrics_carry_the_state_its_drain_and_eta() -> None:
     assert [(s[0]["server"], s[1]) for s in drain] == [("replica1", 1.4)]
     causes = {(s[0]["server"], s[0]["cause"]) for s in found["lagscope_channel_cause"]}
     assert causes == {("replica1", "catching_up")}
+
+
+def test_the_status_schema_serves_it() -> None:
+    from lagscope.api.schemas.status import CatchingUpOut
+
+    state = catching_up(current_causes(stored(catching())))
+    out = CatchingUpOut.model_validate(state).model_dump(mode="json")
+    assert out["main_cause"] == {
+        "cause": "relay_log_durability",
+        "words": "fsync per event on the receiver",
+    }
+    assert out["limit"]["cause"] == "serial_apply" and out["after"] == "step"
+    assert out["since"] == "2026-11-28T04:44:00Z" and out["eta_s"] == 25.0
