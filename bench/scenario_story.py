@@ -17,6 +17,11 @@ journal's windows scaled down leaves C starting behind:
 
     .venv/bin/python bench/scenario_story.py --phase-seconds 60,15,120 --journal-width-s 60 \
         --journal-settle-s 3 --journal-group-s 3 --journal-min-samples 3
+
+Beside them: the side panel's relaxed-flush figure read at phase B's step (the same window and
+function as the journal's, so the same figure), the cores each lab server, the demo and all other
+work on the box used just before and after phase C's step (from ``/proc``: what the prediction
+cannot see), and the busy workers and receive-bound share on each side of that step.
 """
 
 from __future__ import annotations
