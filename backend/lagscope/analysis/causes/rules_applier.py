@@ -1,5 +1,5 @@
 """Causes read off the applier itself: a session blocking it, row lookups without a usable key,
-one large transaction, a schema change (CAUSES.md), and a wait only the server's words name.
+one large transaction, a schema change (docs/causes.md), and a wait only the server's words name.
 
 A lock wait of any kind the state table names (a row or metadata lock, the global read or backup
 lock, a table-level or user lock…) is *blocked by a session*: its holder where the server

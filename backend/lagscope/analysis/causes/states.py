@@ -123,7 +123,7 @@ APPLIER_STATES: tuple[State, ...] = (
     _S("waiting for replica worker to release partition", Family.COMMIT_ORDER,
        SQL_OR_COORDINATOR, MYSQL, "mysql 8.0.26+ (DATABASE type)"),
     # --- committing: the flush and fsync -------------------------------------------------------
-    # Exactly "Commit" (MariaDB's serial SQL thread, CAUSES.md durability-bound serial apply) /
+    # Exactly "Commit" (MariaDB's serial SQL thread, durable serial apply in docs/causes.md) /
     # "waiting for handler commit" (MySQL's general state): see is_commit.
     _S("commit", Family.FLUSH, WORKERS_AND_SERIAL, MARIADB, "lab", tag="commit"),
     _S("waiting for handler commit", Family.FLUSH, WORKERS_AND_SERIAL, MYSQL, "mysql",
