@@ -265,49 +265,66 @@ def import_command(file: Path, dry_run: bool) -> None:
 @click.option(
     "--queues",
     "role",
-    type=click.Choice(["all", "polls", "slow"]),
+    type=click.Choice(["all", "polls", "slow", "owner"]),
     default="all",
     show_default=True,
-    help="all: the polls' worker and, in a child process, one for the slow jobs.",
+    help="all: the polls' worker and, in a child process, one for the slow jobs (and, with"
+    " LAGSCOPE_POLL_ENGINE=owner, the poll owner in another); owner: the poll owner alone.",
 )
-# The slow jobs' worker started by "all": its parent reports for both (tasks/processes.py).
+# The slow jobs' worker and the poll owner started by "all": the parent reports for them
+# (tasks/processes.py).
 @click.option("--child", is_flag=True, hidden=True)
 @click.pass_context
 def worker(ctx: click.Context, concurrency: int, role: str, child: bool) -> None:
     """Run a Celery worker that polls clusters (extra arguments go to Celery)."""
     import subprocess
 
+    from lagscope.config import get_settings
     from lagscope.tasks import processes
     from lagscope.tasks.app import app
     from lagscope.tasks.queues import worker_argv
 
+    if role == "owner":
+        from lagscope.engine.process import run_owner
+
+        run_owner()
+        return
     if role == "slow":
         if child:
             processes.report_as_worker(False)
         app.worker_main(worker_argv("slow", 1, ctx.args))
         return
-    slow = None
+    children = []
     if role == "all":
         slow = subprocess.Popen(
             [sys.executable, "-m", "lagscope", "worker", "--queues", "slow", "--child", *ctx.args],
             preexec_fn=_die_with_parent,  # only prctl runs before exec
         )
-        _end_with_child(slow)
+        children.append(slow)
+        _end_with_child(slow, "the slow jobs' worker")
+    if get_settings().poll_engine == "owner":
+        owner = subprocess.Popen(
+            [sys.executable, "-m", "lagscope", "worker", "--queues", "owner", "--child"],
+            preexec_fn=_die_with_parent,
+        )
+        children.append(owner)
+        _end_with_child(owner, "the poll owner")
     try:
         app.worker_main(worker_argv("polls", concurrency, ctx.args))
     finally:
-        if slow is not None:
-            slow.terminate()
+        for child_process in children:
+            child_process.terminate()
+        for child_process in children:
             try:
-                slow.wait(timeout=30)
+                child_process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                slow.kill()
+                child_process.kill()
 
 
-def _end_with_child(slow: Any) -> None:
-    """A slow jobs' worker that died alone would leave rollups, retention and the binlog
-    windows undone behind a worker that reports itself healthy: the polls' worker then stops
-    too (a warm shutdown), so its supervisor restarts both."""
+def _end_with_child(slow: Any, what: str) -> None:
+    """A slow jobs' worker (or a poll owner) that died alone would leave rollups, retention and
+    the binlog windows (or the polls) undone behind a worker that reports itself healthy: the
+    polls' worker then stops too (a warm shutdown), so its supervisor restarts them all."""
     import logging
     import os
     import signal
@@ -320,7 +337,7 @@ def _end_with_child(slow: Any) -> None:
         if state.should_stop is not None or state.should_terminate is not None:
             return  # this worker is stopping already (a group's SIGTERM reaches both)
         logging.getLogger(__name__).error(
-            "the slow jobs' worker ended (exit %s): stopping this worker too", code
+            "%s ended (exit %s): stopping this worker too", what, code
         )
         os.kill(os.getpid(), signal.SIGTERM)
 

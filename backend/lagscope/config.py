@@ -11,6 +11,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import NonNegativeInt, PositiveFloat, PositiveInt, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -93,6 +94,16 @@ class Settings(BaseSettings):
     # batches of 40 cost more CPU, not less (more threads at once contend for the interpreter)
     # and doubled the measured round trip (bench/poll_throughput.py, 30 clusters).
     poll_batch_instances: PositiveInt = 20
+    # Who runs the 1 s poll loop: "celery" (beat dispatches each second's ticks as tasks, any
+    # worker takes them) or "owner" (each shard of clusters is polled by the one worker holding
+    # its lease, over one connection per server: engine/, docs/operations.md "Running at scale").
+    poll_engine: Literal["celery", "owner"] = "celery"
+    # The owner engine: clusters are grouped into this many shards (cluster id modulo), each
+    # held by one owner under a lease of shard_lease_s seconds renewed every
+    # shard_renew_every_s; a killed owner's shards are taken over once its lease has run out.
+    shards: PositiveInt = 64
+    shard_lease_s: PositiveFloat = 1.2
+    shard_renew_every_s: PositiveFloat = 0.2
     # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
     # that comes back sooner continues the same episode.
     episode_caught_up_s: PositiveFloat = 30.0

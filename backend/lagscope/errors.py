@@ -12,6 +12,7 @@ Driver exceptions (``pymysql.*``) are translated at the collector boundary with
     ├── Throttled                   too many attempts: retry after some seconds
     │   └── Overloaded              the server is busy with this kind of work: retry later
     ├── CredentialsUnreadable       a stored credential decrypts with none of the secret keys
+    ├── FencingLost                 a shard's lease changed owner: its old owner's write refused
     └── CollectorError              anything that went wrong talking to a monitored server
         ├── ServerUnreachable       connect refused / timed out, connection lost, read timeout
         ├── AccessDenied            wrong credentials, or a privilege the monitoring user lacks
@@ -69,6 +70,11 @@ class PermissionDenied(LagscopeError):
 
 class CredentialsUnreadable(LagscopeError):
     """A stored credential cannot be decrypted with LAGSCOPE_SECRET_KEY nor any old key."""
+
+
+class FencingLost(LagscopeError):
+    """A tick's write named a shard lease token that is no longer the shard's: another owner
+    took the shard over, so this write is refused (engine/leases.py)."""
 
 
 class CollectorError(LagscopeError):

@@ -150,6 +150,15 @@ class ClusterReader:
             entry.poller.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
+    def close_all_but(self, keep: Collection[int]) -> None:
+        """Close the connections of every instance not in ``keep`` (shards this process no
+        longer polls); a poll still running keeps its connection until it returns."""
+        with self._lock:
+            gone = [i for i, e in self._entries.items() if i not in keep and not e.busy.locked()]
+            closing = [self._entries.pop(i) for i in gone]
+        for entry in closing:
+            entry.poller.close()
+
     def _close_idle(self) -> None:
         now = self._monotonic()
         if now - self._pruned_at < self._idle_close_s / 10:

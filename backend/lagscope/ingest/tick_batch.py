@@ -25,6 +25,7 @@ from itertools import groupby
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from lagscope.errors import FencingLost
 from lagscope.ingest.reader import ClusterReader, Reading
 from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import PreparedTick, TickOptions, prepare_tick, record_prepared
@@ -79,6 +80,8 @@ def poll_clusters(
                 mine = _readings_of(tick, readings)
                 summaries[tick.cluster.id] = record_prepared(session, tick, mine, options, read_s)
         return summaries
+    except FencingLost:
+        raise  # the shard changed owner: none of its ticks may be recorded by this one
     except Exception:
         if readings is None:
             raise  # nothing was read: the store or the reader failed, as the task will say
@@ -132,6 +135,8 @@ def _one_by_one(
                 if tick is not None:
                     mine = _readings_of(tick, readings)
                     summaries[cluster_id] = record_prepared(session, tick, mine, options, read_s)
+        except FencingLost:
+            raise
         except Exception:
             log.exception("cluster %s: recording its tick failed", cluster_id)
     return summaries

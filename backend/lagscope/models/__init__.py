@@ -25,6 +25,7 @@ from lagscope.models.series import (
     SampleRollup1m,
     SourceProgress,
 )
+from lagscope.models.shards import PollOwner, ShardLease
 from lagscope.models.ticks import PollGap
 from lagscope.models.users import ApiToken, LoginThrottle, User
 from lagscope.models.workers import ApplierWorkerSample, ApplierWorkerState
@@ -53,10 +54,12 @@ __all__ = [
     "ParamChange",
     "ParamValue",
     "PollGap",
+    "PollOwner",
     "Sample",
     "SampleRollup1h",
     "SampleRollup1m",
     "SecretKeySalt",
+    "ShardLease",
     "Silence",
     "SourceProgress",
     "User",

@@ -33,6 +33,8 @@ def dispatch_polls() -> int:
     """Enqueue the polls of the clusters due this second, in batches (ingest/tick_batch.py),
     each expiring with its interval."""
     ctx = context()
+    if ctx.settings.poll_engine == "owner":
+        return 0  # the poll owners tick their shards themselves (engine/owner.py)
     now_s = time.time()
     if not dispatch_claim.claim(ctx.settings.broker_url, int(now_s)):
         log.info("this second's polls were dispatched already (is a second beat running?)")
@@ -145,21 +147,25 @@ def retention_task() -> None:
 
 
 def evaluate_alerts(cluster_id: int) -> None:
-    """After a tick (its own transaction: a lost compare-and-set race with another worker is
-    retried once on fresh state, and never undoes the tick's samples)."""
+    """After a tick: judge the cluster's rules and queue the deliveries they made."""
+    for delivery_id in evaluate_cluster_deliveries(cluster_id):
+        deliver_task.delay(delivery_id)
+
+
+def evaluate_cluster_deliveries(cluster_id: int) -> list[int]:
+    """The cluster's rules judged in a transaction of their own (a lost compare-and-set race
+    with another worker is retried once on fresh state, and never undoes the tick's samples);
+    the deliveries to send."""
     ctx = context()
     for attempt in (1, 2):
         try:
             with ctx.transaction() as session:
-                delivery_ids = evaluate_cluster(session, cluster_id, time.time())
+                return evaluate_cluster(session, cluster_id, time.time())
         except Conflict:
             log.info(
                 "cluster %s: alert evaluation raced another worker (try %s)", cluster_id, attempt
             )
-            continue
-        for delivery_id in delivery_ids:
-            deliver_task.delay(delivery_id)
-        return
+    return []
 
 
 @app.task(name="lagscope.deliver", ignore_result=True)

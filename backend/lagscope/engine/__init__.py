@@ -1,0 +1,1 @@
+"""The owner engine: each shard of clusters polled by the one worker holding its lease."""

@@ -1,0 +1,204 @@
+"""Shard leases in the store, with fencing tokens.
+
+Why the store and not Redis: polling and recording must go on while the broker is down, and
+the store is the one thing a tick cannot do without anyway. A lease is a row per shard
+(``shard_leases``): its owner, a token that grows by one at every change of owner, and when it
+runs out. An owner renews all its leases and its membership (``poll_owners``) in one short
+transaction every ``renew_every_s``; a shard whose lease has run out may be taken by another
+owner, which bumps the token.
+
+The token is the fence: every tick's transaction ends with :func:`fence`, an UPDATE of the
+shard's row that names the owner and the token the shard was taken with. If another owner took
+the shard meanwhile, no row matches, :class:`~lagscope.errors.FencingLost` is raised and the
+tick's transaction rolls back, so a stalled old owner never writes what the new one writes. On
+PostgreSQL and MySQL the fence's row lock holds a takeover back until the tick has committed; on
+SQLite one writer at a time gives the same order.
+
+Times are epoch seconds by each owner's clock. A clock that is off can only make a lease look
+expired too soon or too late (a shard polled by nobody for a while, or taken over early): the
+fence still refuses the old owner's writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from lagscope.engine.assignment import preferred_owner, shards_for
+from lagscope.errors import FencingLost
+from lagscope.models import PollOwner, ShardLease
+
+log = logging.getLogger(__name__)
+
+# A member row no one has renewed for this long is deleted (it is ignored long before).
+FORGET_MEMBER_S = 3600.0
+
+
+@dataclass(slots=True)
+class Holdings:
+    """What one beat found: the shards held now with their tokens, those gained and lost since
+    the previous beat, and the owners alive."""
+
+    held: dict[int, int] = field(default_factory=dict)
+    gained: set[int] = field(default_factory=set)
+    lost: set[int] = field(default_factory=set)
+    members: set[str] = field(default_factory=set)
+
+
+def fence(session: Session, shard: int, owner: str, token: int) -> None:
+    """The last statement of a tick's transaction: refuse it unless ``owner`` still holds
+    ``shard`` with ``token``."""
+    result = session.execute(
+        update(ShardLease)
+        .where(ShardLease.shard == shard, ShardLease.owner == owner, ShardLease.token == token)
+        .values(renewed_at=ShardLease.renewed_at)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise FencingLost(f"shard {shard}: lease token {token} of {owner} is no longer current")
+
+
+class Leases:
+    """One owner's side of the leases: ``beat`` renews, takes and gives up shards."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        name: str,
+        shards: int,
+        lease_s: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.sessions = sessions
+        self.name = name
+        self.shards = shards
+        self.lease_s = lease_s
+        self._clock = clock
+        self._started_at = clock()
+        self._held: dict[int, int] = {}
+        self._rows_made = False
+
+    @property
+    def held(self) -> dict[int, int]:
+        return dict(self._held)
+
+    def beat(self, busy: frozenset[int] = frozenset()) -> Holdings:
+        """Renew membership and leases, give up shards another alive owner should hold (unless
+        ``busy``: a tick of theirs is still running), and take the shards this owner should hold
+        that nobody holds. One transaction."""
+        if not self._rows_made:
+            self._make_rows()
+        now = self._clock()
+        expires = now + self.lease_s
+        before = dict(self._held)
+        with self.sessions() as session, session.begin():
+            self._renew_member(session, now)
+            session.execute(
+                update(ShardLease)
+                .where(ShardLease.owner == self.name)
+                .values(expires_at=expires, renewed_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            rows = session.execute(
+                select(ShardLease.shard, ShardLease.owner, ShardLease.token, ShardLease.expires_at)
+            ).all()
+            members = set(
+                session.scalars(
+                    select(PollOwner.name).where(PollOwner.seen_at > now - self.lease_s)
+                )
+            )
+            members.add(self.name)
+            held = {shard: token for shard, owner, token, _ in rows if owner == self.name}
+            wanted = shards_for(self.name, range(self.shards), members)
+            for shard in sorted(set(held) - wanted - busy):
+                if preferred_owner(shard, members) in members:
+                    self._release(session, shard, held.pop(shard))
+            for shard, owner, token, expires_at in rows:
+                if shard in held or shard >= self.shards:
+                    continue
+                free = owner is None or expires_at < now
+                # A shard free for a whole lease more than its preferred owner needed: that
+                # owner is not taking it (not yet seen alive by it), so anyone alive does.
+                orphaned = free and expires_at < now - self.lease_s
+                if free and (shard in wanted or orphaned):
+                    taken = self._take(session, shard, token, now, expires)
+                    if taken is not None:
+                        held[shard] = taken
+        self._held = held
+        return Holdings(
+            held=dict(held),
+            gained=set(held) - set(before),
+            lost={s for s in before if held.get(s) != before[s]},
+            members=members,
+        )
+
+    def release_all(self) -> None:
+        """Give every shard up at once (a clean stop): the others need not wait for the leases
+        to run out."""
+        with self.sessions() as session, session.begin():
+            for shard, token in self._held.items():
+                self._release(session, shard, token)
+            session.execute(delete(PollOwner).where(PollOwner.name == self.name))
+        self._held = {}
+
+    def _release(self, session: Session, shard: int, token: int) -> None:
+        session.execute(
+            update(ShardLease)
+            .where(
+                ShardLease.shard == shard, ShardLease.owner == self.name, ShardLease.token == token
+            )
+            .values(owner=None, expires_at=0.0)
+            .execution_options(synchronize_session=False)
+        )
+
+    def _take(
+        self, session: Session, shard: int, token: int, now: float, expires: float
+    ) -> int | None:
+        """Compare-and-set on the token seen: of two owners taking the same shard, one wins."""
+        result = session.execute(
+            update(ShardLease)
+            .where(ShardLease.shard == shard, ShardLease.token == token)
+            .where((ShardLease.owner.is_(None)) | (ShardLease.expires_at < now))
+            .values(owner=self.name, token=token + 1, expires_at=expires, renewed_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            return None
+        return token + 1
+
+    def _renew_member(self, session: Session, now: float) -> None:
+        result = session.execute(
+            update(PollOwner)
+            .where(PollOwner.name == self.name)
+            .values(seen_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            session.execute(
+                insert(PollOwner).values(name=self.name, seen_at=now, started_at=self._started_at)
+            )
+            session.execute(delete(PollOwner).where(PollOwner.seen_at < now - FORGET_MEMBER_S))
+
+    def _make_rows(self) -> None:
+        """One row per shard, made by whichever owner comes first (the others' inserts clash
+        and are ignored)."""
+        with self.sessions() as session:
+            existing = set(session.scalars(select(ShardLease.shard)))
+        for shard in range(self.shards):
+            if shard in existing:
+                continue
+            try:
+                with self.sessions() as session, session.begin():
+                    session.execute(
+                        insert(ShardLease).values(
+                            shard=shard, owner=None, token=0, expires_at=0.0, renewed_at=0.0
+                        )
+                    )
+            except IntegrityError:
+                pass  # another owner made it first
+        self._rows_made = True

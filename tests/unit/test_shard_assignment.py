@@ -1,0 +1,51 @@
+"""Rendezvous assignment of shards to poll owners (engine/assignment.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lagscope.engine.assignment import preferred_owner, shard_of, shards_for
+
+SHARDS = range(64)
+
+
+def test_every_shard_has_exactly_one_preferred_owner_among_the_members() -> None:
+    members = {"a:1", "b:2", "c:3"}
+    held = [shards_for(m, SHARDS, members) for m in sorted(members)]
+    assert set().union(*held) == set(SHARDS)
+    assert sum(len(h) for h in held) == len(SHARDS)
+
+
+def test_shards_spread_over_the_owners() -> None:
+    members = [f"host-{n}:{1000 + n}:ab" for n in range(4)]
+    counts = Counter(preferred_owner(s, members) for s in range(256))
+    # 256 shards over 4 owners: none should get fewer than half or more than twice its share.
+    assert all(32 <= counts[m] <= 128 for m in members), counts
+
+
+@given(
+    st.sets(st.text(min_size=1, max_size=12), min_size=2, max_size=8),
+    st.text(min_size=1, max_size=12),
+)
+def test_an_owner_leaving_moves_only_its_own_shards(members: set[str], leaving: str) -> None:
+    members = {*members, leaving}
+    before = {s: preferred_owner(s, members) for s in SHARDS}
+    after = {s: preferred_owner(s, members - {leaving}) for s in SHARDS}
+    moved = {s for s in SHARDS if before[s] != after[s]}
+    assert moved == {s for s in SHARDS if before[s] == leaving}
+
+
+@given(st.sets(st.text(min_size=1, max_size=12), min_size=1, max_size=8))
+def test_the_answer_does_not_depend_on_the_order_members_are_listed(members: set[str]) -> None:
+    ordered = sorted(members)
+    assert [preferred_owner(s, ordered) for s in SHARDS] == [
+        preferred_owner(s, list(reversed(ordered))) for s in SHARDS
+    ]
+
+
+def test_no_member_no_owner_and_shards_by_cluster_id() -> None:
+    assert preferred_owner(3, []) is None
+    assert [shard_of(c, 4) for c in (0, 1, 4, 7)] == [0, 1, 0, 3]
