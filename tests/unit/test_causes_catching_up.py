@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
+
+import pytest
 
 from lagscope.analysis.causes.episodes import EpisodeState, OpenSegment, main_cause
 from lagscope.analysis.causes.model import Cause, CauseInputs, EpisodeContext, Finding, StepSeen
 from lagscope.analysis.channel_metrics import ChannelMetrics
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import Eta
+from lagscope.analysis.rates import CounterRates
 from tests.cause_factories import (
     NOW,
     PARALLEL_RELAXED,
@@ -22,6 +26,7 @@ from tests.cause_factories import (
     inputs,
     metrics,
     run,
+    source,
     status,
 )
 from tests.unit.test_causes_diagnose import assert_operator_words
@@ -188,4 +193,142 @@ def test_a_lag_dip_while_the_transactions_behind_grow_is_not_a_drain() -> None:
     polls = drain([10.0, 11.0, 12.0, 13.0, 11.5])
     grown = replace(polls[-1].metrics, trx_behind=5000)
     polls[-1] = replace(polls[-1], metrics=grown)
+    assert causes(run(polls)[-1]) == ["unexplained"]
+
+
+# --- a drain judged by its pace: the replica's apply rate against the source's ---------------
+
+SERIAL_RELAXED = MappingProxyType(
+    {
+        **SERIAL_DURABLE,
+        "innodb_flush_log_at_trx_commit": "2",
+        "sync_binlog": "0",
+        "sync_relay_log": "0",
+        "sync_master_info": "0",
+    }
+)
+# A source that group-commits: parallel apply would have work to share (the serial-apply rule).
+GROUPED = CounterRates(binlog_commits_per_s=1930.0, binlog_group_commits_per_s=640.0)
+# What a loaded box reads around each figure, poll after poll (the two servers are read a moment
+# apart, the lag figure wanders): fixed, so every run is the same.
+TRX_NOISE = (0, 150, -120, 80, -60, 130, -150, 40, 110, -90)
+LAG_NOISE = (0.5, -0.4, 0.6, -0.3, 0.2, -0.6, 0.4, -0.2, 0.3, -0.5)
+APPLY_NOISE = (60, -80, 40, -30, 90, -70, 20, -50, 70, -50)
+SOURCE_NOISE = (-30, 40, -20, 50, -40, 10, -50, 30, -10, 20)
+
+
+def paced(
+    polls: int,
+    apply_rate: float,
+    source_rate: float,
+    *,
+    trx0: int = 100_000,
+    start: int = 0,
+    episode: EpisodeContext = FSYNC_EPISODE,
+    params: Mapping[str, str | None] = PARALLEL_RELAXED,
+    **kw: Any,
+) -> list[CauseInputs]:
+    """One poll a second from ``start``: the backlog moves by source − apply each second (with the
+    noise above), the lag is the backlog in seconds of the source's writes."""
+    out = []
+    for i in range(start, start + polls):
+        n = i % len(TRX_NOISE)
+        trx = int(trx0 + (source_rate - apply_rate) * (i - start) + TRX_NOISE[n])
+        gain = apply_rate - source_rate
+        m = replace(
+            behind_on_apply(
+                lag_s=trx / source_rate + LAG_NOISE[n],
+                trx=trx,
+                apply_rate=apply_rate + APPLY_NOISE[n],
+                source_rate=source_rate + SOURCE_NOISE[n],
+            ),
+            eta=Eta(trx / gain, True, None) if gain > 0 else Eta(None, False, -gain, never=True),
+        )
+        poll = inputs(m, at=NOW + i, params=params, **kw)
+        out.append(replace(poll, episode=episode))
+    return out
+
+
+def test_a_drain_too_slow_for_the_lag_slope_is_catching_up_by_its_pace_without_flicker() -> None:
+    """The tuning story's phase B on a loaded box: 2,150 trx/s applied against the source's
+    1,930, the lag near 50 s falling ~0.1 s/s, under the lag slope's 0.2 s/s, in the lag
+    figure's noise. Every poll from the pace's fifth says so, none "not identified"."""
+    found = run(paced(40, 2150.0, 1930.0))
+    settled = found[5:]
+    assert all(causes(f) == ["catching_up"] for f in settled), [causes(f) for f in found]
+    (finding,) = found[-1]
+    assert finding.evidence["pace"] == "barely_draining"
+    assert finding.evidence["apply_rate"] == pytest.approx(2150.0, abs=15)
+    assert finding.evidence["source_rate"] == pytest.approx(1930.0, abs=15)
+    drain = finding.evidence["drain_s_per_s"]
+    assert isinstance(drain, float) and 0.08 <= drain <= 0.15
+    assert "is keeping pace but barely draining since" in finding.sentence
+    assert "apply 2,1" in finding.sentence and "vs source 1,9" in finding.sentence
+    # The status's ETA: 91,330 transactions behind at 220 more a second applied than written.
+    assert finding.evidence["eta_s"] == pytest.approx(415.0, abs=1)
+    assert "ETA 415 s" in finding.sentence
+    assert "the backlog was made by fsync per event on the receiver" in finding.sentence
+    assert "Nothing to do" not in finding.action and "apply capacity" in finding.action
+    assert_operator_words(finding)
+    # One run: the same start all along.
+    assert len({f[0].evidence["since"] for f in settled}) == 1
+
+
+def test_keeping_pace_without_draining_is_said_as_such_not_as_not_identified() -> None:
+    found = run(paced(20, 1935.0, 1930.0))
+    assert all(causes(f) == ["catching_up"] for f in found[5:]), [causes(f) for f in found]
+    (finding,) = found[-1]
+    assert finding.evidence["pace"] == "not_draining"
+    assert finding.evidence["eta_s"] is None
+    assert "is keeping pace, not draining, since" in finding.sentence
+    assert "apply 1,9" in finding.sentence and "no ETA at this pace" in finding.sentence
+    assert "draining 0" not in finding.sentence
+    assert "ETA " not in finding.sentence.replace("no ETA at this pace", "")
+    assert_operator_words(finding)
+
+
+def test_a_backlog_growing_a_little_does_not_begin_a_run() -> None:
+    """Apply 2 % under the source's rate: within the keeping-pace band, but the backlog grows,
+    and nothing was catching up before: not a drain, not keeping pace."""
+    found = run(paced(20, 1890.0, 1930.0))
+    assert not any("catching_up" in causes(f) for f in found), [causes(f) for f in found]
+    assert causes(found[-1]) == ["unexplained"]
+
+
+def test_a_run_lasts_through_a_pace_near_the_source_and_ends_once_the_backlog_clearly_grows() -> (
+    None
+):
+    draining = paced(15, 2150.0, 1930.0)
+    level = draining[-1].metrics.trx_behind
+    assert level is not None
+    wobbling = paced(10, 1890.0, 1930.0, trx0=level, start=15)  # 2 % under the source
+    falling = paced(15, 1500.0, 1930.0, trx0=level + 400, start=25)  # the applier slowed
+    found = run([*draining, *wobbling, *falling])
+    assert all(causes(f) == ["catching_up"] for f in found[5:25]), [causes(f) for f in found]
+    # Once the window holds only the wobble: keeping pace, the backlog growing a little.
+    assert [f[0].evidence["pace"] for f in found[21:25]] == ["not_draining"] * 4
+    # The window has the slowdown after a few polls; the run ends, and what is left is said.
+    assert causes(found[-1]) == ["unexplained"]
+    assert not any("catching_up" in causes(f) for f in found[-5:])
+
+
+def test_one_applier_thread_named_while_it_barely_drains_is_what_limits_the_drain() -> None:
+    """Relaxed flush, a serial applier, a source that group-commits: the serial-apply rule holds
+    while the replica barely outruns the source, and is named as the limit."""
+    found = run(paced(20, 2150.0, 1930.0, params=SERIAL_RELAXED, src=source(rates=GROUPED)))
+    last = found[-1]
+    assert causes(last)[:2] == ["catching_up", "serial_apply"]
+    head = last[0]
+    assert head.evidence["limit"] == "serial_apply"
+    assert head.evidence["pace"] == "barely_draining"
+    assert "what limits the drain: one applier thread, parallelism available" in head.sentence
+    assert head.action == last[1].action
+    assert all(causes(f)[0] == "catching_up" for f in found[5:]), [causes(f) for f in found]
+
+
+def test_rates_that_contradict_the_backlog_say_nothing() -> None:
+    """Apply reads 800 trx/s above the source while the backlog stays put: one of the figures is
+    wrong, and the pace is not used (the lag decides, and it does not fall)."""
+    polls = paced(12, 1930.0, 1930.0)
+    polls = [replace(p, metrics=replace(p.metrics, apply_rate=2730.0)) for p in polls]
     assert causes(run(polls)[-1]) == ["unexplained"]

@@ -5,24 +5,42 @@ while the replica works off the backlog the cause left: without this state every
 say *behind, cause not identified*. A channel is **catching up** when, in this poll,
 
 - it is behind with a backlog, inside a lag episode;
-- the backlog drains: its lag fell by at least ``DRAIN_MIN_S_PER_S`` over the last polls kept
-  (a least-squares slope over ``LAG_POLLS``, three polls at least), or since the previous poll
-  with the transactions behind falling too (a drain that just began: the slope still holds the
-  polls before it), or, without a lag figure, its transactions behind fell over the recent polls;
-- and the episode's main cause is no longer named, or a step (a tracked parameter changed on the
-  replica or its source) was taken inside the episode.
+- the episode's main cause is no longer named, or a step (a tracked parameter changed on the
+  replica or its source) was taken inside the episode;
+- and the backlog drains, or only keeps pace.
+
+**The pace** judges that when it is known: over the last ``PACE_POLLS`` polls (five at least),
+the replica's mean apply rate minus the source's, and the fall of its transactions behind (their
+least-squares slope). The two measure one drain with their own noise, so their mean is the drain;
+further apart than ``AGREE_SHARE`` of the source's rate they contradict each other and the pace is
+not used. It **drains** when the backlog falls, apply outruns the source and the drain is at least
+``DRAIN_SHARE`` of the source's rate ("barely draining" under ``DRAIN_MIN_S_PER_S`` seconds of lag
+a second); it **keeps pace, not draining** within ``FALL_SHARE`` of it either way. Keeping pace
+begins only while the backlog is not growing; once a run is under way it lasts until the backlog
+grows by more than that, or is gone. A lag falling 0.1 s/s is lost in the lag figure's noise, and
+a replica applying 2,150 trx/s against the source's 1,930 flickered between this state and *not
+identified* every few polls; the pace shows such a drain steadily.
+
+**The lag** judges without a pace (no rates, an idle source, too few polls, contradicting
+figures): its lag fell by at least ``DRAIN_MIN_S_PER_S`` over the last polls kept (a least-squares
+slope over ``LAG_POLLS``, three polls at least), or since the previous poll with the transactions
+behind falling too (a drain that just began), or, without a lag figure, its transactions behind
+fell over the recent polls. With a pace that still holds the growth before a drain that just
+began, the lag's verdict counts when the transactions behind fell poll after poll.
 
 Its finding says since when, after what (the step, or the main cause that ended), how fast it
-drains and the ETA, the cause that made the backlog, and what limits the drain when a rule still
-names something (one applier thread, the link …). It replaces *not identified*; live rules stay
-listed after it.
+drains or that it only keeps pace, the two rates and the ETA, the cause that made the backlog, and
+what limits the drain when a rule still names something (one applier thread, the link …). It
+replaces *not identified*; live rules stay listed after it.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import pairwise
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
@@ -34,6 +52,31 @@ DRAIN_MIN_S_PER_S = 0.2
 DRAIN_MIN_POINTS = 3
 # Transactions behind must fall by at least this share over the recent polls to count.
 TRX_DRAIN_SHARE = 0.05
+# By pace, over PACE_POLLS: the replica's mean apply rate minus the source's, and the fall of
+# the transactions behind (their least-squares slope), measure the same drain with their own
+# noise (the two servers are read a moment apart); their mean is the drain. At least this share
+# of the source's rate (0.03 s of lag worked off per s), with the backlog falling and apply above
+# the source's rate, is a drain: caught up on the demo's loaded 2-core box, ten polls' drain
+# wandered by 0.5 % of the source's rate (up to 3 % as a drain settled), hence not finer.
+DRAIN_SHARE = 0.03
+# A drain within this share of the source's rate either way keeps pace; a run of polls goes on
+# until the backlog grows by more (the drain has clearly stopped).
+FALL_SHARE = 0.05
+# The two measures further apart than this share of the source's rate contradict each other: the
+# pace says nothing then (the lag decides alone). In the tuning story they kept within 2 % in
+# phase A and within 15 % in phase B, the most where the window holds the turn after the step (a
+# slope and a mean of rates follow a turn differently).
+AGREE_SHARE = 0.2
+PACE_MIN_POLLS = 5
+# Under this source rate (trx/s) the pace says nothing: an applier that applies nothing would
+# "keep pace" with an idle source. The lag decides alone.
+PACE_MIN_SOURCE_TRX_S = 1.0
+# Under this drain (s of lag per s) a drain is "barely draining": at 50 s behind, over 4 min.
+BARELY_S_PER_S = DRAIN_MIN_S_PER_S
+# How the backlog goes, in the evidence's ``pace``.
+DRAINING = "draining"
+BARELY_DRAINING = "barely_draining"
+NOT_DRAINING = "not_draining"
 CONFIDENCE = 0.8
 # A run of catching-up polls keeps its start across this many poll intervals without one.
 RUN_GAP_INTERVALS = 3
@@ -42,6 +85,63 @@ _NOT_A_LIMIT = frozenset(
     {Cause.UNEXPLAINED, Cause.CATCHING_UP, Cause.DELAYED_BY_DESIGN, Cause.CLOCK_SKEW}
 )
 _NO_MAIN = frozenset({Cause.UNEXPLAINED, Cause.CATCHING_UP})
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """The replica's pace against the source's over the recent polls: the mean apply and source
+    rates (trx/s) and the least-squares slope of the transactions behind (trx/s; negative: the
+    backlog falls)."""
+
+    apply_rate: float
+    source_rate: float
+    trx_per_s: float
+    polls: int
+
+    @property
+    def gain(self) -> float:
+        return self.apply_rate - self.source_rate
+
+    @property
+    def drain_per_s(self) -> float:
+        """Transactions worked off per second (negative: the backlog grows): the mean of the two
+        measures."""
+        return (self.gain - self.trx_per_s) / 2
+
+    @property
+    def drain_s_per_s(self) -> float:
+        """Seconds of lag worked off per second: the drain counted in seconds of the source's
+        writes (0 when it does not drain)."""
+        return max(0.0, self.drain_per_s) / self.source_rate
+
+    @property
+    def draining(self) -> bool:
+        """The transactions behind fall, apply outruns the source, by DRAIN_SHARE at least."""
+        return (
+            self.trx_per_s < 0
+            and self.gain > 0
+            and self.drain_per_s >= DRAIN_SHARE * self.source_rate
+        )
+
+    @property
+    def keeping_pace(self) -> bool:
+        return abs(self.drain_per_s) < FALL_SHARE * self.source_rate
+
+
+def pace_of(seen: Seen) -> Pace | None:
+    """The pace over the kept polls, this one included (None: too few polls, an idle source, or
+    the rates and the backlog contradicting each other)."""
+    points = seen.pace
+    if len(points) < PACE_MIN_POLLS or points[-1][0] != seen.at:
+        return None
+    source = statistics.fmean(p[3] for p in points)
+    if source < PACE_MIN_SOURCE_TRX_S:
+        return None
+    slope = _slope([p[0] for p in points], [float(p[1]) for p in points])
+    pace = Pace(statistics.fmean(p[2] for p in points), source, slope, len(points))
+    if abs(pace.gain + pace.trx_per_s) > AGREE_SHARE * source:
+        return None
+    return pace
 
 
 def lag_drain_per_s(seen: Seen) -> float | None:
@@ -102,21 +202,62 @@ def _decide(seen: Seen, findings: Sequence[Finding], backlog: bool) -> Finding |
     episode = seen.inputs.episode
     if episode is None or not backlog or not seen.behind:
         return None
-    per_s = lag_drain_per_s(seen)
-    if per_s is None and (seen.inputs.metrics.lag_s is not None or not trx_draining(seen)):
-        return None
     live = [f for f in findings if f.cause not in _NOT_A_LIMIT]
     main = episode.main_cause if episode.main_cause not in _NO_MAIN else None
     step = _step_in(episode)
     ended = main is not None and all(f.cause is not main for f in live)
     if not ended and step is None:
         return None
+    going = seen.catching is not None and _run_goes_on(seen)
+    judged = _how(seen, pace_of(seen), going)
+    if judged is None:
+        return None
+    how, per_s, pace = judged
     since = seen.at
-    if seen.catching is not None and _run_goes_on(seen):
+    if going and seen.catching is not None:
         since = float(seen.catching.get("since", seen.at))
     seen.catching = {"since": since, "at": seen.at}
-    limit = live[0] if live else None
-    return _finding(seen, episode, since, per_s, step, main, limit)
+    # The strongest rule still named (the first of equals, in the rules' order).
+    limit = max(live, key=lambda f: f.confidence) if live else None
+    return _finding(seen, episode, since, per_s, step, main, limit, how, pace)
+
+
+def _how(
+    seen: Seen, pace: Pace | None, going: bool
+) -> tuple[str, float | None, Pace | None] | None:
+    """How the backlog goes in this poll, its drain (s of lag per s) and the pace (None: not
+    catching up). ``going``: a run is under way.
+
+    A known pace decides: over ten polls it is steadier than the lag's slope, and a lag figure
+    wandering by half a second made the one-poll rule below read "draining 0.9 s/s" out of a
+    replica that only kept pace. The lag rules still catch a drain that just began while the
+    pace's window holds the growth before it, when the backlog falls poll after poll."""
+    if pace is not None:
+        if pace.draining:
+            how = DRAINING if pace.drain_s_per_s >= BARELY_S_PER_S else BARELY_DRAINING
+            return how, pace.drain_s_per_s, pace
+        if pace.keeping_pace:
+            # It begins only while the backlog is not growing; once under way it lasts until
+            # the backlog clearly grows: a drain near the source's rate wanders across zero
+            # from one window to the next.
+            if going or pace.drain_per_s >= 0:
+                return NOT_DRAINING, pace.drain_s_per_s, pace
+            return None
+        per_s = lag_drain_per_s(seen)
+        if per_s is not None and _falls_poll_after_poll(seen):
+            return DRAINING, per_s, None
+        return None
+    per_s = lag_drain_per_s(seen)
+    if per_s is not None:
+        return DRAINING, per_s, None
+    if seen.inputs.metrics.lag_s is None and trx_draining(seen):
+        return DRAINING, None, None
+    return None
+
+
+def _falls_poll_after_poll(seen: Seen) -> bool:
+    recent = [trx for _, trx, _, _ in seen.pace[-RECENT:]]
+    return len(recent) == RECENT and all(b < a for a, b in pairwise(recent))
 
 
 def _step_in(episode: EpisodeContext) -> StepSeen | None:
@@ -152,6 +293,17 @@ def _eta_s(seen: Seen, per_s: float | None) -> float | None:
     return None
 
 
+def _s_per_s(value: float) -> str:
+    return f"{value:.1f} s/s" if value >= 0.1 else f"{value:.2f} s/s"
+
+
+_HEADS = {
+    DRAINING: "is catching up",
+    BARELY_DRAINING: "is keeping pace but barely draining",
+    NOT_DRAINING: "is keeping pace, not draining,",
+}
+
+
 def _finding(
     seen: Seen,
     episode: EpisodeContext,
@@ -160,6 +312,8 @@ def _finding(
     step: StepSeen | None,
     main: Cause | None,
     limit: Finding | None,
+    how: str,
+    pace: Pace | None,
 ) -> Finding:
     metrics = seen.inputs.metrics
     after = (
@@ -167,16 +321,26 @@ def _finding(
         if step is not None
         else f"after {main.words if main else 'its cause'} ended"
     )
+    rates = (
+        f"apply {words.per_s(pace.apply_rate)} vs source {words.per_s(pace.source_rate)}"
+        if pace is not None
+        else None
+    )
     figures = []
     if metrics.lag_s is not None:
         figures.append(f"{words.seconds(metrics.lag_s)} behind")
-    if per_s is not None:
-        figures.append(f"draining {per_s:.1f} s/s")
+    if how == NOT_DRAINING:
+        if rates is not None:
+            figures.append(rates)
+    elif per_s is not None:
+        figures.append(f"draining {_s_per_s(per_s)}" + (f" ({rates})" if rates else ""))
     elif metrics.trx_behind is not None:
         figures.append(f"{words.count(metrics.trx_behind)} transactions to apply, falling")
-    eta_s = _eta_s(seen, per_s)
+    eta_s = None if how == NOT_DRAINING else _eta_s(seen, per_s)
     if eta_s is not None:
         figures.append(f"ETA {words.seconds(eta_s)}")
+    elif how == NOT_DRAINING:
+        figures.append("no ETA at this pace")
     made = (
         f"the backlog was made by {main.words}"
         if main is not None
@@ -184,15 +348,22 @@ def _finding(
     )
     limited = f"; what limits the drain: {limit.cause.words}" if limit is not None else ""
     sentence = (
-        f"{seen.name} is catching up since {clock(since)} {after}: {', '.join(figures)}; "
+        f"{seen.name} {_HEADS[how]} since {clock(since)} {after}: {', '.join(figures)}; "
         f"{made}{limited}."
     )
-    action = (
-        limit.action
-        if limit is not None
-        else "Nothing to do while it drains; the episode shows what made the backlog. If it "
-        "stops gaining, look at the replica's thread states and the source's write rate."
-    )
+    if limit is not None:
+        action = limit.action
+    elif how == DRAINING:
+        action = (
+            "Nothing to do while it drains; the episode shows what made the backlog. If it "
+            "stops gaining, look at the replica's thread states and the source's write rate."
+        )
+    else:
+        action = (
+            "At this pace the backlog drains slowly or not at all: raise the replica's apply "
+            "capacity (parallel apply, lighter durability) or let the source write less, and "
+            "record the change as a journal step; the episode shows what made the backlog."
+        )
     return Finding(
         Cause.CATCHING_UP,
         CONFIDENCE,
@@ -209,10 +380,15 @@ def _finding(
                 "main_cause_words": main.words if main is not None else None,
                 "limit": limit.cause.label if limit is not None else None,
                 "limit_words": limit.cause.words if limit is not None else None,
+                "pace": how,
                 "drain_s_per_s": round(per_s, 3) if per_s is not None else None,
                 "eta_s": round(eta_s, 1) if eta_s is not None else None,
                 "lag_s": metrics.lag_s,
                 "trx_behind": metrics.trx_behind,
+                "apply_rate": round(pace.apply_rate, 1) if pace is not None else None,
+                "source_rate": round(pace.source_rate, 1) if pace is not None else None,
+                "trx_drain_per_s": round(-pace.trx_per_s, 1) if pace is not None else None,
+                "pace_polls": pace.polls if pace is not None else None,
                 "episode_started_at": iso(episode.started_at),
             }
         ),

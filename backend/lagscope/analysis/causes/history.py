@@ -31,6 +31,10 @@ MOST = 2
 CAPACITY_POLLS = 60
 # Lag figures kept to tell a draining backlog (its slope over these polls).
 LAG_POLLS = 5
+# Polls of backlog and rates kept to judge a drain by the replica's pace against the source's:
+# a lag falling 0.1 s/s is lost in the lag figure's noise over LAG_POLLS, while the backlog (a
+# count) and the mean rates over this many polls show it (the tuning story's phase B).
+PACE_POLLS = 10
 # A memory older than this many poll intervals (or 30 s) describes another situation: dropped.
 STALE_INTERVALS = 10
 _STALE_MIN_S = 30.0
@@ -121,6 +125,8 @@ class Seen:
     burst_base: float | None = None
     trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
     lags: list[tuple[float, float]] = field(default_factory=list)  # (at, lag_s), LAG_POLLS
+    # (at, trx_behind, apply rate, source rate) of the polls that had all three, PACE_POLLS.
+    pace: list[tuple[float, int, float, float]] = field(default_factory=list)
     # The catching-up run under way: {"since": first poll, "at": latest poll} (None: none).
     catching: dict[str, Any] | None = None
 
@@ -282,6 +288,7 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         source_rates=[float(r) for r in raw.get("src") or []],
         burst_base=raw.get("burst_base"),
         lags=[(float(a), float(v)) for a, v in raw.get("lag") or []],
+        pace=[(float(a), int(t), float(x), float(y)) for a, t, x, y in raw.get("pace") or []],
         catching=raw.get("catching"),
     )
     status, metrics = inputs.status, inputs.metrics
@@ -301,6 +308,9 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         seen.apply_rates = _tail([*seen.apply_rates, metrics.apply_rate], CAPACITY_POLLS)
     if metrics.source_rate is not None:
         seen.source_rates = _tail([*seen.source_rates, metrics.source_rate], CAPACITY_POLLS)
+    trx, applied, written = metrics.trx_behind, metrics.apply_rate, metrics.source_rate
+    if trx is not None and applied is not None and written is not None:
+        seen.pace = _tail([*seen.pace, (inputs.at, trx, applied, written)], PACE_POLLS)
     workers = seen.channel_workers()
     if workers:
         classes = [worker_class(w) for w in workers]
@@ -371,6 +381,7 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
         "src": [round(r, 3) for r in seen.source_rates],
         "burst_base": seen.burst_base if seen.burst_since is not None else None,
         "lag": [[a, round(v, 3)] for a, v in seen.lags],
+        "pace": [[a, t, round(x, 3), round(y, 3)] for a, t, x, y in seen.pace],
         "catching": seen.catching,
     }
     return DiagnosisMemory(MappingProxyType(data))
