@@ -229,8 +229,9 @@ class LagscopeCollector(Collector):
         )
         catching = GaugeMetricFamily(
             "lagscope_catching_up",
-            "1 while the channel drains a backlog after what made it ended or after a tuning "
-            'step (lagscope_channel_cause{cause="catching_up"}), 0 otherwise.',
+            "1 while the channel drains a backlog, or only keeps pace with the source, after what "
+            'made it ended or after a tuning step (lagscope_channel_cause{cause="catching_up"}), '
+            "0 otherwise.",
             labels=CHANNEL_LABELS,
         )
         drain = GaugeMetricFamily(
