@@ -332,3 +332,20 @@ def test_rates_that_contradict_the_backlog_say_nothing() -> None:
     polls = paced(12, 1930.0, 1930.0)
     polls = [replace(p, metrics=replace(p.metrics, apply_rate=2730.0)) for p in polls]
     assert causes(run(polls)[-1]) == ["unexplained"]
+
+
+def test_the_limit_named_is_the_strongest_rule_still_named_the_first_listed_after_it() -> None:
+    """A serial durable applier committing in most polls (durable serial apply, 0.75) while the
+    source group-commits (one applier thread, 0.8): the sentence names the one listed first."""
+    polls = paced(
+        20,
+        2150.0,
+        1930.0,
+        params=SERIAL_DURABLE,
+        src=source(rates=GROUPED),
+        channel=status(sql_thread_state=SQL_COMMIT),
+    )
+    last = run(polls)[-1]
+    assert causes(last) == ["catching_up", "serial_apply", "durable_apply"]
+    assert last[0].evidence["limit"] == "serial_apply"
+    assert last[0].action == last[1].action
