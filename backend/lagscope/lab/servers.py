@@ -115,6 +115,13 @@ class LabServer:
         return self.dir / "error.log"
 
     @property
+    def tmpdir(self) -> Path:
+        """The server's own temporary directory: the internal temporary tables of its queries
+        (information_schema's among them) live there, not in the machine's shared /tmp, where
+        another program's clean-up could remove them under the server."""
+        return self.dir / "tmp"
+
+    @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
@@ -127,6 +134,7 @@ class LabServer:
             f"--socket={self.socket}",
             f"--pid-file={self.pid_file}",
             f"--log-error={self.error_log}",
+            f"--tmpdir={self.tmpdir}",
             f"--port={self.port}",
             f"--bind-address={self.host}",
             f"--server-id={self.server_id}",
@@ -391,6 +399,7 @@ def start_server(server: LabServer) -> None:
     # A SIGKILLed server leaves its socket and pid file; mariadbd replaces both, but a stale
     # socket would make the readiness probe think an old server answers, so remove it first.
     server.socket.unlink(missing_ok=True)
+    server.tmpdir.mkdir(exist_ok=True)  # a lab made before servers had their own
     server.pid = spawn(server.argv(), server.error_log)
 
 
