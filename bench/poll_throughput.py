@@ -50,7 +50,7 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
 from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab, LabConfig
-from lagscope.models import InstanceSample, Sample
+from lagscope.models import Instance, InstanceSample, Sample
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
@@ -216,6 +216,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=2, help="pool processes per worker")
     parser.add_argument("--workers", type=int, default=1, help="lagscope worker processes")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument(
+        "--engine", choices=("celery", "owner"), default="celery",
+        help="LAGSCOPE_POLL_ENGINE: beat's dispatched tasks, or the shards' owners",
+    )  # fmt: skip
     parser.add_argument("--bare-rounds", type=int, default=400, help="bare-poll rounds (× 5)")
     parser.add_argument(
         "--rules", type=int, default=0, choices=range(len(RULES) + 1),
@@ -229,9 +233,10 @@ def main() -> None:
     processes: list[ManagedProcess] = []
     try:
         instances = args.clusters * (1 + REPLICAS_PER_CLUSTER)
-        connections = instances * args.concurrency * args.workers + 200
+        # Celery: every logical instance may hold a connection per worker pool process.
+        per_instance = 1 if args.engine == "owner" else args.concurrency * args.workers
+        connections = instances * per_instance + 200
         for name in ("source", "replica1", "replica2"):
-            # Every logical instance holds a connection per worker process.
             with lab.connect(name) as conn, conn.cursor() as cur:
                 cur.execute(f"SET GLOBAL max_connections = {connections}")
         if args.store == "postgresql":
@@ -244,7 +249,7 @@ def main() -> None:
             url = f"sqlite:///{workdir / 'store.db'}"
         build_store(url, lab, args.clusters, args.rules)
         env = {**os.environ, "LAGSCOPE_DATABASE_URL": url, "LAGSCOPE_BROKER_URL": redis.url,
-               "LAGSCOPE_SECRET_KEY": SECRET}  # fmt: skip
+               "LAGSCOPE_SECRET_KEY": SECRET, "LAGSCOPE_POLL_ENGINE": args.engine}  # fmt: skip
         workers = []
         for n in range(args.workers):
             argv = lagscope_command(
@@ -307,6 +312,12 @@ def report(
                 InstanceSample.ts.between(*window), InstanceSample.reachable
             )
         ).all()
+        # A tick starts on its whole second; one whose source was read in the first half of
+        # its interval is on time (the ideal: one per cluster per second).
+        source_ts = s.scalars(
+            select(InstanceSample.ts).join(Instance)
+            .where(InstanceSample.ts.between(*window), Instance.role == "source")
+        ).all()  # fmt: skip
         unreachable = s.scalar(
             select(func.count()).select_from(InstanceSample)
             .where(InstanceSample.ts.between(*window), InstanceSample.reachable.is_(False))
@@ -318,10 +329,14 @@ def report(
     per_worker = [[(float(s), int(n)) for s, n in re.findall(pattern, log)] for log in logs]
     batches = [b for found in per_worker for b in found]
     instance_polls = len(polls) + (unreachable or 0)
-    print(f"store={args.store} clusters={args.clusters} rules={args.rules}"
+    print(f"engine={args.engine} store={args.store} clusters={args.clusters} rules={args.rules}"
           f" instances={args.clusters * (1 + REPLICAS_PER_CLUSTER)} workers={args.workers}"
           f" concurrency={args.concurrency} window={seconds:.0f} s")  # fmt: skip
     print(f"channel-polls stored: {samples / seconds:.0f}/s ({samples / ideal:.1%} of ideal)")
+    on_time = sum(1 for ts in source_ts if ts.timestamp() % 1.0 < 0.5)
+    due = args.clusters * seconds
+    print(f"ticks on time (read within half an interval of their second): {on_time}"
+          f" of {due:.0f} due ({on_time / due:.1%})")  # fmt: skip
     print(f"instance polls: {instance_polls / seconds:.0f}/s, unreachable (deadline) {unreachable}")
     if batches:
         ticks = sum(n for _, n in batches)

@@ -432,7 +432,14 @@ def health(checks: tuple[str, ...], process: str | None) -> None:
 
     settings = get_settings()
     sessions = make_session_factory(make_engine(settings.database_url))
-    facts = gather(sessions, settings.broker_url, settings.report_every_s, time.time())
+    facts = gather(
+        sessions,
+        settings.broker_url,
+        settings.report_every_s,
+        time.time(),
+        settings.poll_engine,
+        settings.shards,
+    )
     readiness = assess(facts)
     click.echo(readiness_out(readiness).model_dump_json(indent=2))
     failing = readiness.failing(frozenset(checks) if checks else None)

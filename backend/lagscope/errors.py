@@ -76,6 +76,10 @@ class FencingLost(LagscopeError):
     """A tick's write named a shard lease token that is no longer the shard's: another owner
     took the shard over, so this write is refused (engine/leases.py)."""
 
+    def __init__(self, message: str, shard: int) -> None:
+        super().__init__(message)
+        self.shard = shard
+
 
 class CollectorError(LagscopeError):
     """Talking to a monitored server failed.

@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lagscope.engine.assignment import preferred_owner, shard_of, shards_for
+from lagscope.engine.assignment import preferred_owner, shard_of, shards_for, tick_batches
 
 SHARDS = range(64)
 
@@ -49,3 +49,18 @@ def test_the_answer_does_not_depend_on_the_order_members_are_listed(members: set
 def test_no_member_no_owner_and_shards_by_cluster_id() -> None:
     assert preferred_owner(3, []) is None
     assert [shard_of(c, 4) for c in (0, 1, 4, 7)] == [0, 1, 0, 3]
+
+
+def test_tick_batches_keep_one_interval_a_shards_clusters_together_and_the_size_cap() -> None:
+    due = [(1, 1.0, 5), (5, 1.0, 5), (2, 1.0, 5), (9, 1.0, 5), (3, 5.0, 2), (4, 1.0, 30)]
+    batches = tick_batches(due, shards=4, max_instances=10)
+    assert sorted(c for b in batches for c in b) == [1, 2, 3, 4, 5, 9]
+    by_interval = {c: i for c, i, _ in due}
+    sizes = {c: n for c, _, n in due}
+    for batch in batches:
+        assert len({by_interval[c] for c in batch}) == 1
+        assert sum(sizes[c] for c in batch) <= 10 or len(batch) == 1
+    # Shard 1 holds clusters 1, 5 and 9: they come one after the other.
+    flat = [c for b in batches for c in b]
+    ones = [flat.index(c) for c in (1, 5, 9)]
+    assert ones == list(range(ones[0], ones[0] + 3))

@@ -57,6 +57,11 @@ class Facts:
     heartbeat_clusters: int = 0  # enabled clusters whose heartbeat Lagscope writes
     pending_deliveries: int = 0
     oldest_pending_s: float | None = None
+    # The owner engine (LAGSCOPE_POLL_ENGINE=owner): the poll owners alive and the enabled
+    # clusters whose shard no owner holds (its lease run out or never taken).
+    poll_engine: str = "celery"
+    owners: int = 0
+    unowned_clusters: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +111,13 @@ def assess(facts: Facts) -> Readiness:
         parts.append(_broker(facts))
         return Readiness(State.DOWN, facts.now_s, tuple(parts))
     alive = running(facts)
+    owned = facts.poll_engine == "owner"
     parts = [
         Component("store", State.OK, "The store answers."),
-        _broker(facts),
+        _owned_broker(facts) if owned else _broker(facts),
         _workers(facts, alive),
-        _beat(facts, alive),
-        _polling(facts),
+        _owned_beat(facts, alive) if owned else _beat(facts, alive),
+        _owned_polling(facts) if owned else _polling(facts),
         _deliveries(facts),
     ]
     if facts.heartbeat_clusters:
@@ -161,6 +167,76 @@ def _broker(facts: Facts) -> Component:
             count=facts.queue_depth,
         )
     return Component("broker", State.OK, "The broker answers.", count=facts.queue_depth)
+
+
+def _owned_broker(facts: Facts) -> Component:
+    """With the owner engine polling needs only the store: a broker outage is degraded
+    service, not an outage."""
+    if facts.broker_error is not None:
+        return Component(
+            "broker",
+            State.WARN,
+            f"The broker is unreachable ({facts.broker_error}): polling and recording go on;"
+            " webhooks wait in the store, and rollups, retention and binlog windows wait, until"
+            " it is back.",
+        )
+    if facts.queue_depth is None:
+        return Component("broker", State.OK, "The broker is not Redis; not checked.")
+    return Component("broker", State.OK, "The broker answers.", count=facts.queue_depth)
+
+
+def _owned_beat(facts: Facts, alive: list[ProcessSeen]) -> Component:
+    beats = [p for p in alive if p.kind == "beat"]
+    if not beats:
+        return _gone(
+            facts,
+            "beat",
+            "beat",
+            State.WARN,
+            "Beat has not reported{since}: polling goes on, but no rollup, retention, binlog"
+            " window or delivery sweep runs.",
+        )
+    if len(beats) > 1:
+        return Component(
+            "beat",
+            State.WARN,
+            f"{len(beats)} beats are running: run exactly one (each periodic job runs once per"
+            " beat).",
+            count=len(beats),
+        )
+    return Component("beat", State.OK, "Beat is running the periodic jobs.", count=1)
+
+
+def _owned_polling(facts: Facts) -> Component:
+    if facts.clusters and facts.owners == 0:
+        return Component(
+            "polling",
+            State.DOWN,
+            "No poll owner is alive: no cluster is polled (is a lagscope worker running?).",
+            age_s=_age(facts, facts.newest_tick_s),
+            count=0,
+        )
+    if facts.unowned_clusters:
+        noun = "cluster is" if facts.unowned_clusters == 1 else "clusters are"
+        return Component(
+            "polling",
+            State.DOWN,
+            f"{facts.unowned_clusters} {noun} in shards no poll owner holds: not polled until"
+            " an owner takes them (a killed owner's shards are taken once its lease has run"
+            " out).",
+            count=facts.owners,
+        )
+    judged = _polling(facts)
+    if judged.state is not State.OK or not facts.clusters:
+        return judged
+    noun = "owner holds" if facts.owners == 1 else "owners hold"
+    return Component(
+        "polling",
+        State.OK,
+        f"{judged.message} {facts.owners} poll {noun} every shard.",
+        age_s=judged.age_s,
+        count=facts.owners,
+    )
 
 
 def _workers(facts: Facts, alive: list[ProcessSeen]) -> Component:

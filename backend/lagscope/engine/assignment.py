@@ -34,3 +34,26 @@ def shards_for(owner: str, shards: Iterable[int], members: Collection[str]) -> s
     (``owner`` counts as one of them)."""
     everyone = {*members, owner}
     return {shard for shard in shards if preferred_owner(shard, everyone) == owner}
+
+
+def tick_batches(
+    due: Iterable[tuple[int, float, int]], shards: int, max_instances: int
+) -> list[list[int]]:
+    """Group the due ``(cluster id, interval, enabled instances)`` into batches of cluster ids:
+    one interval per batch (a batch shares its read's deadline), the clusters of one shard
+    side by side (a batch's write is fenced on each shard it covers), and at most
+    ``max_instances`` servers in a batch unless one cluster alone has more."""
+    ordered = sorted(due, key=lambda d: (d[1], shard_of(d[0], shards), d[0]))
+    found: list[list[int]] = []
+    batch: list[int] = []
+    size, interval = 0, None
+    for cluster_id, every, instances in ordered:
+        if batch and (every != interval or size + instances > max_instances):
+            found.append(batch)
+            batch, size = [], 0
+        batch.append(cluster_id)
+        size += instances
+        interval = every
+    if batch:
+        found.append(batch)
+    return found

@@ -22,7 +22,7 @@ fence still refuses the old owner's writes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, insert, select, update
@@ -53,14 +53,22 @@ class Holdings:
 def fence(session: Session, shard: int, owner: str, token: int) -> None:
     """The last statement of a tick's transaction: refuse it unless ``owner`` still holds
     ``shard`` with ``token``."""
-    result = session.execute(
-        update(ShardLease)
-        .where(ShardLease.shard == shard, ShardLease.owner == owner, ShardLease.token == token)
-        .values(renewed_at=ShardLease.renewed_at)
-        .execution_options(synchronize_session=False)
-    )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise FencingLost(f"shard {shard}: lease token {token} of {owner} is no longer current")
+    fence_all(session, owner, {shard: token})
+
+
+def fence_all(session: Session, owner: str, tokens: Mapping[int, int]) -> None:
+    """:func:`fence` for every shard a batch of ticks covers: one shard lost refuses all."""
+    for shard, token in sorted(tokens.items()):  # one order: two fences never deadlock
+        result = session.execute(
+            update(ShardLease)
+            .where(ShardLease.shard == shard, ShardLease.owner == owner, ShardLease.token == token)
+            .values(renewed_at=ShardLease.renewed_at)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise FencingLost(
+                f"shard {shard}: lease token {token} of {owner} is no longer current", shard
+            )
 
 
 class Leases:

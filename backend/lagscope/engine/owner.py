@@ -5,12 +5,12 @@ beat sending every second's ticks as Celery tasks:
 
 - every ``renew_every_s`` a beat (engine/leases.py) renews this owner's leases and membership
   and takes or gives up shards, so owners that join or leave rebalance them;
-- on every whole second, the clusters of its shards due then are ticked, one shard's clusters
-  as one batch (ingest/tick_batch.py: one read of all their servers, one transaction), the
-  shards side by side in a thread pool, so a slow or dead server costs only its own shard the
-  wait for the read's deadline;
-- each tick's transaction ends with the shard's fence: a shard taken over meanwhile refuses
-  the old owner's write, and the old owner lets the shard go;
+- on every whole second, the clusters of its shards due then are ticked in batches of at most
+  ``batch_instances`` servers, a shard's clusters side by side (ingest/tick_batch.py: one read
+  of a batch's servers, one transaction), the batches side by side in a thread pool, so a slow
+  or dead server costs only its own batch the wait for the read's deadline;
+- each batch's transaction ends with the fence of every shard it covers: a shard taken over
+  meanwhile refuses the old owner's write, and the old owner lets the shard go;
 - one :class:`~lagscope.ingest.reader.ClusterReader` keeps one connection per monitored server
   it polls; the connections of a shard given up or lost are closed at once, so a server never
   holds connections from two owners for long.
@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
@@ -34,8 +33,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.engine.assignment import shard_of
-from lagscope.engine.leases import Holdings, Leases, fence
+from lagscope.engine.assignment import shard_of, tick_batches
+from lagscope.engine.leases import Holdings, Leases, fence_all
 from lagscope.errors import Conflict, FencingLost
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, due_clusters
@@ -70,7 +69,8 @@ class PollOwner:
         leases: Leases,
         renew_every_s: float,
         after_tick: AlertHook | None = None,
-        max_shards_at_once: int = 8,
+        batch_instances: int = 20,
+        max_batches_at_once: int = 2,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.sessions = sessions
@@ -82,8 +82,12 @@ class PollOwner:
         self.after_tick = after_tick
         self.clock = clock
         self.stats = OwnerStats()
-        self._pool = ThreadPoolExecutor(max_shards_at_once, thread_name_prefix="lagscope-shard")
-        self._running: dict[int, Future[None]] = {}
+        self.batch_instances = batch_instances
+        self._pool = ThreadPoolExecutor(max_batches_at_once, thread_name_prefix="lagscope-tick")
+        # Batches in flight per shard (a shard is not given up while one runs) and the
+        # clusters they tick (a cluster is never ticked twice at once).
+        self._running: dict[int, int] = {}
+        self._ticking: set[int] = set()
         self._held: dict[int, int] = {}
         self._lock = threading.Lock()
 
@@ -121,7 +125,7 @@ class PollOwner:
 
     def _beat(self) -> None:
         with self._lock:
-            busy = frozenset(s for s, f in self._running.items() if not f.done())
+            busy = frozenset(self._running)
         try:
             holdings = self.leases.beat(busy)
         except Exception:
@@ -155,45 +159,54 @@ class PollOwner:
             held = dict(self._held)
         if not held:
             return
+        shards = self.leases.shards
         with self.sessions() as session:
-            due = due_clusters(session, second)
-        by_shard: dict[int, list[int]] = defaultdict(list)
-        for cluster_id, _interval, _instances in due:
-            shard = shard_of(cluster_id, self.leases.shards)
-            if shard in held:
-                by_shard[shard].append(cluster_id)
-        for shard, cluster_ids in by_shard.items():
+            due = [d for d in due_clusters(session, second) if shard_of(d[0], shards) in held]
+        for batch in tick_batches(due, shards, self.batch_instances):
             with self._lock:
-                running = self._running.get(shard)
-                if running is not None and not running.done():
-                    self.stats.skipped_busy += 1
-                    self._note_skipped(cluster_ids, second)
+                busy = [c for c in batch if c in self._ticking]
+                if busy:
+                    # Their previous tick still runs: skipped now, and the gap the next tick
+                    # finds says so (the previous tick's duration, over the interval).
+                    self.stats.skipped_busy += len(busy)
+                    batch = [c for c in batch if c not in self._ticking]
+                if not batch:
                     continue
-                token = held[shard]
-                self._running[shard] = self._pool.submit(
-                    self._tick_shard, shard, token, cluster_ids
-                )
+                tokens = {shard_of(c, shards): held[shard_of(c, shards)] for c in batch}
+                self._ticking.update(batch)
+                future = self._pool.submit(self._tick_batch, batch, tokens)
+                for shard in tokens:
+                    self._running[shard] = self._running.get(shard, 0) + 1
+                future.add_done_callback(self._when_done(batch, tokens))
 
-    def _note_skipped(self, cluster_ids: list[int], second: float) -> None:
-        """The shard's previous tick still runs: this one is skipped, and the gap the next tick
-        finds says so (the previous tick's duration, over the interval)."""
-        log.info("shard tick still running: skipping the clusters %s at %s", cluster_ids, second)
+    def _when_done(
+        self, batch: list[int], tokens: dict[int, int]
+    ) -> Callable[[Future[None]], None]:
+        def done(_: Future[None]) -> None:
+            with self._lock:
+                self._ticking.difference_update(batch)
+                for shard in tokens:
+                    self._running[shard] -= 1
+                    if not self._running[shard]:
+                        del self._running[shard]
 
-    def _tick_shard(self, shard: int, token: int, cluster_ids: list[int]) -> None:
+        return done
+
+    def _tick_batch(self, cluster_ids: list[int], tokens: dict[int, int]) -> None:
         try:
             summaries = poll_clusters(
-                self._fenced(shard, token), self.box, self.reader, cluster_ids, self.options
+                self._fenced(tokens), self.box, self.reader, cluster_ids, self.options
             )
         except FencingLost as exc:
             self.stats.fenced += 1
             log.warning("%s: its tick is not recorded", exc)
             with self._lock:
-                if self._held.get(shard) == token:
-                    del self._held[shard]
+                if self._held.get(exc.shard) == tokens.get(exc.shard):
+                    del self._held[exc.shard]
             self._close_connections_not_held()
             return
         except Exception:
-            log.exception("shard %s: its tick failed", shard)
+            log.exception("clusters %s: their tick failed", cluster_ids)
             return
         self.stats.shard_ticks += 1
         self.stats.ticks += len(summaries)
@@ -206,13 +219,13 @@ class PollOwner:
                 except Exception:
                     log.exception("cluster %s: judging its alerts failed", cluster_id)
 
-    def _fenced(self, shard: int, token: int) -> Callable[[], AbstractContextManager[Session]]:
+    def _fenced(self, tokens: dict[int, int]) -> Callable[[], AbstractContextManager[Session]]:
         owner = self.leases.name
 
         @contextmanager
         def transaction() -> Iterator[Session]:
             with self.sessions() as session, session.begin():
                 yield session
-                fence(session, shard, owner, token)
+                fence_all(session, owner, tokens)
 
         return transaction

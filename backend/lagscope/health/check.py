@@ -15,4 +15,12 @@ def check(
     sessions: sessionmaker[Session], settings: Settings, now_s: float | None = None
 ) -> Readiness:
     now_s = time.time() if now_s is None else now_s
-    return assess(gather(sessions, settings.broker_url, settings.report_every_s, now_s))
+    facts = gather(
+        sessions,
+        settings.broker_url,
+        settings.report_every_s,
+        now_s,
+        settings.poll_engine,
+        settings.shards,
+    )
+    return assess(facts)

@@ -10,12 +10,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.readiness import Facts, ProcessSeen
+from lagscope.engine.assignment import shard_of
 from lagscope.health import broker
-from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess
+from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess, PollOwner, ShardLease
 
 
 def gather(
-    sessions: sessionmaker[Session], broker_url: str, report_every_s: float, now_s: float
+    sessions: sessionmaker[Session],
+    broker_url: str,
+    report_every_s: float,
+    now_s: float,
+    poll_engine: str = "celery",
+    shards: int = 1,
 ) -> Facts:
     look = broker.look(broker_url)
     facts = Facts(
@@ -23,10 +29,12 @@ def gather(
         report_every_s=report_every_s,
         broker_error=look.error,
         queue_depth=look.queue_depth,
+        poll_engine=poll_engine,
     )
     try:
         with sessions() as session:
-            return _from_store(session, facts)
+            found = _from_store(session, facts)
+            return _owners(session, found, shards) if poll_engine == "owner" else found
     except SQLAlchemyError as exc:
         # The class only: a driver's message may name the server and user.
         cause = getattr(exc, "orig", None) or exc
@@ -68,3 +76,21 @@ def _from_store(session: Session, facts: Facts) -> Facts:
         pending_deliveries=int(pending or 0),
         oldest_pending_s=oldest.timestamp() if oldest is not None else None,
     )
+
+
+def _owners(session: Session, facts: Facts, shards: int) -> Facts:
+    """The poll owners alive and the enabled clusters in shards no live lease covers."""
+    owners = session.scalar(
+        select(func.count()).select_from(PollOwner).where(PollOwner.seen_at > facts.now_s - 5.0)
+    )
+    held = set(
+        session.scalars(
+            select(ShardLease.shard).where(
+                ShardLease.owner.is_not(None), ShardLease.expires_at > facts.now_s
+            )
+        )
+    )
+    polled = exists().where(Instance.cluster_id == Cluster.id, Instance.enabled.is_(True))
+    cluster_ids = session.scalars(select(Cluster.id).where(Cluster.enabled.is_(True), polled))
+    unowned = sum(1 for cid in cluster_ids if shard_of(cid, shards) not in held)
+    return replace(facts, owners=int(owners or 0), unowned_clusters=unowned)

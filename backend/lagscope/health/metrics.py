@@ -143,7 +143,14 @@ class SelfCollector(Collector):
 def scrape(
     sessions: sessionmaker[Session], session: Session, settings: Settings, now_s: float
 ) -> bytes:
-    facts = gather(sessions, settings.broker_url, settings.report_every_s, now_s)
+    facts = gather(
+        sessions,
+        settings.broker_url,
+        settings.report_every_s,
+        now_s,
+        settings.poll_engine,
+        settings.shards,
+    )
     figures = read_figures(session, assess(facts), facts)
     return exposition(figures)
 

@@ -132,3 +132,38 @@ def test_ago_reads_like_an_operator_would():
         "1 h",
         "2 h 5 min",
     ]
+
+
+def owned(**changes: object) -> Facts:
+    """The owner engine, healthy: two owners hold every shard; beat dispatches no polls."""
+    beat = ProcessSeen("beat", "h:3", NOW - 4, last_dispatch_s=None)
+    base = healthy(poll_engine="owner", owners=2, unowned_clusters=0)
+    return replace(base, processes=(*base.processes[:2], beat, base.processes[3]), **changes)  # type: ignore[arg-type]
+
+
+def test_with_the_owner_engine_a_beat_that_dispatches_nothing_is_fine():
+    assert assess(owned()).state is State.OK
+    assert message(owned(), "beat") == "Beat is running the periodic jobs."
+    assert message(owned(), "polling") == "Polled 1 s ago. 2 poll owners hold every shard."
+
+
+def test_with_the_owner_engine_a_stopped_broker_degrades_but_polling_goes_on():
+    facts = owned(broker_error="connection refused or lost", queue_depth=None)
+    assert states(facts)["broker"] is State.WARN
+    assert "polling and recording go on" in message(facts, "broker")
+    assert assess(facts).state is State.WARN
+
+
+def test_with_the_owner_engine_no_beat_is_a_warning_not_an_outage():
+    facts = replace(owned(), processes=owned().processes[:2])
+    assert states(facts)["beat"] is State.WARN
+    assert "polling goes on" in message(facts, "beat")
+
+
+def test_with_the_owner_engine_clusters_in_unheld_shards_are_down():
+    facts = owned(unowned_clusters=2)
+    assert states(facts)["polling"] is State.DOWN
+    assert message(facts, "polling").startswith("2 clusters are in shards no poll owner holds")
+    none = owned(owners=0)
+    assert states(none)["polling"] is State.DOWN
+    assert "No poll owner is alive" in message(none, "polling")
