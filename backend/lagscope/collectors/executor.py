@@ -60,11 +60,18 @@ class ResultSet:
 
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
+    # A reading that sent several statements: each one's own answer, in order (a reading that
+    # reads several tables one statement each joins them from these; cause_readings.py).
+    parts: tuple[ResultSet, ...] = field(default=(), compare=False, repr=False)
 
     def records(self) -> list[dict[str, Any]]:
         """Rows as dicts keyed by lower-cased column name (server column case varies)."""
         keys = [c.lower() for c in self.columns]
         return [dict(zip(keys, row, strict=True)) for row in self.rows]
+
+    def each(self) -> tuple[ResultSet, ...]:
+        """The answer of each statement behind this one (itself, for a single statement)."""
+        return self.parts or (self,)
 
 
 EMPTY = ResultSet((), ())

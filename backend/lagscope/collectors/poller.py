@@ -230,10 +230,14 @@ class InstancePoller:
 def _collect(
     results: dict[str, ResultSet], sent: list[tuple[str, str]], answers: list[ResultSet]
 ) -> None:
-    """File each answer under its reading; a reading that sent several statements (one per
-    channel or table, same columns) gets their rows as one result."""
+    """File each answer under its reading; a reading that sent several statements gets the
+    rows of those shaped like its first (one per channel or table) as one result, and every
+    statement's own answer in ``parts`` (one per table it joins)."""
     for (name, _), answer in zip(sent, answers, strict=True):
-        if name in results and results[name].columns == answer.columns:
-            results[name] = ResultSet(answer.columns, results[name].rows + answer.rows)
-        else:
+        kept = results.get(name)
+        if kept is None:
             results[name] = answer
+            continue
+        parts = (*kept.each(), answer)
+        rows = kept.rows + answer.rows if kept.columns == answer.columns else kept.rows
+        results[name] = ResultSet(kept.columns, rows, parts)
