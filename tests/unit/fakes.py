@@ -63,16 +63,17 @@ def _cause_statements() -> frozenset[str]:
     found: set[str | None] = set()
     for d in (MARIADB, MYSQL_57, MYSQL_84):
         found |= {
-            cause_readings.transactions_statement(d),
-            cause_readings.row_blockers_statement(d),
+            cause_readings.sessions_statement(d),
+            *cause_readings.transactions_statements(d),
+            *cause_readings.row_blockers_statements(d),
             cause_readings.receive_statement(d),
-            cause_readings.lock_sessions_statement(d),
+            *cause_readings.lock_sessions_statements(d),
         }
         for m in memory:
             found |= {
                 cause_readings.mdl_probe_statement(d, m),
-                cause_readings.mdl_blockers_statement(d, m),
-                cause_readings.backup_holders_statement(d, m),
+                *cause_readings.mdl_blockers_statements(d, m),
+                *cause_readings.backup_holders_statements(d, m),
             }
     # Sent only while behind, like the cause readings (collectors/file_io.py).
     found.add(file_io.statement())

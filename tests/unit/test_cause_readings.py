@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lagscope.collectors import applier_workers, cause_readings, file_io
+from lagscope.collectors import applier_workers, cause_readings
 from lagscope.collectors.cause_readings import (
     CauseMemory,
     behind,
@@ -37,7 +37,7 @@ from lagscope.collectors.snapshot import (
     InstanceSnapshot,
     IoState,
 )
-from lagscope.errors import AccessDenied
+from lagscope.errors import AccessDenied, QueryFailed
 
 from .fakes import CAUSE_STATEMENTS, FakeExecutor, no_cause_evidence, rs
 from .test_recorded_flavors import load, replay
@@ -54,56 +54,17 @@ MARIADB_FIXTURE = _recorded("mariadb1011_causes.json")
 MYSQL_FIXTURE = _recorded("mysql80_causes.json")
 
 
-def _params_every_poll(
-    recorded: list[dict[str, Any]], sent: Sequence[str], last: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    """The batches were recorded when the parameters were a wide ``SELECT @@global.a, …`` sent
-    at the slow cadence; they are now one joined column sent every poll. The recorded wide
-    answer stands in for it (the parser reads both), and a poll recorded without it gets the
-    last one: what the server would have answered, its parameters unchanged meanwhile."""
-    joined = next((sql for sql in sent if sql.startswith("SELECT CONCAT_WS(CHAR(31)")), None)
-    out: list[dict[str, Any]] = []
-    for entry in recorded:
-        if entry["statement"].startswith("SELECT @@global."):
-            entry = {**entry, "statement": joined}
-        out.append(entry)
-    if joined is not None and all(e["statement"] != joined for e in out):
-        assert last is not None, "the first poll's batch was recorded with the parameters"
-        at = list(sent).index(joined)
-        out.insert(at, {**last, "statement": joined})
-    # Recorded before the fsync-cost reading existed, on a lab with performance_schema off:
-    # the summary table then answers no rows, which is what a poll sending it gets.
-    fsyncs = file_io.statement()
-    if fsyncs in sent and all(e["statement"] != fsyncs for e in out):
-        out.insert(list(sent).index(fsyncs), {"statement": fsyncs, "columns": ["EVENT_NAME",
-                   "COUNT_MISC", "SUM_TIMER_MISC"], "rows": []})  # fmt: skip
-    # Recorded before the backup-lock holders and lock-sessions readings existed: their answers
-    # are not in the recording, and empty ones stand in (these replays are about the other
-    # readings; theirs are tested on their own).
-    backup = cause_readings.backup_holders_statement(MARIADB, CauseMemory(mdl_plugin=True))
-    for later in (backup, cause_readings.lock_sessions_statement(MARIADB)):
-        if later in sent and all(e["statement"] != later for e in out):
-            out.insert(list(sent).index(later), {"statement": later, "columns": ["thread_id"],
-                       "rows": []})  # fmt: skip
-    return out
-
-
 class Replay:
     """Answers each batch with the recorded one, asserting the poller sent exactly its
-    statements in the same order (the parameters' statement as :func:`_params_every_poll`
-    says)."""
+    statements in the same order."""
 
     def __init__(self, batches: list[list[dict[str, Any]]]) -> None:
         self.server = "replica1:3306"
         self.batches = list(batches)
         self.sent: list[list[str]] = []
-        self.params: dict[str, Any] | None = None
 
     def run(self, statements: Sequence[str]) -> list[ResultSet]:
-        recorded = _params_every_poll(self.batches.pop(0), statements, self.params)
-        self.params = next(
-            (r for r in recorded if r["statement"].startswith("SELECT CONCAT_WS")), self.params
-        )
+        recorded = self.batches.pop(0)
         self.sent.append(list(statements))
         assert list(statements) == [r["statement"] for r in recorded]
         return [rs(r["columns"], *r["rows"]) for r in recorded]
@@ -145,11 +106,15 @@ def test_recorded_mariadb_row_lock_names_the_blocking_session_and_the_table(name
     (trx,) = evidence.transactions
     assert trx.state == "LOCK WAIT" and trx.operation == "starting index read"
     assert trx.lock_wait_started_at is not None and trx.rows_modified == 0
-    (blocker,) = evidence.blockers
+    blocker, candidate = evidence.blockers
     assert blocker.thread_id == scenario["blocker_thread_id"]
     assert blocker.blocked_thread_id == trx.thread_id
     assert (blocker.lock, blocker.certain, blocker.command) == ("row", True, "Sleep")
     assert blocker.user == "admin" and blocker.trx_started_at is not None
+    # The same session, idle the longest: a candidate for any lock (lock_sessions).
+    assert (candidate.lock, candidate.certain) == ("session", False)
+    assert (candidate.thread_id, candidate.blocked_thread_id) == (blocker.thread_id, trx.thread_id)
+    assert candidate.trx_started_at == blocker.trx_started_at
     (table,) = evidence.tables
     keyless = name == "keyless_row_lock"
     assert (table.schema, table.table) == ("shop", "audit_log" if keyless else "orders")
@@ -182,10 +147,13 @@ def test_recorded_mariadb_metadata_lock_blocker(name: str, certain: bool, object
     executor, snapshots = replay_scenario(name)
     evidence = snapshots[-1].evidence
     assert evidence is not None and evidence.transactions == () and evidence.tables == ()
-    (blocker,) = evidence.blockers
+    blocker, candidate = evidence.blockers
     assert blocker.thread_id == scenario["blocker_thread_id"]
     assert (blocker.lock, blocker.certain) == ("metadata", certain)
     assert blocker.object_name == object_name
+    assert blocker.user == "admin" and blocker.command == "Sleep"
+    assert blocker.trx_started_at is not None
+    assert (candidate.thread_id, candidate.lock) == (blocker.thread_id, "session")
     assert snapshots[-1].channels[0].sql_thread_state == "Waiting for table metadata lock"
     # The plugin is probed once on the connection.
     probes = [s for b in executor.sent for s in b if s == cause_readings.MDL_PLUGIN_PROBE_SQL]
@@ -217,23 +185,63 @@ def test_mariadb_workers_are_read_every_poll_while_behind(sbm: int, hurried: boo
     assert (second.evidence is not None) is hurried
 
 
+def test_without_the_sessions_the_readings_that_join_them_say_so() -> None:
+    """The sessions are read once for every MariaDB reading that joins them: when that read
+    fails, those readings report what they miss rather than that nothing holds the applier."""
+    from .test_poller import mariadb_answers
+
+    status = rs(
+        ("Connection_name", "Slave_IO_Running", "Slave_SQL_Running", "Seconds_Behind_Master",
+         "Relay_Log_File", "Relay_Log_Pos"),
+        ("", "Yes", "Yes", 12, "relay-bin.000002", 4),
+    )  # fmt: skip
+    answers = mariadb_answers(**{"SHOW ALL SLAVES STATUS": status})
+    sessions = cause_readings.sessions_statement(MARIADB)
+    assert sessions is not None
+    answers[sessions] = QueryFailed("db:3306", "Out of sort memory", 1038)
+    fake = FakeExecutor(answers, fallback=no_cause_evidence)
+    poller = InstancePoller(fake)
+    poller.poll()
+    snapshot = poller.poll()
+    assert "Out of sort memory" in snapshot.problems["sessions"]
+    assert snapshot.evidence is not None
+    # Under the keys the rules ask (the row blockers' is "who blocks it").
+    for key in ("transactions", "blockers", "metadata_blockers", "lock_sessions"):
+        assert "sessions reading" in snapshot.evidence.problems[key], key
+
+
+def _answer(name: str) -> ResultSet:
+    recorded = MYSQL_FIXTURE["results"][name]
+    return rs(recorded["columns"], *recorded["rows"])
+
+
 def _mysql_replay() -> tuple[FakeExecutor, InstancePoller]:
     fake, poller = replay(load("mysql80_replica.json"))
-    results = MYSQL_FIXTURE["results"]
     d = MYSQL_84
     memory = CauseMemory()
+    threads, trx = cause_readings.transactions_statements(d)
+    (row_blockers, _) = cause_readings.row_blockers_statements(d)
+    (mdl, _) = cause_readings.mdl_blockers_statements(d, memory)
+    keys = cause_readings.table_keys_statements("shop", "orders")
+    dictionary_reads = cause_readings.table_dictionary_statements(d, "shop", "orders")
+    assert keys is not None and dictionary_reads is not None
+    tables, statistics = keys
+    table_id, dictionary = dictionary_reads
     answers = {
-        cause_readings.transactions_statement(d): results["transactions"],
-        cause_readings.row_blockers_statement(d): results["row_blockers"],
-        cause_readings.mdl_blockers_statement(d, memory): results["metadata_blockers"],
-        cause_readings.receive_statement(d): results["receive"],
-        results["relay_events"]["statement"]: results["relay_events"],
-        cause_readings.table_keys_statement("shop", "orders"): results["table_keys"],
-        cause_readings.table_dictionary_statement(d, "shop", "orders"): results["table_dictionary"],
+        threads: "applier_threads",
+        trx: "innodb_trx",  # one statement for every reading: each joins what it needs
+        row_blockers: "row_blockers",
+        mdl: "metadata_blockers",
+        cause_readings.receive_statement(d): "receive",
+        MYSQL_FIXTURE["results"]["relay_events"]["statement"]: "relay_events",
+        tables: "tables",
+        statistics: "statistics",
+        table_id: "table_id",
+        dictionary: "table_dictionary",
     }
-    for sql, recorded in answers.items():
-        assert sql is not None
-        fake.answers[sql] = rs(recorded["columns"], *recorded["rows"])
+    for sql, name in answers.items():
+        assert sql
+        fake.answers[sql] = _answer(name)
     return fake, poller
 
 
@@ -254,8 +262,15 @@ def test_mysql80_cause_readings_from_performance_schema() -> None:
     assert by_lock["row"].blocked_thread_id == 18 and by_lock["row"].time_s == 1200
     assert by_lock["metadata"].thread_id == expected["blockers"]["metadata"]
     assert by_lock["metadata"].certain and by_lock["metadata"].object_name == "shop.orders"
+    # INNODB_TRX joined in Python: the row blocker's by its transaction id, the metadata
+    # lock holder's by its session; its statement is its session's.
+    assert by_lock["row"].trx_started_at == expected["trx_started"]["row"]
+    assert by_lock["metadata"].trx_started_at == expected["trx_started"]["metadata"]
+    assert by_lock["row"].statement == "" and "SLEEP(600)" in by_lock["metadata"].statement
+    # Only the applier threads' transactions, each with what its worker applies.
+    assert [t.thread_id for t in evidence.transactions] == expected["applier_threads"]
     waiting = next(t for t in evidence.transactions if t.state == "LOCK WAIT")
-    assert waiting.gtid == expected["applying_gtid"]
+    assert waiting.gtid == expected["applying_gtid"] and waiting.trx_id == "421941"
     (table,) = evidence.tables
     assert f"{table.schema}.{table.table}" == expected["table"] and table.event == "Update_rows"
     assert table.has_primary_key is True and table.has_usable_key is True
@@ -265,7 +280,9 @@ def test_mysql80_cause_readings_from_performance_schema() -> None:
 
 
 def test_mysql57_uses_information_schema_lock_waits_and_reads_no_receive_side() -> None:
-    assert "information_schema.INNODB_LOCK_WAITS" in cause_readings.row_blockers_statement(MYSQL_57)
+    statements = cause_readings.row_blockers_statements(MYSQL_57)
+    assert any("information_schema.INNODB_LOCK_WAITS" in s for s in statements)
+    assert cause_readings.sessions_statement(MYSQL_57) is not None
     assert cause_readings.receive_statement(MYSQL_57) is None
     assert cause_readings.receive_statement(MARIADB) is None
     assert "SHOW RELAYLOG EVENTS IN" in (relay_events_statement(MYSQL_57, _channel()) or "")
@@ -273,13 +290,27 @@ def test_mysql57_uses_information_schema_lock_waits_and_reads_no_receive_side() 
 
 def test_a_refused_cause_reading_says_which_privilege() -> None:
     fake, poller = _mysql_replay()
-    sql = cause_readings.transactions_statement(MYSQL_84)
-    denied = AccessDenied("db:3306", "Access denied; you need the PROCESS privilege", 1227)
-    fake.answers[sql] = denied
+    (threads, _) = cause_readings.transactions_statements(MYSQL_84)
+    denied = AccessDenied("db:3306", "SELECT command denied to user 'lagscope'", 1142)
+    fake.answers[threads] = denied
     poller.poll()
     snapshot = poller.poll()
     assert "needs PROCESS" in snapshot.problems["transactions"]
     assert snapshot.evidence is not None and snapshot.evidence.blockers  # the others arrive
+
+
+def test_without_process_every_reading_of_innodb_trx_is_refused_and_names_it() -> None:
+    """INNODB_TRX is read by each reading that joins it: without PROCESS each one is refused
+    with its own problem (what the rules report as unknown), as when each was one join."""
+    fake, poller = _mysql_replay()
+    denied = AccessDenied("db:3306", "Access denied; you need the PROCESS privilege", 1227)
+    fake.answers[cause_readings.TRX_STATEMENT] = denied
+    poller.poll()
+    snapshot = poller.poll()
+    for reading in ("transactions", "row_blockers", "metadata_blockers", "lock_sessions"):
+        assert "needs PROCESS" in snapshot.problems[reading], reading
+    assert snapshot.evidence is not None and snapshot.evidence.tables  # the relay log's table
+    assert snapshot.evidence.transactions == () and snapshot.evidence.blockers == ()
 
 
 # --- the trigger ----------------------------------------------------------------------------
@@ -389,7 +420,7 @@ def test_sql_string_quotes_or_refuses() -> None:
         "SHOW RELAYLOG 'eu''x' EVENTS IN 'relay-bin.000002' FROM 4 LIMIT 10"
     )
     assert relay_events_statement(MARIADB, _channel(relay_log_file="r\\x")) is None
-    assert cause_readings.table_keys_statement("shop", "a\\b") is None
+    assert cause_readings.table_keys_statements("shop", "a\\b") is None
 
 
 def test_relay_events_of_several_channels_in_one_result() -> None:
@@ -464,13 +495,66 @@ def test_innodb_dictionary_answers_for_tables_the_user_cannot_see() -> None:
     }
 
 
-def test_innodb_dictionary_statement_by_flavor() -> None:
-    maria = cause_readings.table_dictionary_statement(MARIADB, "shop", "audit_log")
-    mysql = cause_readings.table_dictionary_statement(MYSQL_84, "shop", "audit_log")
-    assert maria is not None and "INNODB_SYS_INDEXES" in maria
-    assert mysql is not None and "information_schema.INNODB_INDEXES" in mysql
-    assert "CONCAT('shop', '/', 'audit_log')" in maria
-    assert cause_readings.table_dictionary_statement(MARIADB, "shop", "a\\b") is None
+def test_innodb_dictionary_statements_by_flavor() -> None:
+    maria = cause_readings.table_dictionary_statements(MARIADB, "shop", "audit_log")
+    mysql = cause_readings.table_dictionary_statements(MYSQL_84, "shop", "audit_log")
+    assert maria is not None and mysql is not None
+    # The table's id, then its clustered index by that id: each dictionary table read alone.
+    assert "INNODB_SYS_TABLES" in maria[0] and "CONCAT('shop', '/', 'audit_log')" in maria[0]
+    assert maria[0].startswith("SET @lagscope_table_id = (")
+    assert "INNODB_SYS_INDEXES" in maria[1] and "TABLE_ID = @lagscope_table_id" in maria[1]
+    assert "information_schema.INNODB_TABLES" in mysql[0]
+    assert "information_schema.INNODB_INDEXES" in mysql[1]
+    assert cause_readings.table_dictionary_statements(MARIADB, "shop", "a\\b") is None
+
+
+def test_the_dictionary_answer_ignores_the_table_id_statements_empty_answer() -> None:
+    memory = CauseMemory()
+    dictionary = rs(
+        ("table_schema", "table_name", "index_name", "non_unique", "nullable"),
+        ("shop", "orders", "PRIMARY", 0, "NO"),
+    )
+    answers = ResultSet(
+        (),
+        (),
+        (
+            rs(
+                (),
+            ),
+            dictionary,
+            rs(()),
+            rs(dictionary.columns),
+        ),
+    )
+    cause_readings.parse_table_dictionary(answers, memory, [("shop", "orders"), ("shop", "gone")])
+    assert memory.keys == {("shop", "orders"): (True, True), ("shop", "gone"): None}
+
+
+def test_table_keys_join_tables_and_their_indexes_in_python() -> None:
+    """TABLES LEFT JOIN STATISTICS, from each table's own answer: a table shown without an
+    index has no key; one not shown is hidden from this user."""
+    memory = CauseMemory()
+    columns = ("table_schema", "table_name", "index_name", "non_unique", "nullable")
+    answers = ResultSet(
+        (),
+        (),
+        (
+            rs(("table_schema", "table_name"), ("app", "a")),
+            rs(columns, ("app", "a", "PRIMARY", 0, ""), ("app", "a", "k", 1, "YES")),
+            rs(("table_schema", "table_name"), ("app", "bare")),
+            rs(columns),
+            rs(("table_schema", "table_name")),
+            rs(columns, ("app", "hidden", "PRIMARY", 0, "")),  # no TABLES row: not joined
+        ),
+    )
+    cause_readings.parse_table_keys(
+        answers, [("app", "a"), ("app", "bare"), ("app", "hidden")], memory
+    )
+    assert memory.keys == {
+        ("app", "a"): (True, True),
+        ("app", "bare"): (False, False),
+        ("app", "hidden"): None,
+    }
 
 
 def test_server_text_is_bounded() -> None:
@@ -478,7 +562,7 @@ def test_server_text_is_bounded() -> None:
     result = rs(
         ("thread_id", "blocked_thread_id", "user", "host", "statement"), (9, 7, long, long, long)
     )
-    (blocker,) = cause_readings.parse_row_blockers(result)
+    (blocker,) = cause_readings.row_blockers(result.records())
     assert len(blocker.user) == len(blocker.host) == len(blocker.statement) == 500
 
 

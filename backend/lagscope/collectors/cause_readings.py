@@ -4,14 +4,20 @@ Each function pair is one statement and its parse; the registry (``readings.py``
 they are sent (:func:`behind`: the previous poll showed a channel behind or an applier busy)
 and folds the parts into one :class:`CauseEvidence` per poll.
 
-SQL (by dialect):
-- The applier threads' InnoDB transactions: ``information_schema.INNODB_TRX`` joined to the
-  replication threads (MariaDB and MySQL 5.7: ``PROCESSLIST`` rows of ``USER='system user'``;
-  MySQL 8.0+: ``performance_schema.threads`` by name, with the worker's
+SQL (by dialect). No statement reads more than one ``information_schema`` table, nor one of them
+with any other table: each is read alone, narrowed and bounded, and the joins are made here in
+Python (``*_records`` functions, pure), because MariaDB 10.11.19 crashed in the clean-up of the
+temporary tables it fills for such joins (below, "each table read alone"; docs/causes.md).
+- The sessions (MariaDB, MySQL 5.7): one ``PROCESSLIST`` read per poll for every reading below,
+  the server's own threads first (``USER='system user'``: the replication threads), then the
+  client sessions longest in their command, at most ``SESSIONS_MAX``.
+- The applier threads' InnoDB transactions: ``INNODB_TRX`` rows of the replication threads
+  (MySQL 8.0+: of ``performance_schema.threads`` by name, with the worker's
   ``APPLYING_TRANSACTION``). Needs PROCESS.
-- Row-lock blockers: MariaDB and MySQL 5.7 ``information_schema.INNODB_LOCK_WAITS`` → blocking
-  trx → its ``PROCESSLIST`` session; MySQL 8.0+ ``performance_schema.data_lock_waits`` →
-  ``threads`` (5.7's I_S tables are gone there).
+- Row-lock blockers: MariaDB and MySQL 5.7 ``INNODB_LOCK_WAITS`` → blocking trx
+  (``INNODB_TRX``) → its session, the blocking lock's table (``INNODB_LOCKS``); MySQL 8.0+
+  ``performance_schema.data_lock_waits`` ⋈ ``threads`` ⋈ ``data_locks`` (5.7's I_S tables are
+  gone there), then ``INNODB_TRX``.
 - Metadata-lock blockers: MySQL ``performance_schema.metadata_locks`` (PENDING for an applier
   thread, GRANTED to another thread on the same object). MariaDB has no wait table: with the
   ``METADATA_LOCK_INFO`` plugin, the sessions holding a table lock on a table the waiting
@@ -20,13 +26,14 @@ SQL (by dialect):
 - The sessions that could hold what an applier waits for (any lock the server names without a
   holder: a global read or backup lock, LOCK TABLES, a user lock, a state no rule knows): while
   an applier thread is neither idle nor waiting its turn, the client sessions longest in their
-  current command (PROCESSLIST; MySQL 8.0+ ``performance_schema.threads``), candidates only; the
-  rules keep those older than the wait. Needs PROCESS.
+  current command (the sessions reading; MySQL 8.0+ ``performance_schema.threads``),
+  candidates only; the rules keep those older than the wait. Needs PROCESS.
 - The current row event's table: ``SHOW RELAYLOG … EVENTS IN <file> FROM <pos> LIMIT 10`` at
   the channel's applier position → the first ``Table_map`` (``table_id: N (db.table)``); MariaDB
   needs REPLICA MONITOR, MySQL REPLICATION SLAVE. Whether that table has a key row lookups can
-  use: one ``information_schema`` query for that one table, cached per table for the connection
-  (never a schema scan, never ``SHOW CREATE TABLE``: replication-manager#728).
+  use: ``information_schema`` for that one table (``TABLES``, then ``STATISTICS``; InnoDB's
+  dictionary by the table's id), cached per table for the connection (never a schema scan,
+  never ``SHOW CREATE TABLE``: replication-manager#728).
 - MySQL 8.0+ receive side: ``performance_schema.replication_connection_status``
   ``QUEUEING_TRANSACTION*`` / ``LAST_QUEUED_TRANSACTION*``.
 
@@ -36,6 +43,7 @@ the server gave us go back into SQL only through :func:`sql_string`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -170,37 +178,213 @@ class EvidenceParts:
         )
 
 
+# --- each table read alone, joined here -----------------------------------------------------
+
+# MariaDB materialises every information_schema table a statement reads into an internal
+# temporary table (Aria, as soon as a column is a BLOB such as PROCESSLIST.INFO) and drops them
+# all when the statement's tables are closed. 10.11.19 crashed (signal 11 in
+# ha_maria::drop_table ← free_tmp_table ← close_thread_tables) six times in that clean-up while it
+# ran these readings as joins of INNODB_TRX, PROCESSLIST, INNODB_LOCK_WAITS, METADATA_LOCK_INFO,
+# five of them at shutdown: so no statement here reads more than one information_schema table,
+# and the joins the server used to make are made below, in Python, from each table's own rows.
+# performance_schema tables are storage-engine tables with indexes (data_locks is looked up by
+# lock id, never scanned): MySQL 8.0+'s joins among them stay in the server.
+#
+# A row in the collector's alias shape: what the server-side join used to return.
+Record = dict[str, Any]
+
+# information_schema has no condition push-down for these tables: the server fills every row
+# whatever the WHERE, which only bounds what is sent. The bounds keep a server with thousands of
+# sessions or transactions to a bounded answer (collectors/answer_limits.py): each row is at
+# most ~0.6 kB (statements cut to 500 characters), so the largest read is ~0.3 MB at worst, a
+# few kB on an ordinary server.
+SESSIONS_MAX = 200
+TRX_MAX = 500
+LOCK_WAITS_MAX = 500
+LOCKS_MAX = 1000
+MDL_LOCKS_MAX = 1000
+BACKUP_HOLDERS_MAX = 100
+
+
+def _id(value: Any) -> int:
+    """A thread id (0: none; InnoDB's own transactions have thread id 0)."""
+    return as_int(value) or 0
+
+
+def _same(text: Any, expected: str) -> bool:
+    # SQL's `=` on these utf8 columns ignores case and trailing spaces; the server's own words
+    # never differ in either, but a comparison here means what it meant in SQL.
+    return as_text(text).rstrip().casefold() == expected.casefold()
+
+
+def _has(part: ResultSet, column: str) -> bool:
+    return column in (c.lower() for c in part.columns)
+
+
+def _part(parts: Sequence[ResultSet], column: str) -> list[Record] | None:
+    """The records of the first answer with ``column``: each statement's aliases tell its
+    answer apart."""
+    for part in parts:
+        if _has(part, column):
+            return part.records()
+    return None
+
+
+_SYSTEM_USER = "system user"
+
+
+class Sessions:
+    """The sessions ``information_schema.PROCESSLIST`` listed this poll (MariaDB, MySQL 5.7):
+    the server's own threads (the replication threads among them) first, then the client
+    sessions longest in their current command; at most ``SESSIONS_MAX``, ``complete`` when
+    the list was not cut. The monitoring connection itself is never listed."""
+
+    __slots__ = ("by_id", "complete", "ordered", "system")
+
+    def __init__(self, records: Iterable[Mapping[str, Any]], complete: bool) -> None:
+        self.ordered: tuple[Mapping[str, Any], ...] = tuple(records)
+        self.by_id: dict[int, Mapping[str, Any]] = {_id(r.get("id")): r for r in self.ordered}
+        self.system = frozenset(
+            i for i, r in self.by_id.items() if _same(r.get("user"), _SYSTEM_USER)
+        )
+        self.complete = complete
+
+    def waiting(self, state: str) -> list[Mapping[str, Any]]:
+        """The server's own threads in ``state``, by id."""
+        found = [self.by_id[i] for i in sorted(self.system)]
+        return [r for r in found if _same(r.get("state"), state)]
+
+    def client(self, thread_id: int) -> Mapping[str, Any] | None:
+        """Thread ``thread_id`` as a client session (what an inner join on PROCESSLIST with
+        ``USER <> 'system user'`` kept): its row; an empty one when the list was cut before it
+        (the session is still named, without its details); None for a thread of the server's
+        own, or one gone since."""
+        if thread_id <= 0 or thread_id in self.system:
+            return None
+        row = self.by_id.get(thread_id)
+        if row is not None:
+            return row
+        return None if self.complete else {}
+
+
+# The server's own threads first (the replication threads are what every join starts from),
+# then the sessions longest in their command (a lock holder has usually been idle since it took
+# its lock). A binlog dump thread (a replica or Lagscope's own binlog sample reading from this
+# server) holds no lock an applier waits for.
+_SESSIONS_SQL = (
+    "SELECT ID AS id, USER AS user, HOST AS host, COMMAND AS command, TIME AS time, "  # noqa: S608 - constant fragments
+    "{time} AS time_s, STATE AS state, LEFT(INFO, 500) AS statement, "
+    "USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1) AS own_user "
+    "FROM information_schema.PROCESSLIST "
+    "WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Binlog Dump', 'Binlog Dump GTID') "
+    f"ORDER BY USER = 'system user' DESC, TIME DESC, ID LIMIT {SESSIONS_MAX}"
+)
+
+
+def _reads_processlist(dialect: Dialect) -> bool:
+    # MySQL 8.0+ reads its threads from performance_schema.threads, inside its P_S joins.
+    return not dialect.has_worker_timestamps
+
+
+def sessions_statement(dialect: Dialect) -> str | None:
+    if not _reads_processlist(dialect):
+        return None
+    time = "TIME_MS / 1000" if dialect.product == "mariadb" else "TIME"
+    return _SESSIONS_SQL.format(time=time)
+
+
+def parse_sessions(result: ResultSet) -> Sessions:
+    records = result.records()
+    return Sessions(records, complete=len(records) < SESSIONS_MAX)
+
+
+def _session_columns(session: Mapping[str, Any] | None) -> Record:
+    s = session or {}
+    return {
+        "user": s.get("user"),
+        "host": s.get("host"),
+        "command": s.get("command"),
+        "time_s": s.get("time_s"),
+        "state": s.get("state"),
+        "statement": s.get("statement"),
+    }
+
+
+# Every InnoDB transaction, each reading joining the rows it needs (the same statement for all:
+# its rows come from InnoDB's copy of its transactions, refreshed at most every 0.1 s, so the
+# second read in a batch is a copy of the first). Past the bound, the transactions holding locks
+# come first (an applier's that changed rows, a blocker's), then the oldest (a metadata lock's
+# candidates).
+_TRX_SQL = (
+    "SELECT trx_mysql_thread_id AS thread_id, trx_id AS trx_id, trx_state AS state, "  # noqa: S608 - constant fragments
+    "UNIX_TIMESTAMP(trx_started) AS started_ts, trx_rows_modified AS rows_modified, "
+    "trx_rows_locked AS rows_locked, UNIX_TIMESTAMP(trx_wait_started) AS wait_started_ts, "
+    "trx_operation_state AS operation, LEFT(trx_query, 500) AS query "
+    "FROM information_schema.INNODB_TRX "
+    f"ORDER BY trx_lock_structs = 0, trx_started, trx_mysql_thread_id LIMIT {TRX_MAX}"
+)
+TRX_STATEMENT = _TRX_SQL
+
+
+def _trx_of(trx: Iterable[Mapping[str, Any]]) -> dict[int, Mapping[str, Any]]:
+    """Transactions by their session (one each)."""
+    found: dict[int, Mapping[str, Any]] = {}
+    for t in trx:
+        found.setdefault(_id(t.get("thread_id")), t)
+    return found
+
+
+def _started(trx_of: Mapping[int, Mapping[str, Any]], thread_id: int) -> Any:
+    t = trx_of.get(thread_id)
+    return t.get("started_ts") if t is not None else None
+
+
 # --- the applier's open transactions --------------------------------------------------------
 
-_TRX_COLUMNS = (
-    "t.trx_mysql_thread_id AS thread_id, t.trx_id AS trx_id, t.trx_state AS state, "
-    "UNIX_TIMESTAMP(t.trx_started) AS started_ts, t.trx_rows_modified AS rows_modified, "
-    "t.trx_rows_locked AS rows_locked, UNIX_TIMESTAMP(t.trx_wait_started) AS wait_started_ts, "
-    "t.trx_operation_state AS operation"
-)
-_TRX_PROCESSLIST_SQL = (
-    f"SELECT {_TRX_COLUMNS}, '' AS gtid FROM information_schema.INNODB_TRX t "  # noqa: S608 - constant fragments
-    "JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id "
-    "WHERE p.USER = 'system user' ORDER BY t.trx_mysql_thread_id"
-)
-_TRX_MYSQL_80_SQL = (
-    f"SELECT {_TRX_COLUMNS}, COALESCE(w.APPLYING_TRANSACTION, '') AS gtid "  # noqa: S608 - constant fragments
-    "FROM information_schema.INNODB_TRX t "
-    "JOIN performance_schema.threads th ON th.PROCESSLIST_ID = t.trx_mysql_thread_id "
+# MySQL 8.0+: the applier threads' processlist ids, and what each worker is applying.
+_APPLIER_THREADS_MYSQL_80_SQL = (
+    "SELECT th.PROCESSLIST_ID AS thread_id, COALESCE(w.APPLYING_TRANSACTION, '') AS gtid "  # noqa: S608 - constant fragments
+    "FROM performance_schema.threads th "
     "LEFT JOIN performance_schema.replication_applier_status_by_worker w "
     "ON w.THREAD_ID = th.THREAD_ID "
-    f"WHERE th.NAME IN ({_MYSQL_APPLIER_THREADS}) ORDER BY t.trx_mysql_thread_id"
+    f"WHERE th.NAME IN ({_MYSQL_APPLIER_THREADS}) ORDER BY th.PROCESSLIST_ID"
 )
 
 
-def transactions_statement(dialect: Dialect) -> str:
-    return _TRX_MYSQL_80_SQL if dialect.has_worker_timestamps else _TRX_PROCESSLIST_SQL
+def transactions_statements(dialect: Dialect) -> tuple[str, ...]:
+    """MariaDB and MySQL 5.7: ``INNODB_TRX`` (the replication threads come from the sessions
+    reading); MySQL 8.0+: the applier threads from performance_schema, then ``INNODB_TRX``."""
+    if dialect.has_worker_timestamps:
+        return (_APPLIER_THREADS_MYSQL_80_SQL, _TRX_SQL)
+    return (_TRX_SQL,)
 
 
-def parse_transactions(result: ResultSet) -> tuple[OpenTransaction, ...]:
+def applier_transaction_records(
+    trx: Iterable[Mapping[str, Any]], appliers: Mapping[int, Any]
+) -> list[Record]:
+    """The transactions of the applier threads (thread id → the GTID it applies, '' when
+    unknown), by thread id: ``INNODB_TRX ⋈ PROCESSLIST`` / ``⋈ threads ⋈ by_worker``."""
+    found = [
+        {**t, "gtid": appliers[_id(t.get("thread_id"))]}
+        for t in trx
+        if _id(t.get("thread_id")) in appliers
+    ]
+    found.sort(key=lambda r: _id(r.get("thread_id")))
+    return found
+
+
+def parse_transactions(
+    dialect: Dialect, parts: Sequence[ResultSet], sessions: Sessions | None
+) -> tuple[OpenTransaction, ...]:
+    trx = _part(parts, "trx_id") or []
+    if dialect.has_worker_timestamps:
+        threads = _part(parts, "gtid") or []
+        appliers = {_id(r.get("thread_id")): r.get("gtid") for r in threads}
+    else:
+        appliers = dict.fromkeys(sessions.system if sessions else (), "")
     return tuple(
         OpenTransaction(
-            thread_id=as_int(r.get("thread_id")) or 0,
+            thread_id=_id(r.get("thread_id")),
             trx_id=_bounded(r.get("trx_id")),
             state=_bounded(r.get("state")),
             started_at=_ts(r.get("started_ts")),
@@ -210,51 +394,99 @@ def parse_transactions(result: ResultSet) -> tuple[OpenTransaction, ...]:
             operation=_bounded(r.get("operation")),
             gtid=_bounded(r.get("gtid")),
         )
-        for r in result.records()
+        for r in applier_transaction_records(trx, appliers)
     )
 
 
 # --- row-lock blockers ----------------------------------------------------------------------
 
-_ROW_BLOCKERS_I_S_SQL = (
-    "SELECT b.trx_mysql_thread_id AS thread_id, r.trx_mysql_thread_id AS blocked_thread_id, "
-    "p.USER AS user, p.HOST AS host, p.COMMAND AS command, {time} AS time_s, "
-    "p.STATE AS state, LEFT(COALESCE(p.INFO, b.trx_query), 500) AS statement, "
-    "UNIX_TIMESTAMP(b.trx_started) AS trx_started_ts, bl.lock_table AS object_name "
-    "FROM information_schema.INNODB_LOCK_WAITS w "
-    "JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id "
-    "JOIN information_schema.PROCESSLIST rp ON rp.ID = r.trx_mysql_thread_id "
-    "AND rp.USER = 'system user' "
-    "JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id "
-    "LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id "
-    "LEFT JOIN information_schema.INNODB_LOCKS bl ON bl.lock_id = w.blocking_lock_id "
-    "ORDER BY r.trx_mysql_thread_id, b.trx_mysql_thread_id"
+_LOCK_WAITS_SQL = (
+    "SELECT requesting_trx_id AS requesting_trx_id, blocking_trx_id AS blocking_trx_id, "  # noqa: S608 - constant fragments
+    "blocking_lock_id AS blocking_lock_id FROM information_schema.INNODB_LOCK_WAITS "
+    f"LIMIT {LOCK_WAITS_MAX}"
+)
+# Only the locks a transaction waits for or that block one (InnoDB lists no others here).
+_LOCKS_SQL = (
+    "SELECT lock_id AS lock_id, lock_table AS lock_table FROM information_schema.INNODB_LOCKS "  # noqa: S608 - constant fragments
+    f"LIMIT {LOCKS_MAX}"
 )
 _ROW_BLOCKERS_MYSQL_80_SQL = (
     "SELECT bt.PROCESSLIST_ID AS thread_id, rt.PROCESSLIST_ID AS blocked_thread_id, "  # noqa: S608 - constant fragments
     "bt.PROCESSLIST_USER AS user, bt.PROCESSLIST_HOST AS host, "
     "bt.PROCESSLIST_COMMAND AS command, bt.PROCESSLIST_TIME AS time_s, "
-    "bt.PROCESSLIST_STATE AS state, "
-    "LEFT(COALESCE(bt.PROCESSLIST_INFO, bx.trx_query), 500) AS statement, "
-    "UNIX_TIMESTAMP(bx.trx_started) AS trx_started_ts, "
+    "bt.PROCESSLIST_STATE AS state, LEFT(bt.PROCESSLIST_INFO, 500) AS statement, "
+    "w.BLOCKING_ENGINE_TRANSACTION_ID AS blocking_trx_id, "
     "CONCAT(bl.OBJECT_SCHEMA, '.', bl.OBJECT_NAME) AS object_name "
     "FROM performance_schema.data_lock_waits w "
     "JOIN performance_schema.threads rt ON rt.THREAD_ID = w.REQUESTING_THREAD_ID "
     "JOIN performance_schema.threads bt ON bt.THREAD_ID = w.BLOCKING_THREAD_ID "
     "LEFT JOIN performance_schema.data_locks bl "
     "ON bl.ENGINE_LOCK_ID = w.BLOCKING_ENGINE_LOCK_ID AND bl.ENGINE = w.ENGINE "
-    "LEFT JOIN information_schema.INNODB_TRX bx "
-    "ON bx.trx_id = w.BLOCKING_ENGINE_TRANSACTION_ID "
     f"WHERE rt.NAME IN ({_MYSQL_APPLIER_THREADS}) "
     "ORDER BY rt.PROCESSLIST_ID, bt.PROCESSLIST_ID"
 )
 
 
-def row_blockers_statement(dialect: Dialect) -> str:
+def row_blockers_statements(dialect: Dialect) -> tuple[str, ...]:
     if dialect.has_worker_timestamps:  # MySQL 8.0+: the I_S lock tables were removed
-        return _ROW_BLOCKERS_MYSQL_80_SQL
-    time = "p.TIME_MS / 1000" if dialect.product == "mariadb" else "p.TIME"
-    return _ROW_BLOCKERS_I_S_SQL.format(time=time)
+        return (_ROW_BLOCKERS_MYSQL_80_SQL, _TRX_SQL)
+    return (_LOCK_WAITS_SQL, _TRX_SQL, _LOCKS_SQL)
+
+
+def row_blocker_records(
+    waits: Iterable[Mapping[str, Any]],
+    trx: Iterable[Mapping[str, Any]],
+    locks: Iterable[Mapping[str, Any]],
+    sessions: Sessions,
+) -> list[Record]:
+    """``INNODB_LOCK_WAITS`` → the waiting transaction (a replication thread's) and the
+    blocking one → the blocker's session (when listed), the blocking lock's table; by waiting
+    then blocking thread id."""
+    by_trx = {as_text(t.get("trx_id")): t for t in trx}
+    tables = {as_text(lock.get("lock_id")): lock.get("lock_table") for lock in locks}
+    found: list[Record] = []
+    for w in waits:
+        waiting = by_trx.get(as_text(w.get("requesting_trx_id")))
+        blocking = by_trx.get(as_text(w.get("blocking_trx_id")))
+        if waiting is None or blocking is None:
+            continue
+        if _id(waiting.get("thread_id")) not in sessions.system:
+            continue
+        session = sessions.by_id.get(_id(blocking.get("thread_id")))
+        columns = _session_columns(session)
+        if columns["statement"] is None:  # idle, or not listed: its transaction's statement
+            columns["statement"] = blocking.get("query")
+        found.append(
+            {
+                "thread_id": blocking.get("thread_id"),
+                "blocked_thread_id": waiting.get("thread_id"),
+                **columns,
+                "trx_started_ts": blocking.get("started_ts"),
+                "object_name": tables.get(as_text(w.get("blocking_lock_id"))),
+            }
+        )
+    found.sort(key=lambda r: (_id(r["blocked_thread_id"]), _id(r["thread_id"])))
+    return found
+
+
+def blocking_trx_records(
+    blockers: Iterable[Mapping[str, Any]], trx: Iterable[Mapping[str, Any]]
+) -> list[Record]:
+    """MySQL 8.0+: each performance_schema blocker with its blocking transaction's start and,
+    when the session shows none, its statement (``⋈ INNODB_TRX`` on the transaction id)."""
+    by_trx = {as_text(t.get("trx_id")): t for t in trx}
+    found: list[Record] = []
+    for b in blockers:
+        t = by_trx.get(as_text(b.get("blocking_trx_id"))) or {}
+        statement = b.get("statement")
+        found.append(
+            {
+                **b,
+                "statement": t.get("query") if statement is None else statement,
+                "trx_started_ts": t.get("started_ts"),
+            }
+        )
+    return found
 
 
 def _blocker(r: Mapping[str, Any], lock: str, certain: bool = True) -> BlockingSession:
@@ -274,8 +506,21 @@ def _blocker(r: Mapping[str, Any], lock: str, certain: bool = True) -> BlockingS
     )
 
 
-def parse_row_blockers(result: ResultSet) -> tuple[BlockingSession, ...]:
-    return tuple(_blocker(r, "row") for r in result.records())
+def row_blockers(records: Iterable[Mapping[str, Any]]) -> tuple[BlockingSession, ...]:
+    return tuple(_blocker(r, "row") for r in records)
+
+
+def parse_row_blockers(
+    dialect: Dialect, parts: Sequence[ResultSet], sessions: Sessions | None
+) -> tuple[BlockingSession, ...]:
+    trx = _part(parts, "trx_id") or []
+    if dialect.has_worker_timestamps:
+        return row_blockers(blocking_trx_records(_part(parts, "blocked_thread_id") or [], trx))
+    if sessions is None:
+        return ()
+    waits = _part(parts, "requesting_trx_id") or []
+    locks = _part(parts, "lock_table") or []
+    return row_blockers(row_blocker_records(waits, trx, locks, sessions))
 
 
 # --- metadata-lock blockers -----------------------------------------------------------------
@@ -284,45 +529,19 @@ MDL_PLUGIN_PROBE_SQL = (
     "SELECT COUNT(*) AS installed FROM information_schema.PLUGINS "
     "WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE'"
 )
-_SESSION_COLUMNS = (
-    "p.USER AS user, p.HOST AS host, p.COMMAND AS command, p.TIME_MS / 1000 AS time_s, "
-    "p.STATE AS state, LEFT(p.INFO, 500) AS statement, "
-    "UNIX_TIMESTAMP(t.trx_started) AS trx_started_ts"
-)
-# The waiting applier already holds a lesser lock on the table it waits for (an ALTER holds
-# SHARED_UPGRADABLE while it waits to upgrade): the other sessions' table locks on it block it.
-_MDL_MARIADB_PLUGIN_SQL = (
-    f"SELECT DISTINCT h.THREAD_ID AS thread_id, a.ID AS blocked_thread_id, {_SESSION_COLUMNS}, "  # noqa: S608 - constant fragments
-    "CONCAT(h.TABLE_SCHEMA, '.', h.TABLE_NAME) AS object_name, 1 AS certain "
-    "FROM information_schema.PROCESSLIST a "
-    "JOIN information_schema.METADATA_LOCK_INFO al ON al.THREAD_ID = a.ID "
-    "AND al.LOCK_TYPE = 'Table metadata lock' "
-    "JOIN information_schema.METADATA_LOCK_INFO h ON h.LOCK_TYPE = al.LOCK_TYPE "
-    "AND h.TABLE_SCHEMA = al.TABLE_SCHEMA AND h.TABLE_NAME = al.TABLE_NAME "
-    "AND h.THREAD_ID <> a.ID "
-    "JOIN information_schema.PROCESSLIST p ON p.ID = h.THREAD_ID AND p.USER <> 'system user' "
-    "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID "
-    f"WHERE a.USER = 'system user' AND a.STATE = '{_MDL_WAIT_STATE}' "
-    "ORDER BY a.ID, h.THREAD_ID"
-)
-# Without the plugin: sessions in a transaction that began before the applier started waiting
-# (TIME is whole seconds in the state, so the bound errs by < 1 s towards including).
-_MDL_MARIADB_CANDIDATES_SQL = (
-    f"SELECT p.ID AS thread_id, a.ID AS blocked_thread_id, {_SESSION_COLUMNS}, "  # noqa: S608 - constant fragments
-    "'' AS object_name, 0 AS certain "
-    "FROM information_schema.PROCESSLIST a "
-    "JOIN information_schema.INNODB_TRX t ON t.trx_started <= NOW() - INTERVAL a.TIME SECOND "
-    "JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id "
-    "AND p.USER <> 'system user' AND p.ID <> CONNECTION_ID() "
-    f"WHERE a.USER = 'system user' AND a.STATE = '{_MDL_WAIT_STATE}' "
-    "ORDER BY a.ID, p.ID"
+# MariaDB with the plugin: every session's table locks. The waiting applier already holds a
+# lesser lock on the table it waits for (an ALTER holds SHARED_UPGRADABLE while it waits to
+# upgrade): the other sessions' table locks on it block it.
+_MDL_TABLE_LOCKS_MARIADB_SQL = (
+    "SELECT THREAD_ID AS thread_id, TABLE_SCHEMA AS table_schema, TABLE_NAME AS table_name "  # noqa: S608 - constant fragments
+    "FROM information_schema.METADATA_LOCK_INFO WHERE LOCK_TYPE = 'Table metadata lock' "
+    f"LIMIT {MDL_LOCKS_MAX}"
 )
 _MDL_MYSQL_SQL = (
     "SELECT DISTINCT ht.PROCESSLIST_ID AS thread_id, wt.PROCESSLIST_ID AS blocked_thread_id, "  # noqa: S608 - constant fragments
     "ht.PROCESSLIST_USER AS user, ht.PROCESSLIST_HOST AS host, "
     "ht.PROCESSLIST_COMMAND AS command, ht.PROCESSLIST_TIME AS time_s, "
     "ht.PROCESSLIST_STATE AS state, LEFT(ht.PROCESSLIST_INFO, 500) AS statement, "
-    "UNIX_TIMESTAMP(x.trx_started) AS trx_started_ts, "
     "CONCAT(h.OBJECT_SCHEMA, '.', h.OBJECT_NAME) AS object_name, 1 AS certain, "
     "w.OBJECT_TYPE AS object_type "
     "FROM performance_schema.metadata_locks w "
@@ -334,7 +553,6 @@ _MDL_MYSQL_SQL = (
     # with each other: only a stronger hold (FLUSH TABLES WITH READ LOCK's SHARED) blocks.
     "AND NOT (h.LOCK_TYPE = 'INTENTION_EXCLUSIVE' AND w.LOCK_TYPE = 'INTENTION_EXCLUSIVE') "
     "JOIN performance_schema.threads ht ON ht.THREAD_ID = h.OWNER_THREAD_ID "
-    "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = ht.PROCESSLIST_ID "
     f"WHERE w.LOCK_STATUS = 'PENDING' AND wt.NAME IN ({_MYSQL_APPLIER_THREADS}) "
     "ORDER BY wt.PROCESSLIST_ID, ht.PROCESSLIST_ID"
 )
@@ -343,26 +561,21 @@ _MDL_MYSQL_SQL = (
 # MariaDB with the plugin: the backup lock's holders. FLUSH TABLES WITH READ LOCK holds it in
 # MDL_BACKUP_FTWRL1/2, a BACKUP STAGE in MDL_BACKUP_START … WAIT_COMMIT (seen on 10.11 on the lab);
 # the modes every statement takes (DML, DDL, COMMIT…) never block an applier, so they are left out.
-_BACKUP_HOLDERS_MARIADB_PLUGIN_SQL = (
-    f"SELECT DISTINCT h.THREAD_ID AS thread_id, a.ID AS blocked_thread_id, {_SESSION_COLUMNS}, "  # noqa: S608 - constant fragments
-    "'' AS object_name, 1 AS certain, 'BACKUP LOCK' AS object_type "
-    "FROM information_schema.PROCESSLIST a "
-    "JOIN information_schema.METADATA_LOCK_INFO h ON h.LOCK_TYPE = 'Backup lock' "
-    "AND h.THREAD_ID <> a.ID AND h.LOCK_MODE NOT IN ('MDL_BACKUP_DML', 'MDL_BACKUP_TRANS_DML', "
-    "'MDL_BACKUP_SYS_DML', 'MDL_BACKUP_DDL', 'MDL_BACKUP_ALTER_COPY', 'MDL_BACKUP_COMMIT') "
-    "JOIN information_schema.PROCESSLIST p ON p.ID = h.THREAD_ID AND p.USER <> 'system user' "
-    "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID "
-    "WHERE a.USER = 'system user' AND a.STATE = 'Waiting for backup lock' "
-    "ORDER BY a.ID, h.THREAD_ID"
+_BACKUP_LOCK_WAIT_STATE = "Waiting for backup lock"
+_BACKUP_HOLDERS_MARIADB_SQL = (
+    "SELECT THREAD_ID AS holder_thread_id FROM information_schema.METADATA_LOCK_INFO "  # noqa: S608 - constant fragments
+    "WHERE LOCK_TYPE = 'Backup lock' AND LOCK_MODE NOT IN ('MDL_BACKUP_DML', "
+    "'MDL_BACKUP_TRANS_DML', 'MDL_BACKUP_SYS_DML', 'MDL_BACKUP_DDL', 'MDL_BACKUP_ALTER_COPY', "
+    f"'MDL_BACKUP_COMMIT') LIMIT {BACKUP_HOLDERS_MAX}"
 )
 
 
-def backup_holders_statement(dialect: Dialect, memory: CauseMemory) -> str | None:
+def backup_holders_statements(dialect: Dialect, memory: CauseMemory) -> tuple[str, ...]:
     """MariaDB with METADATA_LOCK_INFO only (MySQL's metadata_locks reading covers the backup
     lock already; without the plugin the lock sessions are the candidates)."""
     if dialect.product != "mariadb" or not memory.mdl_plugin:
-        return None
-    return _BACKUP_HOLDERS_MARIADB_PLUGIN_SQL
+        return ()
+    return (_BACKUP_HOLDERS_MARIADB_SQL, _TRX_SQL)
 
 
 def mdl_probe_statement(dialect: Dialect, memory: CauseMemory) -> str | None:
@@ -375,13 +588,131 @@ def parse_mdl_probe(result: ResultSet, memory: CauseMemory) -> None:
     memory.mdl_plugin = bool(result.rows and as_int(result.rows[0][0]))
 
 
-def mdl_blockers_statement(dialect: Dialect, memory: CauseMemory) -> str:
-    """MySQL: P_S ``metadata_locks``. MariaDB: exact with the plugin, candidates without; the
-    plugin's answer is known from the second triggered poll on (the probe rides in the first
-    one's batch), until then the candidates are read."""
+def mdl_blockers_statements(dialect: Dialect, memory: CauseMemory) -> tuple[str, ...]:
+    """MySQL: P_S ``metadata_locks``, then ``INNODB_TRX``. MariaDB: exact with the plugin
+    (its table locks), candidates without (``INNODB_TRX`` alone, with the sessions reading);
+    the plugin's answer is known from the second triggered poll on (the probe rides in the
+    first one's batch), until then the candidates are read."""
     if dialect.product != "mariadb":
-        return _MDL_MYSQL_SQL
-    return _MDL_MARIADB_PLUGIN_SQL if memory.mdl_plugin else _MDL_MARIADB_CANDIDATES_SQL
+        return (_MDL_MYSQL_SQL, _TRX_SQL)
+    if memory.mdl_plugin:
+        return (_MDL_TABLE_LOCKS_MARIADB_SQL, _TRX_SQL)
+    return (_TRX_SQL,)
+
+
+def _distinct(records: Iterable[Record]) -> list[Record]:
+    seen: set[tuple[Any, ...]] = set()
+    kept: list[Record] = []
+    for r in records:
+        key = tuple(r.items())
+        if key not in seen:
+            seen.add(key)
+            kept.append(r)
+    return kept
+
+
+def _by_waiter(records: list[Record]) -> list[Record]:
+    return sorted(records, key=lambda r: (_id(r["blocked_thread_id"]), _id(r["thread_id"])))
+
+
+def _holder(
+    thread_id: int, waiter: int, session: Mapping[str, Any], trx_of: Mapping[int, Mapping[str, Any]]
+) -> Record:
+    return {
+        "thread_id": thread_id,
+        "blocked_thread_id": waiter,
+        **_session_columns(session),
+        "trx_started_ts": _started(trx_of, thread_id),
+    }
+
+
+def mdl_holder_records(
+    table_locks: Iterable[Mapping[str, Any]],
+    trx: Iterable[Mapping[str, Any]],
+    sessions: Sessions,
+) -> list[Record]:
+    """MariaDB with METADATA_LOCK_INFO: for each replication thread waiting for a table
+    metadata lock, the client sessions holding a table lock on a table it holds one on."""
+    trx_of = _trx_of(trx)
+    locks = [
+        (_id(lock.get("thread_id")), (lock.get("table_schema"), lock.get("table_name")))
+        for lock in table_locks
+    ]
+    held: dict[int, set[tuple[Any, Any]]] = {}
+    for thread_id, table in locks:
+        if None not in table:  # a NULL name equals nothing in SQL
+            held.setdefault(thread_id, set()).add(table)
+    found: list[Record] = []
+    for waiter in sessions.waiting(_MDL_WAIT_STATE):
+        waiter_id = _id(waiter.get("id"))
+        mine = held.get(waiter_id, set())
+        for thread_id, table in locks:
+            if thread_id == waiter_id or table not in mine:
+                continue
+            session = sessions.client(thread_id)
+            if session is None:
+                continue
+            record = _holder(thread_id, waiter_id, session, trx_of)
+            record.update(object_name=f"{table[0]}.{table[1]}", certain=1)
+            found.append(record)
+    return _by_waiter(_distinct(found))
+
+
+def mdl_candidate_records(
+    trx: Iterable[Mapping[str, Any]], sessions: Sessions, server_now: float
+) -> list[Record]:
+    """MariaDB without the plugin: for each replication thread waiting for a table metadata
+    lock, the client sessions in a transaction that began before the wait (TIME is whole
+    seconds in the state, so the bound errs by < 1 s towards including). ``server_now``: the
+    server's clock this poll, taken to the second as ``NOW()`` is."""
+    trx = list(trx)
+    now = math.floor(server_now)
+    found: list[Record] = []
+    for waiter in sessions.waiting(_MDL_WAIT_STATE):
+        waiting_s = as_int(waiter.get("time"))
+        if waiting_s is None:
+            continue
+        for t in trx:
+            started = as_float(t.get("started_ts"))
+            thread_id = _id(t.get("thread_id"))
+            session = sessions.client(thread_id)
+            if started is None or started > now - waiting_s or session is None:
+                continue
+            record = _holder(thread_id, _id(waiter.get("id")), session, {thread_id: t})
+            record.update(object_name="", certain=0)
+            found.append(record)
+    return _by_waiter(found)
+
+
+def backup_holder_records(
+    holders: Iterable[Mapping[str, Any]],
+    trx: Iterable[Mapping[str, Any]],
+    sessions: Sessions,
+) -> list[Record]:
+    """MariaDB with METADATA_LOCK_INFO: for each replication thread waiting for the backup
+    lock, the client sessions holding it in a mode that blocks (FTWRL, a BACKUP STAGE)."""
+    trx_of = _trx_of(trx)
+    holder_ids = [_id(h.get("holder_thread_id")) for h in holders]
+    found: list[Record] = []
+    for waiter in sessions.waiting(_BACKUP_LOCK_WAIT_STATE):
+        waiter_id = _id(waiter.get("id"))
+        for thread_id in holder_ids:
+            session = sessions.client(thread_id)
+            if thread_id == waiter_id or session is None:
+                continue
+            record = _holder(thread_id, waiter_id, session, trx_of)
+            record.update(object_name="", certain=1, object_type="BACKUP LOCK")
+            found.append(record)
+    return _by_waiter(_distinct(found))
+
+
+def with_trx_started(
+    records: Iterable[Mapping[str, Any]], trx: Iterable[Mapping[str, Any]]
+) -> list[Record]:
+    """MySQL: performance_schema rows with their session's transaction start
+    (``LEFT JOIN INNODB_TRX`` on the processlist id)."""
+    trx_of = _trx_of(trx)
+    return [{**r, "trx_started_ts": _started(trx_of, _id(r.get("thread_id")))} for r in records]
 
 
 # MySQL's metadata_locks OBJECT_TYPE → the lock's kind, as the applier's wait state names it
@@ -409,15 +740,45 @@ MDL_KINDS = {
 }
 
 
-def parse_mdl_blockers(result: ResultSet) -> tuple[BlockingSession, ...]:
+def mdl_blockers(records: Iterable[Mapping[str, Any]]) -> tuple[BlockingSession, ...]:
     return tuple(
         _blocker(
             r,
             MDL_KINDS.get(as_text(r.get("object_type")).upper(), "metadata"),
             certain=bool(as_int(r.get("certain"))),
         )
-        for r in result.records()
+        for r in records
     )
+
+
+def parse_mdl_blockers(
+    parts: Sequence[ResultSet], sessions: Sessions | None, server_now: float | None
+) -> tuple[BlockingSession, ...]:
+    """Which form was sent is told by its answers, not by the probe (answered in the same
+    batch as the first form sent): P_S rows (MySQL); on MariaDB the plugin's table locks and
+    the transactions, or the transactions alone (candidates)."""
+    trx = _part(parts, "trx_id") or []
+    mysql = _part(parts, "blocked_thread_id")
+    if mysql is not None:
+        return mdl_blockers(with_trx_started(mysql, trx))
+    if sessions is None:
+        return ()
+    if len(parts) > 1:
+        table_locks = _part(parts, "table_name") or []
+        return mdl_blockers(mdl_holder_records(table_locks, trx, sessions))
+    if server_now is None:
+        return ()
+    return mdl_blockers(mdl_candidate_records(trx, sessions, server_now))
+
+
+def parse_backup_holders(
+    parts: Sequence[ResultSet], sessions: Sessions | None
+) -> tuple[BlockingSession, ...]:
+    if sessions is None:
+        return ()
+    holders = _part(parts, "holder_thread_id") or []
+    trx = _part(parts, "trx_id") or []
+    return mdl_blockers(backup_holder_records(holders, trx, sessions))
 
 
 def mdl_problem(
@@ -461,30 +822,65 @@ LOCK_SESSIONS_MAX = 20
 # event's timestamp, not from its wait, so it cannot bound them here). The server's own sessions
 # (replication, daemons) and the monitoring user's (Lagscope's connections from every worker,
 # idle between polls; its grants take no lock) are left out.
-_LOCK_SESSIONS_PROCESSLIST_SQL = (
-    "SELECT p.ID AS thread_id, a.ID AS blocked_thread_id, p.USER AS user, p.HOST AS host, "  # noqa: S608 - constant fragments
-    "p.COMMAND AS command, {time} AS time_s, p.STATE AS state, "
-    "LEFT(p.INFO, 500) AS statement, UNIX_TIMESTAMP(t.trx_started) AS trx_started_ts, "
-    "'' AS object_name, 0 AS certain "
-    "FROM (SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'system user' "
-    "AND COMMAND NOT IN ('Slave_IO', 'Connect', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
-    "AND COALESCE(STATE, '') <> '' AND STATE NOT LIKE 'Slave has read all relay log%' "
-    "AND STATE NOT LIKE 'Waiting for work from SQL thread%' "
-    "AND STATE NOT LIKE 'Waiting for prior transaction%' "
-    "AND STATE NOT LIKE 'Waiting until MASTER_DELAY%' ORDER BY ID LIMIT 1) a "
-    "JOIN information_schema.PROCESSLIST p ON p.USER <> 'system user' "
-    "AND p.ID <> CONNECTION_ID() AND p.USER <> SUBSTRING_INDEX(CURRENT_USER(), '@', 1) "
-    "AND p.COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
-    "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID "
-    f"ORDER BY p.TIME DESC, p.ID LIMIT {LOCK_SESSIONS_MAX}"
+_NOT_APPLIERS = ("Slave_IO", "Connect", "Daemon", "Binlog Dump", "Binlog Dump GTID")
+_APPLIER_AT_REST = (
+    "Slave has read all relay log",
+    "Waiting for work from SQL thread",
+    "Waiting for prior transaction",
+    "Waiting until MASTER_DELAY",
 )
+_NOT_HOLDERS = ("Daemon", "Binlog Dump", "Binlog Dump GTID")
+
+
+def _one_of(text: Any, words: Sequence[str]) -> bool:
+    return any(_same(text, w) for w in words)
+
+
+def _applier_waiting(sessions: Sessions) -> Mapping[str, Any] | None:
+    """The first replication thread (by id) neither idle nor waiting its turn."""
+    for thread_id in sorted(sessions.system):
+        r = sessions.by_id[thread_id]
+        state = as_text(r.get("state")).casefold()
+        if _one_of(r.get("command"), _NOT_APPLIERS) or not state.strip():
+            continue
+        if not any(state.startswith(rest.casefold()) for rest in _APPLIER_AT_REST):
+            return r
+    return None
+
+
+def lock_session_records(trx: Iterable[Mapping[str, Any]], sessions: Sessions) -> list[Record]:
+    """The client sessions longest in their command (``TIME`` descending, then id), at most
+    ``LOCK_SESSIONS_MAX``, while an applier thread waits; none while every one is at rest."""
+    waiter = _applier_waiting(sessions)
+    if waiter is None:
+        return []
+    candidates = [
+        r
+        for r in sessions.ordered
+        if _id(r.get("id")) not in sessions.system
+        and not as_int(r.get("own_user"))
+        and not _one_of(r.get("command"), _NOT_HOLDERS)
+    ]
+    # ORDER BY TIME DESC, ID: a NULL time last.
+    candidates.sort(
+        key=lambda r: (r.get("time") is None, -(as_int(r.get("time")) or 0), _id(r.get("id")))
+    )
+    trx_of = _trx_of(trx)
+    found: list[Record] = []
+    for r in candidates[:LOCK_SESSIONS_MAX]:
+        record = _holder(_id(r.get("id")), _id(waiter.get("id")), r, trx_of)
+        record.update(object_name="", certain=0)
+        found.append(record)
+    return found
+
+
 # MySQL 8.0+: the same from performance_schema.threads (PROCESSLIST is deprecated there).
 _LOCK_SESSIONS_MYSQL_80_SQL = (
     "SELECT p.PROCESSLIST_ID AS thread_id, a.PROCESSLIST_ID AS blocked_thread_id, "  # noqa: S608 - constant fragments
     "p.PROCESSLIST_USER AS user, p.PROCESSLIST_HOST AS host, "
     "p.PROCESSLIST_COMMAND AS command, p.PROCESSLIST_TIME AS time_s, "
     "p.PROCESSLIST_STATE AS state, LEFT(p.PROCESSLIST_INFO, 500) AS statement, "
-    "UNIX_TIMESTAMP(t.trx_started) AS trx_started_ts, '' AS object_name, 0 AS certain "
+    "'' AS object_name, 0 AS certain "
     "FROM (SELECT PROCESSLIST_ID FROM performance_schema.threads "
     f"WHERE NAME IN ({_MYSQL_APPLIER_THREADS}) "
     "AND COALESCE(PROCESSLIST_STATE, '') <> '' "
@@ -498,23 +894,33 @@ _LOCK_SESSIONS_MYSQL_80_SQL = (
     "AND p.PROCESSLIST_ID <> CONNECTION_ID() "
     "AND p.PROCESSLIST_USER <> SUBSTRING_INDEX(CURRENT_USER(), '@', 1) "
     "AND p.PROCESSLIST_COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Binlog Dump GTID') "
-    "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.PROCESSLIST_ID "
     "ORDER BY p.PROCESSLIST_TIME DESC, p.PROCESSLIST_ID "
     f"LIMIT {LOCK_SESSIONS_MAX}"
 )
 
 
-def lock_sessions_statement(dialect: Dialect) -> str:
+def lock_sessions_statements(dialect: Dialect) -> tuple[str, ...]:
+    """MariaDB and MySQL 5.7: ``INNODB_TRX`` (the sessions come from the sessions reading);
+    MySQL 8.0+: performance_schema's threads, then ``INNODB_TRX``."""
     if dialect.has_worker_timestamps:
-        return _LOCK_SESSIONS_MYSQL_80_SQL
-    time = "p.TIME_MS / 1000" if dialect.product == "mariadb" else "p.TIME"
-    return _LOCK_SESSIONS_PROCESSLIST_SQL.format(time=time)
+        return (_LOCK_SESSIONS_MYSQL_80_SQL, _TRX_SQL)
+    return (_TRX_SQL,)
 
 
-def parse_lock_sessions(result: ResultSet) -> tuple[BlockingSession, ...]:
+def parse_lock_sessions(
+    parts: Sequence[ResultSet], sessions: Sessions | None
+) -> tuple[BlockingSession, ...]:
     """Each session once, as a candidate for any lock."""
+    trx = _part(parts, "trx_id") or []
+    mysql = _part(parts, "blocked_thread_id")
+    if mysql is not None:
+        records = with_trx_started(mysql, trx)
+    elif sessions is not None:
+        records = lock_session_records(trx, sessions)
+    else:
+        records = []
     found: dict[int, BlockingSession] = {}
-    for r in result.records():
+    for r in records:
         session = _blocker(r, SESSION_LOCK, certain=False)
         found.setdefault(session.thread_id, session)
     return tuple(found.values())
@@ -631,27 +1037,50 @@ def unchecked_tables(previous: InstanceSnapshot, memory: CauseMemory) -> list[tu
     return sorted(wanted)
 
 
-def table_keys_statement(schema: str, table: str) -> str | None:
-    """One named table's indexes: ``TABLES`` tells "no index" from "not visible to this user";
-    the equalities on both names let the server open that one table only."""
+def table_keys_statements(schema: str, table: str) -> tuple[str, str] | None:
+    """One named table (``TABLES`` tells "no index" from "not visible to this user") and its
+    indexes, each table read alone; the equalities on both names let the server open that one
+    table only."""
     s, t = sql_string(schema), sql_string(table)
     if s is None or t is None:
         return None
+    where = f"WHERE TABLE_SCHEMA = {s} AND TABLE_NAME = {t}"
     return (
-        "SELECT tb.TABLE_SCHEMA AS table_schema, tb.TABLE_NAME AS table_name, "  # noqa: S608 - literals quoted by sql_string
-        "st.INDEX_NAME AS index_name, st.NON_UNIQUE AS non_unique, st.NULLABLE AS nullable "
-        "FROM information_schema.TABLES tb "
-        "LEFT JOIN information_schema.STATISTICS st "
-        "ON st.TABLE_SCHEMA = tb.TABLE_SCHEMA AND st.TABLE_NAME = tb.TABLE_NAME "
-        f"WHERE tb.TABLE_SCHEMA = {s} AND tb.TABLE_NAME = {t}"
+        "SELECT TABLE_SCHEMA AS table_schema, TABLE_NAME AS table_name "  # noqa: S608 - literals quoted by sql_string
+        f"FROM information_schema.TABLES {where}",
+        "SELECT TABLE_SCHEMA AS table_schema, TABLE_NAME AS table_name, "  # noqa: S608 - literals quoted by sql_string
+        "INDEX_NAME AS index_name, NON_UNIQUE AS non_unique, NULLABLE AS nullable "
+        f"FROM information_schema.STATISTICS {where}",
     )
 
 
-def _rows_by_table(result: ResultSet) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in result.records():
-        name = (as_text(r.get("table_schema")), as_text(r.get("table_name")))
-        rows.setdefault(name, []).append(r)
+def _name(r: Mapping[str, Any]) -> tuple[str, str]:
+    return as_text(r.get("table_schema")), as_text(r.get("table_name"))
+
+
+def table_index_records(parts: Sequence[ResultSet]) -> list[Record]:
+    """Index rows per table. The tables' own answers (no ``index_name``) stand for the
+    ``TABLES LEFT JOIN STATISTICS`` the server is not asked to make: a table it shows
+    without an index gives one row without one; with no such answer (InnoDB's dictionary),
+    the index rows are all there is. Empty answers (a ``SET``) carry nothing."""
+    tables = [r for p in parts if p.columns and not _has(p, "index_name") for r in p.records()]
+    indexes = [r for p in parts if _has(p, "index_name") for r in p.records()]
+    if not tables:
+        return indexes
+    by_table: dict[tuple[str, str], list[Record]] = {}
+    for r in indexes:
+        by_table.setdefault(_name(r), []).append(r)
+    found: list[Record] = []
+    for t in tables:
+        rows = by_table.get(_name(t))
+        found.extend(rows or [{**t, "index_name": None, "non_unique": None, "nullable": None}])
+    return found
+
+
+def _rows_by_table(records: Iterable[Record]) -> dict[tuple[str, str], list[Record]]:
+    rows: dict[tuple[str, str], list[Record]] = {}
+    for r in records:
+        rows.setdefault(_name(r), []).append(r)
     return rows
 
 
@@ -672,8 +1101,8 @@ def parse_table_keys(
 ) -> None:
     """Cache, per asked table, (has primary key, has a unique key over NOT NULL columns only),
     or None when the server shows no such table (this user may not see it). The answers of
-    several tables arrive in one result; their name columns tell them apart."""
-    rows = _rows_by_table(result)
+    several tables arrive together; their name columns tell them apart."""
+    rows = _rows_by_table(table_index_records(result.each()))
     for name in asked:
         memory.keys[name] = _keys(rows[name]) if name in rows else None
 
@@ -687,22 +1116,31 @@ _DICTIONARY_TABLES = {
     "old": ("INNODB_SYS_TABLES", "INNODB_SYS_INDEXES"),  # MariaDB, MySQL 5.7
     "new": ("INNODB_TABLES", "INNODB_INDEXES"),  # MySQL 8.0+
 }
+# The table's id, from the first statement to the second of the same batch (session scope): the
+# dictionary's indexes name their table by id only, and a statement reading both tables is the
+# join this module never sends. Set on every use (NULL when the table is not found), so a value
+# from an earlier poll is never read.
+_TABLE_ID_VARIABLE = "@lagscope_table_id"
 
 
-def table_dictionary_statement(dialect: Dialect, schema: str, table: str) -> str | None:
+def table_dictionary_statements(
+    dialect: Dialect, schema: str, table: str
+) -> tuple[str, str] | None:
     """The clustered index of one InnoDB table, from InnoDB's dictionary (``db/table`` names;
-    a name InnoDB stores encoded does not match: the keys then stay unknown)."""
+    a name InnoDB stores encoded does not match: the keys then stay unknown): the table's id,
+    then that id's clustered index."""
     s, t = sql_string(schema), sql_string(table)
     if s is None or t is None:
         return None
     old = dialect.product == "mariadb" or dialect.name == "mysql-5.7"
     tables, indexes = _DICTIONARY_TABLES["old" if old else "new"]
     return (
-        f"SELECT {s} AS table_schema, {t} AS table_name, i.NAME AS index_name, "  # noqa: S608 - literals quoted by sql_string
-        "IF(i.TYPE & 3 = 3, 0, 1) AS non_unique, 'NO' AS nullable "
-        f"FROM information_schema.{tables} tt "
-        f"JOIN information_schema.{indexes} i ON i.TABLE_ID = tt.TABLE_ID "
-        f"WHERE tt.NAME = CONCAT({s}, '/', {t}) AND i.TYPE & 1 = 1"
+        f"SET {_TABLE_ID_VARIABLE} = (SELECT TABLE_ID FROM information_schema.{tables} "  # noqa: S608 - literals quoted by sql_string
+        f"WHERE NAME = CONCAT({s}, '/', {t}))",
+        f"SELECT {s} AS table_schema, {t} AS table_name, NAME AS index_name, "  # noqa: S608 - literals quoted by sql_string
+        "IF(TYPE & 3 = 3, 0, 1) AS non_unique, 'NO' AS nullable "
+        f"FROM information_schema.{indexes} "
+        f"WHERE TABLE_ID = {_TABLE_ID_VARIABLE} AND TYPE & 1 = 1",
     )
 
 
@@ -712,7 +1150,7 @@ def parse_table_dictionary(
     """Fill in the keys of the tables no earlier check answered for this user; ``asked`` tables
     the dictionary does not show either are remembered as unknown."""
     asked = list(asked)
-    for name, rows in _rows_by_table(result).items():
+    for name, rows in _rows_by_table(table_index_records(result.each())).items():
         if name in asked or (name in memory.keys and memory.keys[name] is None):
             memory.keys[name] = _keys(rows)
     for name in asked:

@@ -17,7 +17,9 @@ Cause readings (``cause_readings.py``, CAUSES.md "cheap when healthy") carry ``w
 sent only while it holds for the instance's previous poll, so a healthy poll's batch is what it
 was without them. Some need that previous poll for their statements too (the relay log position
 of each channel behind, the tables its row events named): ``statements``, one statement per
-channel or table, whose answers (same columns) reach the parser as one result.
+channel or table, whose answers (same columns) reach the parser as one result. A reading that
+reads several tables sends one statement per table the same way and joins their answers
+(``ResultSet.each()``): no statement joins information_schema tables in the server.
 """
 
 from __future__ import annotations
@@ -251,13 +253,37 @@ def _evidence(readout: Readout) -> Fields:
     return {"evidence": _parts(readout).freeze()}
 
 
+def _sessions(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    # Read once for the cause readings after it, which join it with their own tables.
+    readout.values["sessions"] = cause_readings.parse_sessions(result)
+    return {}
+
+
+def _sessions_for(setup: Setup, readout: Readout, key: str) -> cause_readings.Sessions | None:
+    """This poll's sessions; without them (that reading failed) a reading that joins them
+    says so under ``key`` (the evidence problem the rules look up), rather than report that
+    it found nothing."""
+    sessions = readout.values.get("sessions")
+    if isinstance(sessions, cause_readings.Sessions):
+        return sessions
+    if cause_readings.sessions_statement(setup.dialect) is not None:
+        _parts(readout).problems[key] = (
+            "the sessions reading (information_schema.PROCESSLIST) gave no answer this poll"
+        )
+    return None
+
+
 def _transactions(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
-    _parts(readout).transactions.extend(cause_readings.parse_transactions(result))
+    sessions = _sessions_for(setup, readout, "transactions")
+    found = cause_readings.parse_transactions(setup.dialect, result.each(), sessions)
+    _parts(readout).transactions.extend(found)
     return _evidence(readout)
 
 
 def _row_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
-    _parts(readout).blockers.extend(cause_readings.parse_row_blockers(result))
+    sessions = _sessions_for(setup, readout, "blockers")  # the rules ask "who blocks it"
+    found = cause_readings.parse_row_blockers(setup.dialect, result.each(), sessions)
+    _parts(readout).blockers.extend(found)
     return _evidence(readout)
 
 
@@ -268,21 +294,25 @@ def _mdl_probe(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
 
 def _mdl_blockers(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
     parts = _parts(readout)
-    found = cause_readings.parse_mdl_blockers(result)
+    sessions = _sessions_for(setup, readout, "metadata_blockers")
+    now = readout.values.get("server_now")
+    found = cause_readings.parse_mdl_blockers(result.each(), sessions, now)
     parts.blockers.extend(found)
     channels = readout.values.get("channels", ())
     if problem := cause_readings.mdl_problem(setup.dialect, channels, bool(found), setup.cause):
-        parts.problems["metadata_blockers"] = problem
+        parts.problems.setdefault("metadata_blockers", problem)
     return _evidence(readout)
 
 
-def _mdl_holders(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
-    _parts(readout).blockers.extend(cause_readings.parse_mdl_blockers(result))
+def _backup_holders(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
+    sessions = _sessions_for(setup, readout, "backup_holders")
+    _parts(readout).blockers.extend(cause_readings.parse_backup_holders(result.each(), sessions))
     return _evidence(readout)
 
 
 def _lock_sessions(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
-    _parts(readout).blockers.extend(cause_readings.parse_lock_sessions(result))
+    sessions = _sessions_for(setup, readout, "lock_sessions")
+    _parts(readout).blockers.extend(cause_readings.parse_lock_sessions(result.each(), sessions))
     return _evidence(readout)
 
 
@@ -299,9 +329,7 @@ def _table_keys_statements(setup: Setup, previous: InstanceSnapshot) -> tuple[st
         # (table_dictionary) answers the same question there.
         return ()
     asked = cause_readings.unchecked_tables(previous, setup.cause)
-    return tuple(
-        sql for s, t in asked if (sql := cause_readings.table_keys_statement(s, t)) is not None
-    )
+    return tuple(sql for s, t in asked for sql in cause_readings.table_keys_statements(s, t) or ())
 
 
 def _table_keys(setup: Setup, result: ResultSet, readout: Readout) -> Fields:
@@ -316,7 +344,7 @@ def _table_dictionary_statements(setup: Setup, previous: InstanceSnapshot) -> tu
     return tuple(
         sql
         for s, t in asked
-        if (sql := cause_readings.table_dictionary_statement(setup.dialect, s, t)) is not None
+        for sql in cause_readings.table_dictionary_statements(setup.dialect, s, t) or ()
     )
 
 
@@ -385,23 +413,26 @@ READINGS: tuple[Reading, ...] = (
     Reading("heartbeat", _heartbeat_statement, _heartbeat,
             privilege_hint="needs SELECT on the heartbeat table"),
     # Cause readings: only while the previous poll showed a channel behind or an applier busy.
-    Reading("transactions", lambda s: cause_readings.transactions_statement(s.dialect),
-            _transactions, when=cause_readings.behind,
+    # None joins information_schema tables in the server (cause_readings.py): the sessions are
+    # read once for all of them, each reading reads its own tables one statement each.
+    Reading("sessions", lambda s: cause_readings.sessions_statement(s.dialect), _sessions,
+            when=cause_readings.behind),
+    Reading("transactions", _none, _transactions, when=cause_readings.behind,
+            statements=lambda s, _: cause_readings.transactions_statements(s.dialect),
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
-    Reading("row_blockers", lambda s: cause_readings.row_blockers_statement(s.dialect),
-            _row_blockers, when=cause_readings.behind,
+    Reading("row_blockers", _none, _row_blockers, when=cause_readings.behind,
+            statements=lambda s, _: cause_readings.row_blockers_statements(s.dialect),
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
     Reading("mdl_probe", lambda s: cause_readings.mdl_probe_statement(s.dialect, s.cause),
             _mdl_probe, when=cause_readings.behind),
-    Reading("metadata_blockers",
-            lambda s: cause_readings.mdl_blockers_statement(s.dialect, s.cause),
-            _mdl_blockers, when=cause_readings.behind,
+    Reading("metadata_blockers", _none, _mdl_blockers, when=cause_readings.behind,
+            statements=lambda s, _: cause_readings.mdl_blockers_statements(s.dialect, s.cause),
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
-    Reading("backup_holders",
-            lambda s: cause_readings.backup_holders_statement(s.dialect, s.cause),
-            _mdl_holders, when=cause_readings.behind, privilege_hint="needs PROCESS"),
-    Reading("lock_sessions", lambda s: cause_readings.lock_sessions_statement(s.dialect),
-            _lock_sessions, when=cause_readings.behind,
+    Reading("backup_holders", _none, _backup_holders, when=cause_readings.behind,
+            statements=lambda s, _: cause_readings.backup_holders_statements(s.dialect, s.cause),
+            privilege_hint="needs PROCESS"),
+    Reading("lock_sessions", _none, _lock_sessions, when=cause_readings.behind,
+            statements=lambda s, _: cause_readings.lock_sessions_statements(s.dialect),
             privilege_hint="needs PROCESS (and SELECT on performance_schema on MySQL)"),
     Reading("receive", lambda s: cause_readings.receive_statement(s.dialect), _receive,
             when=cause_readings.behind,
