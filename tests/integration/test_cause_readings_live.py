@@ -16,6 +16,7 @@ import pytest
 from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor, ResultSet
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.snapshot import CauseEvidence, InstanceSnapshot
+from tests.sql_tables import joins_information_schema, tables_read
 
 from .waiting import wait_until
 
@@ -92,6 +93,14 @@ def _is_cause(sql: str) -> bool:
         word in sql
         for word in ("INNODB_TRX", "INNODB_LOCK_WAITS", "SHOW RELAYLOG", "METADATA_LOCK_INFO")
     )
+
+
+def assert_no_server_side_join(executor: Recording) -> None:
+    """What was sent to the live server, cause readings included, joins no table with another
+    (MariaDB 10.11.19 crashed in the clean-up of information_schema joins' temporary tables)."""
+    sent = {sql for batch in executor.batches for sql in batch}
+    assert any("INNODB_TRX" in sql for sql in sent)
+    assert [sql for sql in sent if joins_information_schema(sql) or len(tables_read(sql)) > 1] == []
 
 
 def poll_until(poller: InstancePoller, done, timeout_s: float = 30.0) -> list[InstanceSnapshot]:
@@ -176,12 +185,13 @@ def test_a_session_holding_row_locks_is_named_with_the_table(
     # The live server's words for a row event waiting on a lock (CAUSES.md).
     assert status.sql_thread_state == "Update_rows_log_event::find_row()"
     assert any(_is_cause(sql) for sql in executor.batches[-1])
+    assert_no_server_side_join(executor)
 
 
 def test_a_session_holding_a_metadata_lock_is_a_candidate(lab, tables) -> None:
     """Without the METADATA_LOCK_INFO plugin (the lab default) MariaDB cannot say who holds a
     metadata lock: the sessions in a transaction begun before the wait are candidates."""
-    _, poller = _poller(lab)
+    executor, poller = _poller(lab)
     try:
         poller.poll()
         with holding(lab, f"SELECT * FROM {SCHEMA}.orders") as blocker:
@@ -204,4 +214,6 @@ def test_a_session_holding_a_metadata_lock_is_a_candidate(lab, tables) -> None:
     (candidate,) = [b for b in mine if b.lock == "metadata"]
     assert candidate.certain is False
     assert {b.lock for b in mine} <= {"metadata", "session"}
+    assert candidate.user and candidate.trx_started_at is not None  # joined from its session
     assert taken[-1].channels[0].sql_thread_state == "Waiting for table metadata lock"
+    assert_no_server_side_join(executor)
