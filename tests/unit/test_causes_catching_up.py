@@ -349,3 +349,23 @@ def test_the_limit_named_is_the_strongest_rule_still_named_the_first_listed_afte
     assert causes(last) == ["catching_up", "serial_apply", "durable_apply"]
     assert last[0].evidence["limit"] == "serial_apply"
     assert last[0].action == last[1].action
+
+
+def test_a_backlog_barely_falling_while_the_lag_grows_is_not_called_a_drain() -> None:
+    """On a starved box the source's rate swings: the replica applies a little more than the
+    source writes now, but what it applies was written faster, and its lag grows 0.5 s/s.
+    "Draining" would contradict the lag chart: it keeps pace, and the sentence says the lag
+    grows."""
+    polls = paced(20, 2150.0, 1930.0)
+    polls = [
+        replace(p, metrics=replace(p.metrics, lag_s=80.0 + 0.5 * i + LAG_NOISE[i % 10]))
+        for i, p in enumerate(polls)
+    ]
+    found = run(polls)
+    assert all(causes(f) == ["catching_up"] for f in found[5:]), [causes(f) for f in found]
+    (finding,) = found[-1]
+    assert finding.evidence["pace"] == "not_draining"
+    assert finding.evidence["lag_rise_s_per_s"] == pytest.approx(0.5, abs=0.1)
+    assert "is keeping pace, not draining, since" in finding.sentence
+    assert "its lag still growing 0.5 s/s" in finding.sentence
+    assert "barely draining" not in finding.sentence and finding.evidence["eta_s"] is None

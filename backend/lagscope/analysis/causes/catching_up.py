@@ -15,7 +15,8 @@ least-squares slope). The two measure one drain with their own noise, so their m
 further apart than ``AGREE_SHARE`` of the source's rate they contradict each other and the pace is
 not used. It **drains** when the backlog falls, apply outruns the source and the drain is at least
 ``DRAIN_SHARE`` of the source's rate ("barely draining" under ``DRAIN_MIN_S_PER_S`` seconds of lag
-a second); it **keeps pace, not draining** within ``FALL_SHARE`` of it either way. Keeping pace
+a second) and the lag does not rise by ``LAG_RISE_S_PER_S`` over the same polls; it **keeps pace,
+not draining** within ``FALL_SHARE`` of it either way, or while draining so with the lag rising. Keeping pace
 begins only while the backlog is not growing; once a run is under way it lasts until the backlog
 grows by more than that, or is gone. A lag falling 0.1 s/s is lost in the lag figure's noise, and
 a replica applying 2,150 trx/s against the source's 1,930 flickered between this state and *not
@@ -44,7 +45,7 @@ from itertools import pairwise
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.history import RECENT, Seen
+from lagscope.analysis.causes.history import LAG_POLLS, RECENT, Seen
 from lagscope.analysis.causes.model import Cause, EpisodeContext, Finding, StepSeen
 
 # A lag falling at least this fast (s of lag per s) drains; a steady replica wanders far less.
@@ -73,6 +74,11 @@ PACE_MIN_POLLS = 5
 PACE_MIN_SOURCE_TRX_S = 1.0
 # Under this drain (s of lag per s) a drain is "barely draining": at 50 s behind, over 4 min.
 BARELY_S_PER_S = DRAIN_MIN_S_PER_S
+# A lag rising at least this fast over the pace's polls (s/s) is not draining, whatever the
+# backlog: what the replica applies was written faster than it applies it (a source whose rate
+# swings, on a starved box), so the transactions behind barely fall while the lag grows; saying
+# "draining" there contradicts the lag chart.
+LAG_RISE_S_PER_S = 0.1
 # How the backlog goes, in the evidence's ``pace``.
 DRAINING = "draining"
 BARELY_DRAINING = "barely_draining"
@@ -148,7 +154,7 @@ def lag_drain_per_s(seen: Seen) -> float | None:
     """Seconds of lag worked off per second (positive), None when the lag is not draining: over
     the kept polls (their slope), or since the previous poll with the transactions behind
     falling too."""
-    points = seen.lags
+    points = seen.lags[-LAG_POLLS:]
     if len(points) >= DRAIN_MIN_POINTS and points[-1][1] < points[0][1]:
         slope = _slope([a for a, _ in points], [v for _, v in points])
         if slope <= -DRAIN_MIN_S_PER_S:
@@ -233,9 +239,11 @@ def _how(
     replica that only kept pace. The lag rules still catch a drain that just began while the
     pace's window holds the growth before it, when the backlog falls poll after poll."""
     if pace is not None:
-        if pace.draining:
+        if pace.draining and lag_rise_s_per_s(seen) is None:
             how = DRAINING if pace.drain_s_per_s >= BARELY_S_PER_S else BARELY_DRAINING
             return how, pace.drain_s_per_s, pace
+        if pace.draining:
+            return NOT_DRAINING, pace.drain_s_per_s, pace
         if pace.keeping_pace:
             # It begins only while the backlog is not growing; once under way it lasts until
             # the backlog clearly grows: a drain near the source's rate wanders across zero
@@ -253,6 +261,15 @@ def _how(
     if seen.inputs.metrics.lag_s is None and trx_draining(seen):
         return DRAINING, None, None
     return None
+
+
+def lag_rise_s_per_s(seen: Seen) -> float | None:
+    """How fast the lag rises over the pace's polls (s/s), when at least LAG_RISE_S_PER_S."""
+    points = seen.lags
+    if len(points) < PACE_MIN_POLLS or points[-1][0] != seen.at:
+        return None
+    slope = _slope([a for a, _ in points], [v for _, v in points])
+    return slope if slope >= LAG_RISE_S_PER_S else None
 
 
 def _falls_poll_after_poll(seen: Seen) -> bool:
@@ -329,6 +346,9 @@ def _finding(
     figures = []
     if metrics.lag_s is not None:
         figures.append(f"{words.seconds(metrics.lag_s)} behind")
+    rising = lag_rise_s_per_s(seen) if how == NOT_DRAINING else None
+    if rising is not None:
+        figures.append(f"its lag still growing {_s_per_s(rising)}")
     if how == NOT_DRAINING:
         if rates is not None:
             figures.append(rates)
@@ -389,6 +409,7 @@ def _finding(
                 "source_rate": round(pace.source_rate, 1) if pace is not None else None,
                 "trx_drain_per_s": round(-pace.trx_per_s, 1) if pace is not None else None,
                 "pace_polls": pace.polls if pace is not None else None,
+                "lag_rise_s_per_s": round(rising, 3) if rising is not None else None,
                 "episode_started_at": iso(episode.started_at),
             }
         ),

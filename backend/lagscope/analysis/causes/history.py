@@ -124,7 +124,8 @@ class Seen:
     source_rates: list[float] = field(default_factory=list)
     burst_base: float | None = None
     trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
-    lags: list[tuple[float, float]] = field(default_factory=list)  # (at, lag_s), LAG_POLLS
+    # (at, lag_s): PACE_POLLS kept, the lag's drain rule reads the last LAG_POLLS.
+    lags: list[tuple[float, float]] = field(default_factory=list)
     # (at, trx_behind, apply rate, source rate) of the polls that had all three, PACE_POLLS.
     pace: list[tuple[float, int, float, float]] = field(default_factory=list)
     # The catching-up run under way: {"since": first poll, "at": latest poll} (None: none).
@@ -303,7 +304,7 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
     if metrics.trx_behind is not None:
         seen.trx_behind = _tail([*seen.trx_behind, (inputs.at, metrics.trx_behind)], RECENT)
     if metrics.lag_s is not None:
-        seen.lags = _tail([*seen.lags, (inputs.at, metrics.lag_s)], LAG_POLLS)
+        seen.lags = _tail([*seen.lags, (inputs.at, metrics.lag_s)], PACE_POLLS)
     if metrics.apply_rate is not None:
         seen.apply_rates = _tail([*seen.apply_rates, metrics.apply_rate], CAPACITY_POLLS)
     if metrics.source_rate is not None:
