@@ -186,6 +186,19 @@ RULES = (
 )
 
 
+def monitor_sessions(lab: Lab) -> dict[str, int]:
+    """The monitoring user's sessions on each lab server (Lagscope's polling connections)."""
+    user = lab.credentials.monitor[0]
+    found = {}
+    for name in ("source", "replica1", "replica2"):
+        with lab.connect(name) as conn, conn.cursor() as cur:
+            cur.execute(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = %s", (user,)
+            )
+            found[name] = int(cur.fetchone()[0])
+    return found
+
+
 def build_store(url: str, lab: Lab, clusters: int, rules: int = 0) -> None:
     upgrade(url)
     sessions = make_session_factory(make_engine(url))
@@ -270,6 +283,7 @@ def main() -> None:
         start, cpu0 = time.time(), [cpu_seconds(w.pid) for w in workers]
         time.sleep(args.seconds)
         end, cpu1 = time.time(), [cpu_seconds(w.pid) for w in workers]
+        sessions_now = monitor_sessions(lab)
         logs = [w.log_text()[o:] for w, o in zip(workers, offsets, strict=True)]
         # The bare polls run on a box without the worker and beat, as the worker's did not.
         for process in reversed(processes):
@@ -280,6 +294,13 @@ def main() -> None:
         floor_ms = statistics.median(floor_cpu_ms(lab, args.bare_rounds) for _ in range(5))
         cpus = [b - a for a, b in zip(cpu0, cpu1, strict=True)]
         report(url, logs, args, start, end, cpus, bare_ms, floor_ms)
+        # Each lab server stands for many logical instances: source in every cluster, each
+        # replica in half of the replica slots.
+        half = args.clusters * REPLICAS_PER_CLUSTER // 2
+        logical = {"source": args.clusters, "replica1": half, "replica2": half}
+        per = {name: sessions_now[name] / logical[name] for name in logical}
+        print("Lagscope sessions per monitored instance (PROCESSLIST, monitoring user):"
+              f" {', '.join(f'{n} {v:.2f}' for n, v in per.items())}")  # fmt: skip
     finally:
         for process in reversed(processes):
             process.stop()

@@ -1,4 +1,5 @@
-"""Poll owners and shard leases: each shard of clusters polled by one owner, fenced by a token
+"""Poll owners and shard leases: each shard of clusters polled by one owner, fenced by a token;
+clusters.revision, bumped by every edit, for an owner that keeps clusters in memory
 
 Revision ID: own31a000001
 Revises: err30d000001
@@ -17,6 +18,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("clusters") as batch:
+        batch.add_column(sa.Column("revision", sa.Integer(), nullable=False, server_default="0"))
     op.create_table(
         "shard_leases",
         sa.Column("shard", sa.Integer(), autoincrement=False, nullable=False),
@@ -38,3 +41,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("poll_owners")
     op.drop_table("shard_leases")
+    with op.batch_alter_table("clusters") as batch:
+        batch.drop_column("revision")

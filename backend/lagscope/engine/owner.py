@@ -11,6 +11,8 @@ beat sending every second's ticks as Celery tasks:
   or dead server costs only its own batch the wait for the read's deadline;
 - each batch's transaction ends with the fence of every shard it covers: a shard taken over
   meanwhile refuses the old owner's write, and the old owner lets the shard go;
+- its clusters stay in memory between ticks (ingest/tick_cache.py), reloaded from the store
+  when edited elsewhere or taken over;
 - one :class:`~lagscope.ingest.reader.ClusterReader` keeps one connection per monitored server
   it polls; the connections of a shard given up or lost are closed at once, so a server never
   holds connections from two owners for long.
@@ -39,12 +41,14 @@ from lagscope.errors import Conflict, FencingLost
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, due_clusters
 from lagscope.ingest.tick_batch import poll_clusters
+from lagscope.ingest.tick_cache import TickCache
 from lagscope.models import Instance
 from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
 
 AlertHook = Callable[[int], None]
+REPORT_EVERY_S = 60.0
 
 
 @dataclass(slots=True)
@@ -82,6 +86,7 @@ class PollOwner:
         self.after_tick = after_tick
         self.clock = clock
         self.stats = OwnerStats()
+        self.cache = TickCache()
         self.batch_instances = batch_instances
         self._pool = ThreadPoolExecutor(max_batches_at_once, thread_name_prefix="lagscope-tick")
         # Batches in flight per shard (a shard is not given up while one runs) and the
@@ -97,12 +102,16 @@ class PollOwner:
         """Until ``stop`` is set; then the leases are given up for the others to take."""
         next_beat = 0.0
         next_second = float(int(self.clock()) + 1)
+        next_report = self.clock() + REPORT_EVERY_S
         try:
             while not stop.is_set():
                 now = self.clock()
                 if now >= next_beat:
                     self._beat()
                     next_beat = now + self.renew_every_s
+                if now >= next_report:
+                    self._report()
+                    next_report = now + REPORT_EVERY_S
                 if now >= next_second:
                     self._tick_second(next_second)
                     next_second = float(int(now) + 1)
@@ -120,6 +129,24 @@ class PollOwner:
                 "giving up the shard leases failed: the others take them when they run out"
             )
         self.reader.close()
+
+    def _report(self) -> None:
+        """A line a minute in the worker's log: what this owner holds and has done."""
+        st = self.stats
+        log.info(
+            "owner %s: %d shards held, %d owners alive; %d ticks in %d batches, %d skipped"
+            " (previous tick still running), %d refused by a fence; clusters from memory %d,"
+            " loaded %d",
+            self.leases.name,
+            len(self._held),
+            len(st.holdings.members),
+            st.ticks,
+            st.shard_ticks,
+            st.skipped_busy,
+            st.fenced,
+            self.cache.hits,
+            self.cache.loads,
+        )
 
     # One beat: leases and membership ---------------------------------------------------
 
@@ -140,6 +167,10 @@ class PollOwner:
         if holdings.lost:
             log.info("shards given up or lost: %s", sorted(holdings.lost))
             self._close_connections_not_held()
+        if moved := holdings.gained | holdings.lost:
+            # Another owner may have ticked them meanwhile: rebuilt from the store next tick.
+            shards = self.leases.shards
+            self.cache.forget([c for c in self.cache.ids() if shard_of(c, shards) in moved])
 
     def _close_connections_not_held(self) -> None:
         """Close the connections to the servers of shards no longer held: the new owner opens
@@ -151,6 +182,7 @@ class PollOwner:
             held = set(self._held)
         keep = {iid for iid, cid in rows if shard_of(cid, shards) in held}
         self.reader.close_all_but(keep)
+        self.cache.forget([c for c in self.cache.ids() if shard_of(c, shards) not in held])
 
     # One second: the due clusters of every shard held ----------------------------------
 
@@ -195,7 +227,7 @@ class PollOwner:
     def _tick_batch(self, cluster_ids: list[int], tokens: dict[int, int]) -> None:
         try:
             summaries = poll_clusters(
-                self._fenced(tokens), self.box, self.reader, cluster_ids, self.options
+                self._fenced(tokens), self.box, self.reader, cluster_ids, self.options, self.cache
             )
         except FencingLost as exc:
             self.stats.fenced += 1

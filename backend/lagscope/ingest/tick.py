@@ -18,6 +18,7 @@ from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff, tick_rows
 from lagscope.ingest.reader import ClusterReader, Reading, Target
 from lagscope.ingest.recording import TickSummary, record_tick, stored_classes
+from lagscope.ingest.tick_cache import TickCache
 from lagscope.inventory import server_logins as logins
 from lagscope.inventory.instances import connection_spec, heartbeat_table
 from lagscope.models import Channel, Cluster, Instance, PollGap
@@ -101,19 +102,32 @@ def poll_cluster(
 
 
 def prepare_tick(
-    session: Session, box: SecretBox, cluster_id: int, options: TickOptions
+    session: Session,
+    box: SecretBox,
+    cluster_id: int,
+    options: TickOptions,
+    cache: TickCache | None = None,
+    revision: int | None = None,
 ) -> PreparedTick | None:
     """Load and lock the cluster, note a gap before this tick, and say what to read. None when
-    the cluster is gone, disabled, or its previous tick still runs (and holds the row)."""
+    the cluster is gone, disabled, or its previous tick still runs (and holds the row).
+
+    With ``cache`` (a poll owner's, with the store's ``revision`` of the cluster) the cluster
+    its last tick left in memory is used when nothing edited it since, and no row lock is taken:
+    the shard's fence keeps every other tick out (ingest/tick_cache.py)."""
     started = options.clock()
-    cluster = _load_locked(session, cluster_id)
-    if cluster is None or not cluster.enabled:
-        return None
+    kept = cache.take(cluster_id, revision) if cache is not None and revision is not None else None
+    if kept is not None:
+        cluster, rows = kept.cluster, kept.rows
+    else:
+        loaded = _load(session, cluster_id, lock=cache is None)
+        if loaded is None or not loaded.enabled:
+            return None
+        cluster, rows = loaded, tick_rows.detach(session, loaded)
     heartbeat = heartbeat_table(cluster)
     extra = tuple(cluster.extra_params or ())
     now = datetime.fromtimestamp(started, UTC)
     _note_gap(session, cluster, started)
-    rows = tick_rows.detach(session, cluster)
     targets: list[Target] = []
     skipped: list[Reading] = []
     for instance in cluster.instances:
@@ -188,7 +202,7 @@ def _add_new_channels(
             rows.add_channels(session, instance, new)
 
 
-def _load_locked(session: Session, cluster_id: int) -> Cluster | None:
+def _load(session: Session, cluster_id: int, lock: bool = True) -> Cluster | None:
     """The cluster with its instances and channels, its row locked for the tick: a tick that
     finds it locked (the previous one still running in another process) gets None and is
     skipped, so two ticks never record the same cluster at once. SQLite has no row locks, and
@@ -196,9 +210,11 @@ def _load_locked(session: Session, cluster_id: int) -> Cluster | None:
 
     The lock is its own statement: PostgreSQL refuses FOR UPDATE next to the outer joins of the
     load, and one joined load costs half the CPU of the three statements of selectinload."""
-    if session.get_bind().dialect.name != "sqlite":
-        lock = select(Cluster.id).where(Cluster.id == cluster_id).with_for_update(skip_locked=True)
-        if session.execute(lock).first() is None:
+    if lock and session.get_bind().dialect.name != "sqlite":
+        row_lock = (
+            select(Cluster.id).where(Cluster.id == cluster_id).with_for_update(skip_locked=True)
+        )
+        if session.execute(row_lock).first() is None:
             return None
     query = (
         select(Cluster)

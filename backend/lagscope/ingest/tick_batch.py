@@ -29,6 +29,7 @@ from lagscope.errors import FencingLost
 from lagscope.ingest.reader import ClusterReader, Reading
 from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import PreparedTick, TickOptions, prepare_tick, record_prepared
+from lagscope.ingest.tick_cache import TickCache
 from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
@@ -62,15 +63,17 @@ def poll_clusters(
     reader: ClusterReader,
     cluster_ids: Sequence[int],
     options: TickOptions,
+    cache: TickCache | None = None,
 ) -> dict[int, TickSummary]:
     """One tick of each cluster (those gone, disabled or still ticking are skipped); the
-    summaries of the ticks recorded, by cluster id."""
+    summaries of the ticks recorded, by cluster id. ``cache``: a poll owner's clusters kept
+    in memory between ticks (ingest/tick_cache.py), kept again once the ticks committed."""
     readings: dict[int, Reading] | None = None
     read_s = 0.0
     summaries: dict[int, TickSummary] = {}
     try:
         with transaction() as session:
-            ticks = _prepare(session, box, cluster_ids, options)
+            ticks = _prepare(session, box, cluster_ids, options, cache)
             if not ticks:
                 return {}
             read_at = options.clock()
@@ -79,6 +82,9 @@ def poll_clusters(
             for tick in ticks:
                 mine = _readings_of(tick, readings)
                 summaries[tick.cluster.id] = record_prepared(session, tick, mine, options, read_s)
+        if cache is not None:  # committed: what is in memory is what the store holds
+            for tick in ticks:
+                cache.keep(tick.cluster, tick.rows)
         return summaries
     except FencingLost:
         raise  # the shard changed owner: none of its ticks may be recorded by this one
@@ -90,14 +96,22 @@ def poll_clusters(
 
 
 def _prepare(
-    session: Session, box: SecretBox, cluster_ids: Sequence[int], options: TickOptions
+    session: Session,
+    box: SecretBox,
+    cluster_ids: Sequence[int],
+    options: TickOptions,
+    cache: TickCache | None = None,
 ) -> list[PreparedTick]:
     """The batch's ticks; a cluster whose tick cannot be prepared (a bug, not the store: that
     fails the batch) is logged and left out, the others go on."""
+    revisions = cache.current(session, cluster_ids) if cache is not None else {}
     ticks = []
     for cluster_id in cluster_ids:
+        if cache is not None and cluster_id not in revisions:
+            cache.forget([cluster_id])  # gone or disabled
+            continue
         try:
-            tick = prepare_tick(session, box, cluster_id, options)
+            tick = prepare_tick(session, box, cluster_id, options, cache, revisions.get(cluster_id))
         except DBAPIError:
             raise
         except Exception:
@@ -130,11 +144,14 @@ def _one_by_one(
     summaries: dict[int, TickSummary] = {}
     for cluster_id in cluster_ids:
         try:
+            summary = None
             with transaction() as session:
                 tick = prepare_tick(session, box, cluster_id, options)
                 if tick is not None:
                     mine = _readings_of(tick, readings)
-                    summaries[cluster_id] = record_prepared(session, tick, mine, options, read_s)
+                    summary = record_prepared(session, tick, mine, options, read_s)
+            if summary is not None:  # committed: only then is the tick recorded
+                summaries[cluster_id] = summary
         except FencingLost:
             raise
         except Exception:

@@ -1,5 +1,6 @@
 """SQLAlchemy 2.0 typed models, one module per aggregate; ``Base.metadata`` is what Alembic sees."""
 
+from lagscope.models import revisions as _revisions  # noqa: F401  (registers the listener)
 from lagscope.models.alerts import (
     AlertEvent,
     AlertRule,

@@ -62,6 +62,10 @@ class Cluster(Base):
     last_tick_by: Mapped[str | None] = mapped_column(String(128), default=None)
     # The last time a tick of this cluster expired in the queue before a worker took it.
     tick_expired_at: Mapped[datetime | None] = mapped_column(EpochMicros, default=None)
+    # Bumped by every change of the cluster, its instances or channels made through the ORM
+    # (the API, the inventory, a login reset; models/revisions.py): a poll owner keeping the
+    # cluster in memory between ticks reloads it when this moved (ingest/tick_cache.py).
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     instances: Mapped[list[Instance]] = relationship(
         back_populates="cluster", cascade="all, delete-orphan", order_by="Instance.id"
