@@ -15,12 +15,12 @@ least-squares slope). The two measure one drain with their own noise, so their m
 further apart than ``AGREE_SHARE`` of the source's rate they contradict each other and the pace is
 not used. It **drains** when the backlog falls, apply outruns the source and the drain is at least
 ``DRAIN_SHARE`` of the source's rate ("barely draining" under ``DRAIN_MIN_S_PER_S`` seconds of lag
-a second) and the lag does not rise by ``LAG_RISE_S_PER_S`` over the same polls; it **keeps pace,
-not draining** within ``FALL_SHARE`` of it either way, or while draining so with the lag rising. Keeping pace
-begins only while the backlog is not growing; once a run is under way it lasts until the backlog
-grows by more than that, or is gone. A lag falling 0.1 s/s is lost in the lag figure's noise, and
-a replica applying 2,150 trx/s against the source's 1,930 flickered between this state and *not
-identified* every few polls; the pace shows such a drain steadily.
+a second), unless the lag rose by ``LAG_RISE_S_PER_S`` or more over the same polls; it **keeps
+pace, not draining** within ``FALL_SHARE`` of it either way, or so draining with the lag rising.
+Keeping pace begins only while the backlog is not growing; once a run is under way it lasts until
+the backlog grows by more than that, or is gone. A lag falling 0.1 s/s is lost in the lag figure's
+noise, and a replica applying 2,150 trx/s against the source's 1,930 flickered between this state
+and *not identified* every few polls; the pace shows such a drain steadily.
 
 **The lag** judges without a pace (no rates, an idle source, too few polls, contradicting
 figures): its lag fell by at least ``DRAIN_MIN_S_PER_S`` over the last polls kept (a least-squares
@@ -311,7 +311,9 @@ def _eta_s(seen: Seen, per_s: float | None) -> float | None:
 
 
 def _s_per_s(value: float) -> str:
-    return f"{value:.1f} s/s" if value >= 0.1 else f"{value:.2f} s/s"
+    """``1.4 s/s``; under BARELY_S_PER_S two decimals, so "barely draining 0.19 s/s" does not
+    read as the 0.2 s/s of a drain."""
+    return f"{value:.1f} s/s" if value >= BARELY_S_PER_S else f"{value:.2f} s/s"
 
 
 _HEADS = {
