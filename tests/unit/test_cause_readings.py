@@ -227,9 +227,10 @@ def _mysql_replay() -> tuple[FakeExecutor, InstancePoller]:
     assert keys is not None and dictionary_reads is not None
     tables, statistics = keys
     table_id, dictionary = dictionary_reads
+    (_, trx_with_query) = cause_readings.row_blockers_statements(d)
     answers = {
         threads: "applier_threads",
-        trx: "innodb_trx",  # one statement for every reading: each joins what it needs
+        trx_with_query: "innodb_trx",  # every reading's, each joins what it needs
         row_blockers: "row_blockers",
         mdl: "metadata_blockers",
         cause_readings.receive_statement(d): "receive",
@@ -242,6 +243,10 @@ def _mysql_replay() -> tuple[FakeExecutor, InstancePoller]:
     for sql, name in answers.items():
         assert sql
         fake.answers[sql] = _answer(name)
+    # The readings other than the row blockers' leave out the transaction's statement.
+    with_query = _answer("innodb_trx")
+    assert with_query.columns[-1] == "query"
+    fake.answers[trx] = rs(with_query.columns[:-1], *(r[:-1] for r in with_query.rows))
     return fake, poller
 
 
@@ -305,6 +310,7 @@ def test_without_process_every_reading_of_innodb_trx_is_refused_and_names_it() -
     fake, poller = _mysql_replay()
     denied = AccessDenied("db:3306", "Access denied; you need the PROCESS privilege", 1227)
     fake.answers[cause_readings.TRX_STATEMENT] = denied
+    fake.answers[cause_readings.TRX_WITH_QUERY_STATEMENT] = denied
     poller.poll()
     snapshot = poller.poll()
     for reading in ("transactions", "row_blockers", "metadata_blockers", "lock_sessions"):

@@ -310,20 +310,22 @@ def _session_columns(session: Mapping[str, Any] | None) -> Record:
     }
 
 
-# Every InnoDB transaction, each reading joining the rows it needs (the same statement for all:
-# its rows come from InnoDB's copy of its transactions, refreshed at most every 0.1 s, so the
-# second read in a batch is a copy of the first). Past the bound, the transactions holding locks
-# come first (an applier's that changed rows, a blocker's), then the oldest (a metadata lock's
-# candidates).
+# Every InnoDB transaction, each reading joining the rows it needs (each reads it itself, so
+# without PROCESS each is refused and says so; its rows come from InnoDB's copy of its
+# transactions, refreshed at most every 0.1 s, so a second read in a batch is a copy of the
+# first). Past the bound, the transactions holding locks come first (an applier's that changed
+# rows, a blocker's), then the oldest (a metadata lock's candidates). Only the row blockers use a
+# transaction's statement (a blocker's session may show none).
 _TRX_SQL = (
     "SELECT trx_mysql_thread_id AS thread_id, trx_id AS trx_id, trx_state AS state, "  # noqa: S608 - constant fragments
     "UNIX_TIMESTAMP(trx_started) AS started_ts, trx_rows_modified AS rows_modified, "
     "trx_rows_locked AS rows_locked, UNIX_TIMESTAMP(trx_wait_started) AS wait_started_ts, "
-    "trx_operation_state AS operation, LEFT(trx_query, 500) AS query "
+    "trx_operation_state AS operation{query} "
     "FROM information_schema.INNODB_TRX "
     f"ORDER BY trx_lock_structs = 0, trx_started, trx_mysql_thread_id LIMIT {TRX_MAX}"
 )
-TRX_STATEMENT = _TRX_SQL
+TRX_STATEMENT = _TRX_SQL.format(query="")
+TRX_WITH_QUERY_STATEMENT = _TRX_SQL.format(query=", LEFT(trx_query, 500) AS query")
 
 
 def _trx_of(trx: Iterable[Mapping[str, Any]]) -> dict[int, Mapping[str, Any]]:
@@ -355,8 +357,8 @@ def transactions_statements(dialect: Dialect) -> tuple[str, ...]:
     """MariaDB and MySQL 5.7: ``INNODB_TRX`` (the replication threads come from the sessions
     reading); MySQL 8.0+: the applier threads from performance_schema, then ``INNODB_TRX``."""
     if dialect.has_worker_timestamps:
-        return (_APPLIER_THREADS_MYSQL_80_SQL, _TRX_SQL)
-    return (_TRX_SQL,)
+        return (_APPLIER_THREADS_MYSQL_80_SQL, TRX_STATEMENT)
+    return (TRX_STATEMENT,)
 
 
 def applier_transaction_records(
@@ -429,8 +431,8 @@ _ROW_BLOCKERS_MYSQL_80_SQL = (
 
 def row_blockers_statements(dialect: Dialect) -> tuple[str, ...]:
     if dialect.has_worker_timestamps:  # MySQL 8.0+: the I_S lock tables were removed
-        return (_ROW_BLOCKERS_MYSQL_80_SQL, _TRX_SQL)
-    return (_LOCK_WAITS_SQL, _TRX_SQL, _LOCKS_SQL)
+        return (_ROW_BLOCKERS_MYSQL_80_SQL, TRX_WITH_QUERY_STATEMENT)
+    return (_LOCK_WAITS_SQL, TRX_WITH_QUERY_STATEMENT, _LOCKS_SQL)
 
 
 def row_blocker_records(
@@ -575,7 +577,7 @@ def backup_holders_statements(dialect: Dialect, memory: CauseMemory) -> tuple[st
     lock already; without the plugin the lock sessions are the candidates)."""
     if dialect.product != "mariadb" or not memory.mdl_plugin:
         return ()
-    return (_BACKUP_HOLDERS_MARIADB_SQL, _TRX_SQL)
+    return (_BACKUP_HOLDERS_MARIADB_SQL, TRX_STATEMENT)
 
 
 def mdl_probe_statement(dialect: Dialect, memory: CauseMemory) -> str | None:
@@ -594,10 +596,10 @@ def mdl_blockers_statements(dialect: Dialect, memory: CauseMemory) -> tuple[str,
     the plugin's answer is known from the second triggered poll on (the probe rides in the
     first one's batch), until then the candidates are read."""
     if dialect.product != "mariadb":
-        return (_MDL_MYSQL_SQL, _TRX_SQL)
+        return (_MDL_MYSQL_SQL, TRX_STATEMENT)
     if memory.mdl_plugin:
-        return (_MDL_TABLE_LOCKS_MARIADB_SQL, _TRX_SQL)
-    return (_TRX_SQL,)
+        return (_MDL_TABLE_LOCKS_MARIADB_SQL, TRX_STATEMENT)
+    return (TRX_STATEMENT,)
 
 
 def _distinct(records: Iterable[Record]) -> list[Record]:
@@ -903,8 +905,8 @@ def lock_sessions_statements(dialect: Dialect) -> tuple[str, ...]:
     """MariaDB and MySQL 5.7: ``INNODB_TRX`` (the sessions come from the sessions reading);
     MySQL 8.0+: performance_schema's threads, then ``INNODB_TRX``."""
     if dialect.has_worker_timestamps:
-        return (_LOCK_SESSIONS_MYSQL_80_SQL, _TRX_SQL)
-    return (_TRX_SQL,)
+        return (_LOCK_SESSIONS_MYSQL_80_SQL, TRX_STATEMENT)
+    return (TRX_STATEMENT,)
 
 
 def parse_lock_sessions(
