@@ -39,7 +39,7 @@ from lagscope.engine.assignment import shard_of, tick_batches
 from lagscope.engine.leases import Holdings, Leases, fence_all
 from lagscope.errors import Conflict, FencingLost
 from lagscope.ingest.reader import ClusterReader
-from lagscope.ingest.tick import TickOptions, due_clusters
+from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
 from lagscope.ingest.tick_batch import poll_clusters
 from lagscope.ingest.tick_cache import TickCache
 from lagscope.models import Instance
@@ -48,7 +48,10 @@ from lagscope.security.secret_box import SecretBox
 log = logging.getLogger(__name__)
 
 AlertHook = Callable[[int], None]
-REPORT_EVERY_S = 60.0
+REPORT_EVERY_S = 30.0
+# A batch that could not start within this many seconds of its second is dropped.
+LATE_START_S = 0.5
+WARN_EVERY_S = 10.0
 
 
 @dataclass(slots=True)
@@ -59,6 +62,7 @@ class OwnerStats:
     shard_ticks: int = 0
     fenced: int = 0
     skipped_busy: int = 0
+    late: int = 0
     beats: int = 0
     holdings: Holdings = field(default_factory=Holdings)
 
@@ -74,7 +78,7 @@ class PollOwner:
         renew_every_s: float,
         after_tick: AlertHook | None = None,
         batch_instances: int = 20,
-        max_batches_at_once: int = 2,
+        max_batches_at_once: int = 4,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.sessions = sessions
@@ -87,6 +91,7 @@ class PollOwner:
         self.clock = clock
         self.stats = OwnerStats()
         self.cache = TickCache()
+        self._warned_at = -WARN_EVERY_S
         self.batch_instances = batch_instances
         self._pool = ThreadPoolExecutor(max_batches_at_once, thread_name_prefix="lagscope-tick")
         # Batches in flight per shard (a shard is not given up while one runs) and the
@@ -130,19 +135,43 @@ class PollOwner:
             )
         self.reader.close()
 
+    def _note_dropped(self, cluster_ids: list[int], second: float) -> None:
+        stored = self.cache.note_expired(cluster_ids, second)
+        if len(stored) == len(cluster_ids):
+            return
+        try:
+            with self.sessions() as session, session.begin():
+                for cluster_id in set(cluster_ids) - stored:
+                    note_expired_tick(session, cluster_id, second)
+        except Exception:  # the drop goes on; the gap is then "not polled"
+            log.exception("could not note the dropped ticks of clusters %s", cluster_ids)
+
+    def _warn_late(self, cluster_ids: list[int], late_s: float) -> None:
+        now = self.clock()
+        if now - self._warned_at >= WARN_EVERY_S:
+            self._warned_at = now
+            log.warning(
+                "ticks dropped: clusters %s could not start until %.1f s after their second"
+                " (this owner has more to poll than it can; %d dropped so far)",
+                cluster_ids,
+                late_s,
+                self.stats.late,
+            )
+
     def _report(self) -> None:
         """A line a minute in the worker's log: what this owner holds and has done."""
         st = self.stats
         log.info(
             "owner %s: %d shards held, %d owners alive; %d ticks in %d batches, %d skipped"
-            " (previous tick still running), %d refused by a fence; clusters from memory %d,"
-            " loaded %d",
+            " (previous tick still running), %d dropped (started late), %d refused by a fence;"
+            " clusters from memory %d, loaded %d",
             self.leases.name,
             len(self._held),
             len(st.holdings.members),
             st.ticks,
             st.shard_ticks,
             st.skipped_busy,
+            st.late,
             st.fenced,
             self.cache.hits,
             self.cache.loads,
@@ -206,7 +235,7 @@ class PollOwner:
                     continue
                 tokens = {shard_of(c, shards): held[shard_of(c, shards)] for c in batch}
                 self._ticking.update(batch)
-                future = self._pool.submit(self._tick_batch, batch, tokens)
+                future = self._pool.submit(self._tick_batch, batch, tokens, second)
                 for shard in tokens:
                     self._running[shard] = self._running.get(shard, 0) + 1
                 future.add_done_callback(self._when_done(batch, tokens))
@@ -224,7 +253,16 @@ class PollOwner:
 
         return done
 
-    def _tick_batch(self, cluster_ids: list[int], tokens: dict[int, int]) -> None:
+    def _tick_batch(self, cluster_ids: list[int], tokens: dict[int, int], second: float) -> None:
+        late_s = self.clock() - second
+        if late_s > LATE_START_S:
+            # Waited for a free thread past its second (more due than this owner can tick):
+            # dropped, not run late, so an overloaded owner sheds ticks instead of piling up
+            # stale ones. Noted as an expired tick, so the next tick's gap says why.
+            self.stats.late += len(cluster_ids)
+            self._warn_late(cluster_ids, late_s)
+            self._note_dropped(cluster_ids, second)
+            return
         try:
             summaries = poll_clusters(
                 self._fenced(tokens), self.box, self.reader, cluster_ids, self.options, self.cache

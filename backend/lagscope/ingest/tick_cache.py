@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -71,6 +72,16 @@ class TickCache:
         with self._lock:
             for cluster_id in cluster_ids:
                 self._kept.pop(cluster_id, None)
+
+    def note_expired(self, cluster_ids: Collection[int], at_s: float) -> set[int]:
+        """Ticks of kept clusters that were dropped (their owner too busy): noted on the
+        cluster in memory, written with its next tick; returns the clusters noted."""
+        at = datetime.fromtimestamp(at_s, UTC)
+        with self._lock:
+            noted = {c for c in cluster_ids if c in self._kept}
+            for cluster_id in noted:
+                self._kept[cluster_id].cluster.tick_expired_at = at
+        return noted
 
     def ids(self) -> list[int]:
         with self._lock:
