@@ -10,7 +10,8 @@ lazy import cannot slip a back edge past the check. The floors, bottom up:
   beyond the collectors, no context;
 - the contexts: ``security`` < ``inventory`` < ``ingest`` | ``history`` (siblings: writing the
   store and reading it back never import each other) < ``journal`` < ``alerts``;
-- the edges: ``api`` and ``tasks`` (over the contexts, never each other), then the tools (``cli``,
+- the edges: ``api`` and ``tasks`` (over the contexts, never each other), ``engine`` (the owner
+  engine's poll loop, which queues deliveries through ``tasks``), then the tools (``cli``,
   ``demo``, ``lab``) that may start anything.
 """
 
@@ -50,6 +51,9 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "tasks": FLOOR
     | {"db", "security", "inventory", "ingest", "history", "journal", "alerts", "health"},
     "lab": BOTTOM | {"collectors", "config"},
+    # The owner engine's poll loop: over the contexts, and queueing deliveries as tasks do.
+    "engine": FLOOR
+    | {"db", "security", "inventory", "ingest", "history", "journal", "alerts", "health", "tasks"},
 }
 TOOLS = frozenset({"cli", "__main__", "demo"})  # start anything: processes, the API, the lab
 

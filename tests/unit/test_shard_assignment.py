@@ -1,4 +1,4 @@
-"""Rendezvous assignment of shards to poll owners (engine/assignment.py)."""
+"""Rendezvous assignment of shards to poll owners (analysis/shards.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lagscope.engine.assignment import preferred_owner, shard_of, shards_for, tick_batches
+from lagscope.analysis.shards import preferred_owner, shard_of, shards_for, tick_batches
 
 SHARDS = range(64)
 

@@ -29,7 +29,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.engine.assignment import preferred_owner, shards_for
+from lagscope.analysis.shards import preferred_owner, shards_for
 from lagscope.errors import FencingLost
 from lagscope.models import PollOwner, ShardLease
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.engine.assignment import shard_of, tick_batches
+from lagscope.analysis.shards import shard_of, tick_batches
 from lagscope.engine.leases import Holdings, Leases, fence_all
 from lagscope.errors import Conflict, FencingLost
 from lagscope.ingest.reader import ClusterReader

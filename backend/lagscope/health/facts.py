@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.readiness import Facts, ProcessSeen
-from lagscope.engine.assignment import shard_of
+from lagscope.analysis.shards import shard_of
 from lagscope.health import broker
 from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess, PollOwner, ShardLease
 

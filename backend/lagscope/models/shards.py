@@ -25,7 +25,7 @@ class ShardLease(Base):
 
 class PollOwner(Base):
     """A poll owner process alive at ``seen_at`` (epoch seconds): the members the shards are
-    shared among (engine/assignment.py)."""
+    shared among (analysis/shards.py)."""
 
     __tablename__ = "poll_owners"
 
