@@ -6,7 +6,9 @@
 - the owner is killed with SIGKILL in the middle of an episode (replica1's SQL thread stopped
   under a write load): another worker takes the shard over once the lease has run out, the
   episode goes on with the same id, no poll is recorded twice, the hole is a recorded gap, and
-  each server again holds one Lagscope session.
+  each server again holds one Lagscope session;
+- then Redis is stopped: the owners go on polling and recording, and readiness says the broker
+  is degraded, polling fine.
 
 Figures are printed (``pytest -s``): the takeover time and the sessions per server.
 """
@@ -25,7 +27,9 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from lagscope.analysis.readiness import assess
 from lagscope.db import make_engine, make_session_factory
+from lagscope.health.facts import gather
 from lagscope.inventory import instances as inventory
 from lagscope.lab import Lab
 from lagscope.lab import incidents as inc
@@ -212,6 +216,21 @@ def test_one_session_per_server_and_a_killed_owner_taken_over_mid_episode(
             print(f"sessions per server after the takeover: {after_kill[-1]}")
             _sql_thread(lab, True)
         lab.wait_caught_up(timeout_s=120)
+
+        # The broker gone: polling and recording go on; the health strip says what waits.
+        redis.stop()
+        stopped = datetime.now(UTC)
+        for _ in range(5):
+            last = _tick(sessions, cluster_id)[0]
+            wait_until(lambda: _tick(sessions, cluster_id)[0] != last, timeout_s=30)  # noqa: B023
+        assert (_tick(sessions, cluster_id)[0] or stopped) > stopped
+        look = assess(gather(sessions, redis.url, 5.0, time.time(), "owner", 8))
+        parts = {c.name: c for c in look.components}
+        print(f"broker down: {parts['broker'].message} / {parts['polling'].message}")
+        assert parts["broker"].state == "warn" and "polling and recording go on" in (
+            parts["broker"].message
+        )
+        assert parts["polling"].state == "ok", parts["polling"].message
 
         with sessions() as s:
             gaps = s.scalars(
