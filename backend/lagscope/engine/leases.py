@@ -98,34 +98,45 @@ class Leases:
     def beat(self, busy: frozenset[int] = frozenset()) -> Holdings:
         """Renew membership and leases, give up shards another alive owner should hold (unless
         ``busy``: a tick of theirs is still running), and take the shards this owner should hold
-        that nobody holds. One transaction."""
+        that nobody holds.
+
+        Each step is a short transaction of its own that locks shard rows in shard order, as
+        the ticks' fences do: with several owners and their ticks at once, no two transactions
+        wait on each other's rows in a cycle (PostgreSQL would abort one as a deadlock)."""
         if not self._rows_made:
             self._make_rows()
         now = self._clock()
         expires = now + self.lease_s
         before = dict(self._held)
-        with self.sessions() as session, session.begin():
-            self._renew_member(session, now)
-            session.execute(
-                update(ShardLease)
-                .where(ShardLease.owner == self.name)
-                .values(expires_at=expires, renewed_at=now)
-                .execution_options(synchronize_session=False)
-            )
-            rows = session.execute(
-                select(ShardLease.shard, ShardLease.owner, ShardLease.token, ShardLease.expires_at)
-            ).all()
-            members = set(
-                session.scalars(
-                    select(PollOwner.name).where(PollOwner.seen_at > now - self.lease_s)
+        with self.sessions() as session:
+            with session.begin():
+                self._renew_member(session, now)
+                mine = select(ShardLease.shard).where(ShardLease.owner == self.name)
+                session.execute(mine.order_by(ShardLease.shard).with_for_update()).all()
+                session.execute(
+                    update(ShardLease)
+                    .where(ShardLease.owner == self.name)
+                    .values(expires_at=expires, renewed_at=now)
+                    .execution_options(synchronize_session=False)
                 )
-            )
+            with session.begin():
+                rows = session.execute(
+                    select(
+                        ShardLease.shard, ShardLease.owner, ShardLease.token, ShardLease.expires_at
+                    ).order_by(ShardLease.shard)
+                ).all()
+                members = set(
+                    session.scalars(
+                        select(PollOwner.name).where(PollOwner.seen_at > now - self.lease_s)
+                    )
+                )
             members.add(self.name)
             held = {shard: token for shard, owner, token, _ in rows if owner == self.name}
             wanted = shards_for(self.name, range(self.shards), members)
             for shard in sorted(set(held) - wanted - busy):
                 if preferred_owner(shard, members) in members:
-                    self._release(session, shard, held.pop(shard))
+                    with session.begin():
+                        self._release(session, shard, held.pop(shard))
             for shard, owner, token, expires_at in rows:
                 if shard in held or shard >= self.shards:
                     continue
@@ -134,7 +145,8 @@ class Leases:
                 # owner is not taking it (not yet seen alive by it), so anyone alive does.
                 orphaned = free and expires_at < now - self.lease_s
                 if free and (shard in wanted or orphaned):
-                    taken = self._take(session, shard, token, now, expires)
+                    with session.begin():
+                        taken = self._take(session, shard, token, now, expires)
                     if taken is not None:
                         held[shard] = taken
         self._held = held

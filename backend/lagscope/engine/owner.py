@@ -104,26 +104,38 @@ class PollOwner:
     # The loop -------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        """Until ``stop`` is set; then the leases are given up for the others to take."""
-        next_beat = 0.0
+        """Until ``stop`` is set; then the leases are given up for the others to take.
+
+        The beats run in a thread of their own: a second's ticks (the store's due query, the
+        batches handed out) must never make a lease late, or a busy owner would lose its shards
+        to the others and take them back a moment later."""
+        beats = threading.Thread(target=self._beats, args=(stop,), name="lagscope-lease-beat")
+        beats.start()
         next_second = float(int(self.clock()) + 1)
         next_report = self.clock() + REPORT_EVERY_S
         try:
             while not stop.is_set():
                 now = self.clock()
-                if now >= next_beat:
-                    self._beat()
-                    next_beat = now + self.renew_every_s
                 if now >= next_report:
                     self._report()
                     next_report = now + REPORT_EVERY_S
                 if now >= next_second:
-                    self._tick_second(next_second)
-                    next_second = float(int(now) + 1)
-                wake = min(next_beat, next_second)
-                stop.wait(max(0.0, wake - self.clock()))
+                    try:
+                        self._tick_second(next_second)
+                    except Exception:  # the store, for a second: the next one tries again
+                        log.exception("the ticks of %s could not be handed out", next_second)
+                    next_second = float(int(self.clock()) + 1)
+                stop.wait(max(0.0, next_second - self.clock()))
         finally:
+            stop.set()
+            beats.join()
             self.close()
+
+    def _beats(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            began = self.clock()
+            self._beat()
+            stop.wait(max(0.0, began + self.renew_every_s - self.clock()))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
