@@ -8,8 +8,13 @@ Three figures for replica1, polled over one persistent connection as the monitor
   every poll sends the cause readings too (applier transactions, row and metadata-lock
   blockers, the relay log's table; the table's keys once).
 
-Prints wall and client CPU per poll, median and p99. Figures, not assertions: the machine is
-small and shared; run it a few times and quote medians.
+Prints wall and client CPU per poll, median and p99, and for the behind polls what the server
+did for them: its internal temporary tables per poll (``Created_tmp_tables``, and of those
+``Created_tmp_disk_tables``: Aria, as every information_schema table with a BLOB column is;
+global counters read on replica1 before and after, nothing else runs there), the statements
+per poll and the information_schema tables they name (each named table is filled once per
+statement), and how many statements join one. Figures, not assertions: the machine is small
+and shared; run it a few times and quote medians.
 
     .venv/bin/python bench/cause_readings.py [--polls 2000] [--behind-polls 500]
 """
@@ -17,14 +22,16 @@ small and shared; run it a few times and quote medians.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 from lagscope.collectors import poller as poller_module
-from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor
+from lagscope.collectors.executor import ConnectionSpec, PyMySQLExecutor, ResultSet
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.readings import READINGS
 from lagscope.lab import Lab, LabConfig
@@ -42,6 +49,43 @@ def causes_switched_off() -> Iterator[None]:
         yield
     finally:
         poller_module.READINGS = kept
+
+
+_I_S_TABLE = re.compile(r"information_schema\.\w+", re.IGNORECASE)
+_SCHEMA_TABLE = re.compile(r"(information_schema|performance_schema)\.\w+", re.IGNORECASE)
+
+
+class Counting(PyMySQLExecutor):
+    """The real executor, keeping the last batch's statements."""
+
+    last: Sequence[str] = ()
+
+    def run(self, statements: Sequence[str]) -> list[ResultSet]:
+        self.last = list(statements)
+        return super().run(statements)
+
+
+def batch_shape(statements: Sequence[str]) -> str:
+    i_s = [len(_I_S_TABLE.findall(sql)) for sql in statements]
+    joins = sum(1 for n, sql in zip(i_s, statements, strict=True)
+                if n and len(_SCHEMA_TABLE.findall(sql)) > 1)  # fmt: skip
+    return (
+        f"statements={len(statements)} information_schema tables named={sum(i_s)} "
+        f"statements joining one={joins}"
+    )
+
+
+def tmp_tables(lab: Lab) -> dict[str, int]:
+    with lab.connect("replica1") as conn, conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS LIKE 'Created_tmp%tables'")
+        rows: Any = cur.fetchall()
+    return {str(name): int(value) for name, value in rows}
+
+
+def per_poll(before: dict[str, int], after: dict[str, int], polls: int) -> str:
+    tables = (after["Created_tmp_tables"] - before["Created_tmp_tables"]) / polls
+    disk = (after["Created_tmp_disk_tables"] - before["Created_tmp_disk_tables"]) / polls
+    return f"server temporary tables per poll={tables:.2f} (on disk, Aria: {disk:.2f})"
 
 
 def line(label: str, walls: list[float], cpus: list[float]) -> str:
@@ -64,7 +108,8 @@ def main() -> None:
         user, password = lab.credentials.monitor
         server = lab.server("replica1")
         spec = ConnectionSpec(server.host, server.port, user, password)
-        poller = InstancePoller(PyMySQLExecutor(spec))
+        executor = Counting(spec)
+        poller = InstancePoller(executor)
         with lab.connect("source") as conn, conn.cursor() as cur:
             cur.execute("CREATE DATABASE IF NOT EXISTS bench")
             cur.execute("CREATE TABLE IF NOT EXISTS bench.t (id INT PRIMARY KEY, v INT)")
@@ -84,6 +129,10 @@ def main() -> None:
             without[1].extend(c)
         print(line("healthy, cause readings in place", *with_causes))
         print(line("healthy, cause readings off", *without))
+        before = tmp_tables(lab)
+        measure(poller, args.block)
+        print(f"{'healthy':34s} {batch_shape(executor.last)}")
+        print(f"{'':34s} {per_poll(before, tmp_tables(lab), args.block)}")
 
         blocker = lab.connect("replica1")
         try:
@@ -97,8 +146,12 @@ def main() -> None:
                 if time.monotonic() > deadline:
                     raise SystemExit("the replica never showed the blocked applier")
                 time.sleep(0.2)
+            before = tmp_tables(lab)
             walls, cpus = measure(poller, args.behind_polls)
+            after = tmp_tables(lab)
             print(line("behind (trigger on), blocked applier", walls, cpus))
+            print(f"{'':34s} {batch_shape(executor.last)}")
+            print(f"{'':34s} {per_poll(before, after, args.behind_polls)}")
             evidence = poller.poll().evidence
             print("evidence:", evidence)
         finally:
