@@ -428,18 +428,11 @@ def health(checks: tuple[str, ...], process: str | None) -> None:
     from lagscope.api.routers.health import readiness_out
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
-    from lagscope.health.facts import gather
+    from lagscope.health.facts import gather_with
 
     settings = get_settings()
     sessions = make_session_factory(make_engine(settings.database_url))
-    facts = gather(
-        sessions,
-        settings.broker_url,
-        settings.report_every_s,
-        time.time(),
-        settings.poll_engine,
-        settings.shards,
-    )
+    facts = gather_with(sessions, settings, time.time())
     readiness = assess(facts)
     click.echo(readiness_out(readiness).model_dump_json(indent=2))
     failing = readiness.failing(frozenset(checks) if checks else None)

@@ -23,8 +23,7 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.engine.leases import Leases
 from lagscope.engine.owner import PollOwner
 from lagscope.ingest.reader import ClusterReader
-from lagscope.ingest.tick import TickOptions
-from lagscope.inventory.server_logins import Backoff
+from lagscope.ingest.tick import options_from
 from lagscope.models import AlertRule
 from lagscope.security.secret_box import store_box
 
@@ -38,23 +37,6 @@ READ_THREADS = 64
 def owner_name() -> str:
     """host:pid and a random part: a restarted process with the same pid is a new owner."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
-def tick_options(settings: Settings, name: str) -> TickOptions:
-    return TickOptions(
-        connect_timeout_s=settings.connect_timeout_s,
-        read_timeout_s=settings.read_timeout_s,
-        params_every_s=settings.params_every_s,
-        allowed=settings.allow_list(),
-        backoff=Backoff(
-            settings.login_backoff_base_s,
-            settings.login_backoff_max_s,
-            settings.login_give_up_after,
-        ),
-        episode_caught_up_s=settings.episode_caught_up_s,
-        worker=name,
-        keep_statement_text=settings.keep_statement_text,
-    )
 
 
 class AlertJudge:
@@ -108,7 +90,7 @@ def run_owner(settings: Settings | None = None) -> None:
         sessions,
         store_box(sessions, settings.secret_key, settings.old_keys()),
         ClusterReader(max_threads=READ_THREADS),
-        tick_options(settings, name),
+        options_from(settings, name),
         Leases(sessions, name, settings.shards, settings.shard_lease_s, time.time),
         settings.shard_renew_every_s,
         after_tick=AlertJudge(sessions),

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.readiness import Facts, ProcessSeen
 from lagscope.analysis.shards import shard_of
+from lagscope.config import Settings
 from lagscope.health import broker
 from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess, PollOwner, ShardLease
 
@@ -39,6 +40,18 @@ def gather(
         # The class only: a driver's message may name the server and user.
         cause = getattr(exc, "orig", None) or exc
         return replace(facts, store_error=type(cause).__name__)
+
+
+def gather_with(sessions: sessionmaker[Session], settings: Settings, now_s: float) -> Facts:
+    """:func:`gather` with the process's settings."""
+    return gather(
+        sessions,
+        settings.broker_url,
+        settings.report_every_s,
+        now_s,
+        settings.poll_engine,
+        settings.shards,
+    )
 
 
 def _from_store(session: Session, facts: Facts) -> Facts:

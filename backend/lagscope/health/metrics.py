@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.analysis.poll_gaps import GapReason
 from lagscope.analysis.readiness import PROCESS_KINDS, Facts, Readiness, State, assess, running
 from lagscope.config import Settings
-from lagscope.health.facts import gather
+from lagscope.health.facts import gather_with
 from lagscope.models import Cluster, DeliveryAttempt, PollGap
 
 WINDOW = timedelta(hours=1)
@@ -143,14 +143,7 @@ class SelfCollector(Collector):
 def scrape(
     sessions: sessionmaker[Session], session: Session, settings: Settings, now_s: float
 ) -> bytes:
-    facts = gather(
-        sessions,
-        settings.broker_url,
-        settings.report_every_s,
-        now_s,
-        settings.poll_engine,
-        settings.shards,
-    )
+    facts = gather_with(sessions, settings, now_s)
     figures = read_figures(session, assess(facts), facts)
     return exposition(figures)
 

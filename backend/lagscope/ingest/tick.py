@@ -14,6 +14,7 @@ from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.poll_gaps import tick_gap
 from lagscope.collectors.targets import AllowList
+from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff, tick_rows
 from lagscope.ingest.reader import ClusterReader, Reading, Target
@@ -45,6 +46,24 @@ class TickOptions:
     worker: str | None = None
     # Keep statements' full text (values included) beside their digests (docs/security.md).
     keep_statement_text: bool = False
+
+
+def options_from(settings: Settings, worker: str) -> TickOptions:
+    """How a worker's ticks read and record, from its settings; ``worker`` names it."""
+    return TickOptions(
+        connect_timeout_s=settings.connect_timeout_s,
+        read_timeout_s=settings.read_timeout_s,
+        params_every_s=settings.params_every_s,
+        allowed=settings.allow_list(),
+        backoff=logins.Backoff(
+            settings.login_backoff_base_s,
+            settings.login_backoff_max_s,
+            settings.login_give_up_after,
+        ),
+        episode_caught_up_s=settings.episode_caught_up_s,
+        worker=worker,
+        keep_statement_text=settings.keep_statement_text,
+    )
 
 
 @dataclass(slots=True)

@@ -17,9 +17,8 @@ from lagscope.errors import Conflict
 from lagscope.ingest import commit_samples
 from lagscope.ingest import rollups as maintenance
 from lagscope.ingest.recording import TickSummary
-from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
+from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick, options_from
 from lagscope.ingest.tick_batch import batches, poll_clusters
-from lagscope.inventory.server_logins import Backoff
 from lagscope.tasks import dispatch_claim
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
@@ -64,21 +63,7 @@ def poll_cluster_task(cluster_id: int) -> int:
 
 
 def _options() -> TickOptions:
-    settings = context().settings
-    return TickOptions(
-        connect_timeout_s=settings.connect_timeout_s,
-        read_timeout_s=settings.read_timeout_s,
-        params_every_s=settings.params_every_s,
-        allowed=settings.allow_list(),
-        backoff=Backoff(
-            settings.login_backoff_base_s,
-            settings.login_backoff_max_s,
-            settings.login_give_up_after,
-        ),
-        episode_caught_up_s=settings.episode_caught_up_s,
-        worker=f"{socket.gethostname()}:{os.getpid()}",
-        keep_statement_text=settings.keep_statement_text,
-    )
+    return options_from(context().settings, f"{socket.gethostname()}:{os.getpid()}")
 
 
 def _log_summary(cluster_id: int, summary: TickSummary) -> None:
