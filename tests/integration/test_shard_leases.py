@@ -38,10 +38,7 @@ class Clock:
 def sessions(
     request: pytest.FixtureRequest, tmp_path: Path, postgres: ThrowawayPostgres
 ) -> Iterator[sessionmaker[Session]]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'leases.db'}"
-    else:
-        url = postgres.url
+    url = f"sqlite:///{tmp_path / 'leases.db'}" if request.param == "sqlite" else postgres.url
     upgrade(url)
     engine = make_engine(url)
     factory = make_session_factory(engine)
