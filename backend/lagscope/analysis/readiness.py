@@ -57,8 +57,8 @@ class Facts:
     heartbeat_clusters: int = 0  # enabled clusters whose heartbeat Lagscope writes
     pending_deliveries: int = 0
     oldest_pending_s: float | None = None
-    # The owner engine (LAGSCOPE_POLL_ENGINE=owner): the poll owners alive and the enabled
-    # clusters whose shard no owner holds (its lease run out or never taken).
+    # The owner engine (LAGSCOPE_POLL_ENGINE=owner): the poll owners holding a live lease, and
+    # the enabled clusters whose shard no owner holds (its lease run out or never taken).
     poll_engine: str = "celery"
     owners: int = 0
     unowned_clusters: int = 0

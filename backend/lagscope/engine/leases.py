@@ -3,8 +3,8 @@
 Why the store and not Redis: polling and recording must go on while the broker is down, and
 the store is the one thing a tick cannot do without anyway. A lease is a row per shard
 (``shard_leases``): its owner, a token that grows by one at every change of owner, and when it
-runs out. An owner renews all its leases and its membership (``poll_owners``) in one short
-transaction every ``renew_every_s``; a shard whose lease has run out may be taken by another
+runs out. An owner renews all its leases and its membership (``poll_owners``) every
+``renew_every_s``; a shard whose lease has run out may be taken by another
 owner, which bumps the token.
 
 The token is the fence: every tick's transaction ends with :func:`fence`, an UPDATE of the
@@ -29,7 +29,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from lagscope.analysis.shards import preferred_owner, shards_for
+from lagscope.analysis.shards import shards_for
 from lagscope.errors import FencingLost
 from lagscope.models import PollOwner, ShardLease
 
@@ -133,10 +133,10 @@ class Leases:
             members.add(self.name)
             held = {shard: token for shard, owner, token, _ in rows if owner == self.name}
             wanted = shards_for(self.name, range(self.shards), members)
+            # A shard not wanted has another alive member as its preferred owner: give it up.
             for shard in sorted(set(held) - wanted - busy):
-                if preferred_owner(shard, members) in members:
-                    with session.begin():
-                        self._release(session, shard, held.pop(shard))
+                with session.begin():
+                    self._release(session, shard, held.pop(shard))
             for shard, owner, token, expires_at in rows:
                 if shard in held or shard >= self.shards:
                     continue

@@ -59,7 +59,7 @@ class OwnerStats:
     """What the loop has done (for tests, logs and the bench)."""
 
     ticks: int = 0
-    shard_ticks: int = 0
+    batches: int = 0
     fenced: int = 0
     skipped_busy: int = 0
     late: int = 0
@@ -181,7 +181,7 @@ class PollOwner:
             len(self._held),
             len(st.holdings.members),
             st.ticks,
-            st.shard_ticks,
+            st.batches,
             st.skipped_busy,
             st.late,
             st.fenced,
@@ -290,7 +290,7 @@ class PollOwner:
         except Exception:
             log.exception("clusters %s: their tick failed", cluster_ids)
             return
-        self.stats.shard_ticks += 1
+        self.stats.batches += 1
         self.stats.ticks += len(summaries)
         if self.after_tick is not None:
             for cluster_id in summaries:

@@ -13,7 +13,7 @@ from lagscope.analysis.readiness import Facts, ProcessSeen
 from lagscope.analysis.shards import shard_of
 from lagscope.config import Settings
 from lagscope.health import broker
-from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess, PollOwner, ShardLease
+from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess, ShardLease
 
 
 def gather(
@@ -92,18 +92,15 @@ def _from_store(session: Session, facts: Facts) -> Facts:
 
 
 def _owners(session: Session, facts: Facts, shards: int) -> Facts:
-    """The poll owners alive and the enabled clusters in shards no live lease covers."""
-    owners = session.scalar(
-        select(func.count()).select_from(PollOwner).where(PollOwner.seen_at > facts.now_s - 5.0)
-    )
-    held = set(
-        session.scalars(
-            select(ShardLease.shard).where(
-                ShardLease.owner.is_not(None), ShardLease.expires_at > facts.now_s
-            )
+    """The poll owners holding a live lease, and the enabled clusters in shards none covers."""
+    live = session.execute(
+        select(ShardLease.shard, ShardLease.owner).where(
+            ShardLease.owner.is_not(None), ShardLease.expires_at > facts.now_s
         )
-    )
+    ).all()
+    held = {shard for shard, _ in live}
+    owners = len({owner for _, owner in live})
     polled = exists().where(Instance.cluster_id == Cluster.id, Instance.enabled.is_(True))
     cluster_ids = session.scalars(select(Cluster.id).where(Cluster.enabled.is_(True), polled))
     unowned = sum(1 for cid in cluster_ids if shard_of(cid, shards) not in held)
-    return replace(facts, owners=int(owners or 0), unowned_clusters=unowned)
+    return replace(facts, owners=owners, unowned_clusters=unowned)
