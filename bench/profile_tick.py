@@ -8,6 +8,7 @@ the task's body, which is what a worker spends its CPU on.
 
     .venv/bin/python bench/profile_tick.py --clusters 10 --rounds 20
     .venv/bin/python bench/profile_tick.py --clusters 10 --rules 3   # with alert evaluation
+    .venv/bin/python bench/profile_tick.py --clusters 30 --engine owner   # the owner's path
 """
 
 from __future__ import annotations
@@ -18,11 +19,17 @@ import io
 import pstats
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.orm import Session
 
 from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.db import make_engine, make_session_factory
 from lagscope.ingest.reader import ClusterReader
-from lagscope.ingest.tick import poll_cluster
+from lagscope.ingest.tick import TickOptions, poll_cluster
+from lagscope.ingest.tick_batch import poll_clusters
+from lagscope.ingest.tick_cache import TickCache
 from lagscope.lab import Lab, LabConfig
 from lagscope.models import Cluster
 from lagscope.security.secret_box import store_box
@@ -36,6 +43,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5, help="ticks per cluster, not profiled")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--rules", type=int, default=0, help="alert rules (poll_throughput's)")
+    parser.add_argument(
+        "--engine",
+        choices=("celery", "owner"),
+        default="celery",
+        help="celery: one poll_cluster per cluster; owner: the owner's batches, kept in memory",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lagscope-profile-") as tmp:
         url = f"sqlite:///{tmp}/store.db"
@@ -48,13 +61,31 @@ def main() -> None:
             with sessions() as s:
                 ids = [c.id for c in s.query(Cluster).order_by(Cluster.id)]
 
-            def one_round() -> None:
+            cache = TickCache()
+            options = TickOptions(params_every_s=5.0)
+
+            @contextmanager
+            def transaction() -> Iterator[Session]:
+                with sessions() as session, session.begin():
+                    yield session
+
+            def owner_round() -> None:
+                per_batch = 20 // (1 + REPLICAS_PER_CLUSTER)
+                for start in range(0, len(ids), per_batch):
+                    batch = ids[start : start + per_batch]
+                    done = poll_clusters(transaction, box, reader, batch, options, cache)
+                    for cluster_id in done:
+                        with sessions() as session, session.begin():
+                            evaluate_cluster(session, cluster_id, time.time())
+
+            def celery_round() -> None:
                 for cluster_id in ids:
                     with sessions() as session, session.begin():
                         poll_cluster(session, box, reader, cluster_id, params_every_s=5.0)
                     with sessions() as session, session.begin():
                         evaluate_cluster(session, cluster_id, time.time())
 
+            one_round = owner_round if args.engine == "owner" else celery_round
             for _ in range(args.warmup):
                 one_round()
             profile = cProfile.Profile()
