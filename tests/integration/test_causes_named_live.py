@@ -147,7 +147,10 @@ def await_naming(
     watch: tuple[str, ...] = (),
 ) -> tuple[Naming, dict[str, set[str]]]:
     """Wait until ``made.replica``'s current causes name ``made.cause`` (and ``check`` holds
-    for that finding); every label any watched replica's channel named meanwhile is kept."""
+    for that finding); every label any watched replica's channel named meanwhile is kept, from
+    the polls since the incident began (a poll of its set-up, e.g. the moment between STOP
+    SLAVE and START SLAVE that changing MASTER_DELAY needs, may name what that showed)."""
+    began = made.started_at if made.started_at is not None else start
     replicas = (made.replica, *watch)
     ids = {r: pipe.channel_id(r) for r in replicas}
     assert all(ids.values()), ids
@@ -166,7 +169,8 @@ def await_naming(
             if replica == made.replica:
                 latest_rows[:] = [latest, rows]
             for row in rows:
-                seen[replica].add(str(row["cause"]))
+                if latest is None or latest >= began:
+                    seen[replica].add(str(row["cause"]))
                 if replica != made.replica or row["cause"] != made.cause:
                     continue
                 last[:] = [row]
@@ -191,7 +195,6 @@ def await_naming(
         ) from None
     cid = ids[made.replica]
     assert cid is not None
-    began = made.started_at if made.started_at is not None else start
     naming = Naming(
         made.name,
         made.cause,

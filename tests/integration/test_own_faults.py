@@ -257,7 +257,8 @@ def test_sqlite_locked_by_a_long_writer(faults: Faults):
     try:
         conn.execute("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
         wait_until(lambda: faults.state("polling") == "down", timeout_s=20, message="polling down")
-        print(f"\nSQLite locked: polling down after {_since(locked_mono)}")
+        polling = faults.component("polling")
+        print(f"\nSQLite locked: polling down after {_since(locked_mono)}: {polling}")
         store = faults.component("store")
         assert store is not None and store["state"] == "ok"  # reads go on (WAL)
         sleep_s(max(0.0, LOCK_S - (time.monotonic() - locked_mono)))  # the lock held
