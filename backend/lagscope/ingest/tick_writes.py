@@ -4,8 +4,8 @@ of the batch: one executemany per table (per set of columns, for updates), in a 
 Sent tick by tick, a batch of four clusters cost some forty statements, each built, compiled
 from the cache and executed on its own; most of a tick's recording CPU was that, not the rows
 (``bench/profile_tick.py --engine owner --plain`` under py-spy). Gathered, the batch sends a
-dozen, and every INSERT is a multi-row one where the driver allows it (SQLAlchemy's
-"insertmanyvalues" on PostgreSQL and SQLite).
+dozen: each an executemany over every row of the batch (SQLite's ``executemany``; on
+PostgreSQL psycopg 3's, which pipelines the rows in one round trip).
 
 Only what nothing in the same batch reads back goes through here: the rows a tick appends
 (samples, instance samples, source progress, applier workers) and the columns it changes on
