@@ -150,7 +150,7 @@ def prepare_tick(
     heartbeat = heartbeat_table(cluster)
     extra = tuple(cluster.extra_params or ())
     now = datetime.fromtimestamp(started, UTC)
-    _note_gap(session, cluster, started)
+    _note_gap(session, cluster, started, options.worker if cache is not None else None)
     targets: list[Target] = []
     skipped: list[Reading] = []
     for instance in cluster.instances:
@@ -261,7 +261,10 @@ def _load(session: Session, cluster_id: int, lock: bool = True) -> Cluster | Non
     return session.execute(query).unique().scalar_one_or_none()
 
 
-def _note_gap(session: Session, cluster: Cluster, now_s: float) -> None:
+def _note_gap(session: Session, cluster: Cluster, now_s: float, owner: str | None) -> None:
+    """``owner``: the poll owner running this tick (None on Celery, whose ticks any worker of
+    the pool may run: another process there is no sign of a loss)."""
+
     def epoch(moment: datetime | None) -> float | None:
         return moment.timestamp() if moment is not None else None
 
@@ -271,6 +274,8 @@ def _note_gap(session: Session, cluster: Cluster, now_s: float) -> None:
         epoch(cluster.tick_expired_at),
         now_s,
         cluster.poll_interval_s,
+        cluster.last_tick_by,
+        owner,
     )
     if gap is not None:
         session.add(
