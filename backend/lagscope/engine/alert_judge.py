@@ -13,6 +13,7 @@ A broker that is down loses nothing: a delivery is a row, and the sweep queues i
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -55,7 +56,7 @@ class AlertJudge:
         self._lock = threading.Lock()
         self._rules: list[AlertRule] = []
         self._listed: Listed = ()
-        self._read_at = -self.RULES_EVERY_S
+        self._read_at = -math.inf  # never
 
     def __call__(self, ticks: Sequence[TickFigures] | int) -> None:
         """A cluster id alone (what the owner hands over until it passes the tick's figures) is

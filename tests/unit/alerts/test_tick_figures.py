@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,21 +25,19 @@ from lagscope.alerts.payloads import context_from_json
 from lagscope.alerts.readings import WATCHDOG_METRICS
 from lagscope.alerts.tick_figures import StoredSample, TickFigures, evaluate_ticks
 from lagscope.analysis.codes import Verdict
-from lagscope.db import make_engine, make_session_factory
 from lagscope.metrics_catalog import CHANNEL_ALERTS, INSTANCE_ALERTS
 from lagscope.models import (
     AlertEvent,
     AlertRule,
     AlertState,
     Annotation,
-    Base,
     Channel,
     Delivery,
     ParamChange,
     Silence,
     WebhookTarget,
 )
-from tests.factories import make_cluster
+from tests.factories import make_cluster, sqlite_file
 from tests.owner_ticks import ANSWERED, UNREACHABLE, OwnerTicks
 
 T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
@@ -63,21 +61,16 @@ class Store:
 
 @pytest.fixture
 def stores(tmp_path: Path) -> Iterator[Callable[[str], Store]]:
-    engines = []
+    with ExitStack() as stack:
 
-    def make(name: str) -> Store:
-        engine = make_engine(f"sqlite:///{tmp_path / name}.db")
-        engines.append(engine)
-        Base.metadata.create_all(engine)
-        sessions = make_session_factory(engine)
-        store = Store(sessions, fleet(sessions))
-        with sessions() as session:
-            store.rules = list(session.scalars(tick_rules_query()))
-        return store
+        def make(name: str) -> Store:
+            sessions = stack.enter_context(sqlite_file(tmp_path / f"{name}.db"))
+            store = Store(sessions, fleet(sessions))
+            with sessions() as session:
+                store.rules = list(session.scalars(tick_rules_query()))
+            return store
 
-    yield make
-    for engine in engines:
-        engine.dispose()
+        yield make
 
 
 def fleet(sessions: sessionmaker[Session]) -> list[int]:
