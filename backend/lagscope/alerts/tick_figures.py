@@ -89,13 +89,12 @@ def evaluate_ticks(
     ``rules``: those the caller keeps (they may be detached; the disabled and the watchdog's
     are passed over); None reads them, in one query. The states are read in one query, the
     silences and maintenance windows in two, whatever the number of clusters."""
-    cluster_ids = [f.cluster.id for f in figures]
+    if not figures:
+        return []
     if rules is None:
-        rules = session.scalars(tick_rules_query(cluster_ids)).all()
+        rules = session.scalars(tick_rules_query([f.cluster.id for f in figures])).all()
     else:
         rules = judged_after_tick(rules)
-    if not figures or not rules:
-        return []
     newest = [
         Newest(
             f.cluster,
@@ -103,7 +102,10 @@ def evaluate_ticks(
             {iid: bool(row["reachable"]) for iid, row in f.polled.items()},
         )
         for f in figures
+        if any(r.cluster_id in (None, f.cluster.id) for r in rules)
     ]
+    if not newest:  # no rule for any of them: the store is not asked
+        return []
     return judge(session, _completed(session, newest, rules), rules, now_s)
 
 

@@ -381,6 +381,17 @@ def test_a_quiet_tick_costs_the_same_statements_for_one_cluster_or_five(
     assert len(reads[1]) == len(reads[5]) == (3 if rules_given else 4)
 
 
+def test_clusters_no_rule_applies_to_ask_the_store_nothing(stores: Callable[[str], Store]) -> None:
+    store, owners = steady(stores, 1)
+    elsewhere = [r for r in store.rules if r.cluster_id not in (None, store.cluster_ids[0])]
+    assert elsewhere  # "lag c1"
+    figures = quiet_tick(owners, 0)
+    with store.sessions() as s, statements(store.sessions) as seen:
+        assert evaluate_ticks(s, figures, at(0).timestamp(), elsewhere) == []
+        assert evaluate_ticks(s, [], at(0).timestamp()) == []
+    assert seen == []
+
+
 def test_the_read_back_path_reads_samples_per_cluster(stores: Callable[[str], Store]) -> None:
     """The control for the counter: ``evaluate_cluster`` over the same quiet tick reads the
     samples back and asks more of the store with each cluster."""
