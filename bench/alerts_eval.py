@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import insert, select
+from sqlalchemy import event, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -162,18 +162,22 @@ def fleet(sessions: sessionmaker[Session], clusters: int) -> list[int]:
 
 
 def compare(clusters: int, ticks: int, runs: int) -> None:
-    per_tick: dict[str, list[float]] = {"evaluate_ticks": [], "evaluate_cluster": []}
+    names = ("evaluate_ticks", "evaluate_cluster")
+    per_tick: dict[str, list[float]] = {name: [] for name in names}
+    reads: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
-            took = {name: _judged(Path(tmp), name, clusters, ticks) for name in per_tick}
-        for name, runs_took in took.items():
-            per_tick[name].append(statistics.median(runs_took) / clusters)
-    ours, theirs = (statistics.median(per_tick[n]) for n in per_tick)
+            for name in names:
+                took, selects = _judged(Path(tmp), name, clusters, ticks)
+                per_tick[name].append(statistics.median(took) / clusters)
+                reads[name].append(statistics.median(selects) / clusters)
+    ours, theirs = (statistics.median(per_tick[n]) for n in names)
     print(
         f"{clusters} clusters, {len(METRICS)} rules, {ticks} ticks, median of {runs} runs, "
         f"per cluster tick: evaluate_ticks {ours * 1000:.2f} ms, evaluate_cluster "
-        f"{theirs * 1000:.2f} ms ({theirs / ours:.1f}×); runs {_ms(per_tick['evaluate_ticks'])}"
-        f" vs {_ms(per_tick['evaluate_cluster'])}"
+        f"{theirs * 1000:.2f} ms ({theirs / ours:.1f}×); runs {_ms(per_tick[names[0]])}"
+        f" vs {_ms(per_tick[names[1]])}; SELECTs per cluster tick "
+        f"{statistics.median(reads[names[0]]):.1f} vs {statistics.median(reads[names[1]]):.1f}"
     )
 
 
@@ -181,8 +185,9 @@ def _ms(values: list[float]) -> str:
     return "/".join(f"{v * 1000:.2f}" for v in values)
 
 
-def _judged(tmp: Path, name: str, clusters: int, ticks: int) -> list[float]:
-    """The seconds each tick's judging took (its transaction included), for the whole batch."""
+def _judged(tmp: Path, name: str, clusters: int, ticks: int) -> tuple[list[float], list[int]]:
+    """The seconds each tick's judging took (its transaction included) for the whole batch,
+    and the SELECTs it sent."""
     url = f"sqlite:///{tmp / name}.db"
     upgrade(url)
     engine = make_engine(url)
@@ -192,7 +197,10 @@ def _judged(tmp: Path, name: str, clusters: int, ticks: int) -> list[float]:
         rules = list(s.scalars(tick_rules_query()))
     owners = [OwnerTicks(sessions, cid) for cid in ids]
     start_at = datetime.now(UTC).replace(microsecond=0)
-    took = []
+    took: list[float] = []
+    selects: list[int] = []
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
     for k in range(ticks):
         at = start_at + timedelta(seconds=k)
         figures = []
@@ -201,6 +209,7 @@ def _judged(tmp: Path, name: str, clusters: int, ticks: int) -> list[float]:
             lag = {"lag_s": float(k % 50), "trx_behind": k}
             samples = {c.id: lag for i in cluster.instances for c in i.channels}
             figures.append(ticked.tick(at, samples, {i.id: {} for i in cluster.instances}))
+        seen.clear()
         start = time.perf_counter()
         if name == "evaluate_ticks":
             with sessions() as s, s.begin():
@@ -210,8 +219,9 @@ def _judged(tmp: Path, name: str, clusters: int, ticks: int) -> list[float]:
                 with sessions() as s, s.begin():
                     evaluate_cluster(s, cluster_id, at.timestamp())
         took.append(time.perf_counter() - start)
+        selects.append(sum(q.lstrip().startswith("SELECT") for q in seen))
     engine.dispose()
-    return took
+    return took, selects
 
 
 if __name__ == "__main__":
