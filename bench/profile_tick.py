@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from sqlalchemy.orm import Session
 
 from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.alerts.tick_figures import TickFigures, evaluate_ticks
 from lagscope.db import make_engine, make_session_factory
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, poll_cluster
@@ -86,10 +87,15 @@ def main() -> None:
                 for start in range(0, len(ids), per_batch):
                     batch = ids[start : start + per_batch]
                     done = poll_clusters(transaction, box, reader, batch, options, cache)
-                    # The owner looks for rules every few seconds, not after every tick.
-                    for cluster_id in done if args.rules else ():
-                        with sessions() as session, session.begin():
-                            evaluate_cluster(session, cluster_id, time.time())
+                    if not args.rules:  # the owner looks for rules every few seconds
+                        continue
+                    figures = [
+                        TickFigures(t.cluster, t.sample_rows, t.instance_rows)
+                        for t in done.values()
+                        if t.cluster is not None
+                    ]
+                    with sessions() as session, session.begin():
+                        evaluate_ticks(session, figures, time.time())
 
             def celery_round() -> None:
                 for cluster_id in ids:

@@ -4,8 +4,9 @@ The cluster is loaded once and detached (``ingest/tick_rows.detach``), as the ow
 between ticks; a test sets the tick's columns on it in memory (``last_error``,
 ``clock_offset_s``, a channel's ``last_io_errno`` …), and :meth:`OwnerTicks.tick` inserts the
 tick's ``samples`` and ``instance_samples`` rows with Core, writes the changed columns of the
-graph with ``TickRows`` and returns what the owner knows of the tick: the cluster as left in
-memory and the rows as written (floats not rounded to the store's scale).
+graph with ``TickRows`` (through a ``TickWrites``) and returns what the owner knows of the
+tick: the cluster as left in memory and the rows as written (floats not rounded to the store's
+scale).
 
     ticks = OwnerTicks(sessions, cluster_id)
     figures = ticks.tick(at, samples={channel_id: {"lag_s": 12.5}}, polled={instance_id: {}})
@@ -23,6 +24,7 @@ from sqlalchemy.orm import Session, joinedload, sessionmaker
 from lagscope.alerts.tick_figures import TickFigures
 from lagscope.analysis.codes import Verdict
 from lagscope.ingest import tick_rows
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.models import Base, Cluster, Instance, InstanceSample, Sample
 
 # A channel answering with nothing behind, and a server answering: what a value left out is.
@@ -97,5 +99,7 @@ class OwnerTicks:
             if polled_rows:
                 session.execute(insert(InstanceSample.__table__), list(polled_rows.values()))
             session.add_all(also)
-            self.rows.write(session)
+            writes = TickWrites()
+            self.rows.collect(writes)
+            writes.send(session.connection())
         return TickFigures(self.cluster, sample_rows, polled_rows)

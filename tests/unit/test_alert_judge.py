@@ -222,13 +222,3 @@ def test_a_broker_that_is_down_leaves_the_delivery_for_the_sweep(
     assert "waits for the sweep" in caplog.text
     with fleet.sessions() as s:
         assert {d.status for d in s.scalars(select(Delivery))} == {"pending"}
-
-
-@pytest.mark.usefixtures("tasks")
-def test_a_cluster_id_alone_is_judged_from_the_store(fleet: Fleet) -> None:
-    """What the owner hands over until it passes the tick's figures."""
-    judge = fleet.judge()
-    fleet.tick(0, sql_running=False)
-    for owner in fleet.owners:
-        judge(owner.cluster.id)
-    assert fleet.queued == fleet.delivery_ids() and len(fleet.queued) == 2

@@ -58,14 +58,8 @@ class AlertJudge:
         self._listed: Listed = ()
         self._read_at = -math.inf  # never
 
-    def __call__(self, ticks: Sequence[TickFigures] | int) -> None:
-        """A cluster id alone (what the owner hands over until it passes the tick's figures) is
-        judged by reading its tick back, as the Celery path does."""
-        if isinstance(ticks, int):
-            ids = self._read_back([ticks]) if self._any_rule() else []
-        else:
-            ids = self._judge(ticks)
-        for delivery_id in ids:
+    def __call__(self, ticks: Sequence[TickFigures]) -> None:
+        for delivery_id in self._judge(ticks):
             try:
                 self._queue(delivery_id)
             except Exception as exc:
@@ -101,14 +95,6 @@ class AlertJudge:
     def _transaction(self) -> Iterator[Session]:
         with self._sessions() as session, session.begin():
             yield session
-
-    def _any_rule(self) -> bool:
-        with self._lock:
-            rules, due = self._rules, self._due()
-        if due:
-            with self._sessions() as session:
-                rules = self._reread(session)
-        return bool(rules)
 
     def _due(self) -> bool:
         return time.monotonic() - self._read_at >= self.RULES_EVERY_S

@@ -50,7 +50,7 @@ def run_owner(settings: Settings | None = None) -> None:
         options_from(settings, name),
         Leases(sessions, name, settings.shards, settings.shard_lease_s, time.time),
         settings.shard_renew_every_s,
-        after_tick=AlertJudge(sessions),
+        after_batch=AlertJudge(sessions),
         batch_instances=settings.poll_batch_instances,
     )
     stop = threading.Event()
