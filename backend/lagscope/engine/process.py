@@ -52,6 +52,7 @@ def run_owner(settings: Settings | None = None) -> None:
         settings.shard_renew_every_s,
         after_batch=AlertJudge(sessions),
         batch_instances=settings.poll_batch_instances,
+        max_batches_at_once=settings.owner_batches_at_once,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
