@@ -268,15 +268,17 @@ def import_command(file: Path, dry_run: bool) -> None:
     type=click.Choice(["all", "polls", "slow", "owner"]),
     default="all",
     show_default=True,
-    help="all: the polls' worker and, in a child process, one for the slow jobs (and, with"
-    " LAGSCOPE_POLL_ENGINE=owner, the poll owner in another); owner: the poll owner alone.",
+    help="all: Celery's worker for the default queue and, in child processes, the poll owner"
+    " (the owner engine, the default; none with LAGSCOPE_POLL_ENGINE=celery, whose polls are"
+    " Celery tasks) and a worker for the slow jobs; polls: the same without the slow jobs'"
+    " worker; slow: that worker alone; owner: the poll owner alone.",
 )
 # The slow jobs' worker and the poll owner started by "all": the parent reports for them
 # (tasks/processes.py).
 @click.option("--child", is_flag=True, hidden=True)
 @click.pass_context
 def worker(ctx: click.Context, concurrency: int, role: str, child: bool) -> None:
-    """Run a Celery worker that polls clusters (extra arguments go to Celery)."""
+    """Run a worker that polls clusters and sends webhooks (extra arguments go to Celery)."""
     import subprocess
 
     from lagscope.config import get_settings
@@ -356,7 +358,8 @@ def _die_with_parent() -> None:
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.pass_context
 def beat(ctx: click.Context) -> None:
-    """Run Celery beat: the poll dispatcher, rollups and retention (run exactly one)."""
+    """Run Celery beat: rollups, retention, the binlog windows and, with the Celery engine, the
+    poll dispatcher (run exactly one)."""
     from lagscope.tasks.app import app
 
     app.start(["beat", "--loglevel=INFO", *ctx.args])

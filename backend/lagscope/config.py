@@ -94,10 +94,11 @@ class Settings(BaseSettings):
     # batches of 40 cost more CPU, not less (more threads at once contend for the interpreter)
     # and doubled the measured round trip (bench/poll_throughput.py, 30 clusters).
     poll_batch_instances: PositiveInt = 20
-    # Who runs the 1 s poll loop: "celery" (beat dispatches each second's ticks as tasks, any
-    # worker takes them) or "owner" (each shard of clusters is polled by the one worker holding
-    # its lease, over one connection per server: engine/, docs/operations.md "Running at scale").
-    poll_engine: Literal["celery", "owner"] = "celery"
+    # Who runs the 1 s poll loop: "owner" (each shard of clusters is polled by the one worker
+    # holding its lease, over one connection per server: engine/, docs/operations.md "Running
+    # at scale") or "celery" (beat dispatches each second's ticks as tasks, any worker takes
+    # them).
+    poll_engine: Literal["celery", "owner"] = "owner"
     # The owner engine: clusters are grouped into this many shards (cluster id modulo), each
     # held by one owner under a lease of shard_lease_s seconds renewed every
     # shard_renew_every_s; a killed owner's shards are taken over once its lease has run out.

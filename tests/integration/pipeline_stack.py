@@ -24,7 +24,7 @@ from lagscope.models import Channel, Instance, InstanceSample, Sample
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
-from .stack import ManagedProcess, RedisServer, lagscope_command
+from .stack import ManagedProcess, RedisServer, lagscope_command, wait_worker_ready
 from .waiting import wait_until
 
 SECRET = "pipeline-test-secret-8d1f4c2e9b7a6350-Qz"
@@ -52,7 +52,7 @@ class Pipeline:
         assert self.workdir is not None and self.env is not None
         worker = ManagedProcess(name, worker_command(), self.workdir, self.env)
         self.processes.insert(0, worker)
-        worker.wait_for_log("ready.", timeout_s=60)
+        wait_worker_ready(worker, self.env)
         return worker
 
     def restart(self, name: str, **env: str) -> ManagedProcess:
@@ -185,7 +185,7 @@ def start_pipeline(
     try:
         worker = ManagedProcess("worker", worker_command(), workdir, env)
         processes.append(worker)
-        worker.wait_for_log("ready.")
+        wait_worker_ready(worker, env)
         processes.append(
             ManagedProcess(
                 "beat", lagscope_command("beat", "-s", str(workdir / "beat-schedule")), workdir, env

@@ -4,9 +4,24 @@ from __future__ import annotations
 
 import time
 
-from lagscope.demo.processes import ManagedProcess, RedisServer, free_port, lagscope_command
+from lagscope.demo.processes import (
+    ManagedProcess,
+    RedisServer,
+    free_port,
+    lagscope_command,
+    poll_engine,
+    wait_worker_ready,
+)
 
-__all__ = ["ManagedProcess", "RedisServer", "free_port", "lagscope_command", "sleep_s"]
+__all__ = [
+    "ManagedProcess",
+    "RedisServer",
+    "free_port",
+    "lagscope_command",
+    "poll_engine",
+    "sleep_s",
+    "wait_worker_ready",
+]
 
 
 def sleep_s(seconds: float) -> None:

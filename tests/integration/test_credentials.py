@@ -29,7 +29,7 @@ from lagscope.security.secret_box import SecretBox, store_salt
 
 from .api_stack import ApiServer, api_server
 from .pipeline_stack import Pipeline, now, start_pipeline
-from .stack import lagscope_command
+from .stack import lagscope_command, wait_worker_ready
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -197,7 +197,8 @@ def test_rotation_reencrypts_and_polling_continues(lab, pipe: Pipeline):
     wait_polling(pipe, EVERYONE, now())
     # The old key dropped everywhere: worker and heartbeat writer restarted with NEW only.
     restarted = now()
-    pipe.restart("worker", LAGSCOPE_OLD_SECRET_KEYS="").wait_for_log("ready.")
+    assert pipe.env is not None
+    wait_worker_ready(pipe.restart("worker", LAGSCOPE_OLD_SECRET_KEYS=""), pipe.env)
     pipe.restart("heartbeat", LAGSCOPE_OLD_SECRET_KEYS="")
     wait_polling(pipe, EVERYONE, restarted)
     wait_heartbeat_fresh(pipe, restarted)

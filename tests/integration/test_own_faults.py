@@ -1,11 +1,14 @@
 """Faults of Lagscope's own parts, with real processes: what /readyz says, what happens to the
 samples and the alerts, and how soon polling is back once the part is back (issue 21).
 
-One pipeline for the module (the lab, Redis, a SQLite store, a worker, beat, the heartbeat
-writer and the API), every process reporting each second. Each test breaks one part, checks how
-it shows and what it cost, brings the part back and leaves the pipeline healthy for the next.
-Detection and recovery times are printed (``-s``), never asserted beyond the waits' bounds: the
-box is shared. ``FAULT_OUTAGE_S=60`` runs the outages at the issue's 60 s (the note's figures).
+One pipeline per poll engine (the lab, Redis, a SQLite store, a worker, beat, the heartbeat
+writer and the API), every process reporting each second: the default engine's (the owner) for
+most tests; the Celery engine's for the tests of what a broker or beat outage does to polling,
+since only there are Redis and beat in the polls' path (``@celery_engine``; their owner-engine
+counterparts say polling goes on). Each test breaks one part, checks how it shows and what it
+cost, brings the part back and leaves the pipeline healthy for the next. Detection and recovery
+times are printed (``-s``), never asserted beyond the waits' bounds: the box is shared.
+``FAULT_OUTAGE_S=60`` runs the outages at the issue's 60 s (the note's figures).
 """
 
 from __future__ import annotations
@@ -35,7 +38,15 @@ from lagscope.models import (
 
 from .pipeline_stack import Pipeline, start_pipeline, worker_command
 from .receiver import Receiver, receiver
-from .stack import ManagedProcess, RedisServer, free_port, lagscope_command, sleep_s
+from .stack import (
+    ManagedProcess,
+    RedisServer,
+    free_port,
+    lagscope_command,
+    poll_engine,
+    sleep_s,
+    wait_worker_ready,
+)
 from .test_alerts_pipeline import add_rule, bodies, statuses, target
 from .waiting import assert_never, wait_until
 
@@ -58,6 +69,11 @@ FAULT_ENV = {
     "LAGSCOPE_WEBHOOK_READ_TIMEOUT_S": "1.5",
     "LAGSCOPE_WEBHOOK_LEASE_MARGIN_S": "5",
 }
+DEFAULT_ENGINE = poll_engine({})
+# The Celery engine, pinned: beat dispatches every tick through Redis, so a broker or beat
+# outage stops the polls, which is what these tests check. The owner engine polls on without
+# either (the *_polling_goes_on tests below; test_poll_owner.py on PostgreSQL).
+celery_engine = pytest.mark.parametrize("engine", ["celery"], indirect=True)
 
 
 class Faults:
@@ -104,16 +120,20 @@ class Faults:
         process.stop()  # closes its log
         self.pipeline.processes.remove(process)
 
-    def start(self, name: str, argv: list[str], ready_log: str | None = None) -> ManagedProcess:
+    def start(self, name: str, argv: list[str]) -> ManagedProcess:
         assert self.pipeline.workdir is not None and self.pipeline.env is not None
         self.restarts += 1
         process = ManagedProcess(
             name, argv, self.pipeline.workdir, self.pipeline.env, log_name=f"{name}-{self.restarts}"
         )
         self.pipeline.processes.append(process)
-        if ready_log is not None:
-            process.wait_for_log(ready_log, timeout_s=60)
         return process
+
+    def start_worker(self) -> ManagedProcess:
+        assert self.pipeline.env is not None
+        worker = self.start("worker", worker_command())
+        wait_worker_ready(worker, self.pipeline.env)
+        return worker
 
     def start_beat(self, name: str = "beat") -> ManagedProcess:
         assert self.pipeline.workdir is not None
@@ -158,9 +178,16 @@ class Faults:
 
 
 @pytest.fixture(scope="module")
-def faults(lab, tmp_path_factory) -> Iterator[Faults]:
-    workdir = tmp_path_factory.mktemp("own-faults")
-    with start_pipeline(lab, workdir, params_every_s=2.0, extra_env=FAULT_ENV) as pipeline:
+def engine(request: pytest.FixtureRequest) -> str:
+    """The module pipeline's poll engine: the default, unless the test is ``@celery_engine``."""
+    return str(getattr(request, "param", DEFAULT_ENGINE))
+
+
+@pytest.fixture(scope="module")
+def faults(lab, tmp_path_factory, engine: str) -> Iterator[Faults]:
+    workdir = tmp_path_factory.mktemp(f"own-faults-{engine}")
+    env = {**FAULT_ENV, "LAGSCOPE_POLL_ENGINE": engine}
+    with start_pipeline(lab, workdir, params_every_s=2.0, extra_env=env) as pipeline:
         assert pipeline.env is not None
         port = free_port()
         api = ManagedProcess(
@@ -177,6 +204,7 @@ def _since(moment: float) -> str:
     return f"{time.monotonic() - moment:.2f} s"
 
 
+@celery_engine
 def test_redis_stopped_then_back_and_restarted_empty(faults: Faults):
     before = datetime.now(UTC)
     stopped_at, stopped_mono = datetime.now(UTC), time.monotonic()
@@ -277,6 +305,7 @@ def test_two_beats_poll_once_per_interval(faults: Faults):
     wait_until(lambda: faults.state("beat") == "ok", timeout_s=15, message="one beat again")
 
 
+@celery_engine
 def test_beat_killed_then_restarted(faults: Faults):
     killed_at, killed_mono = datetime.now(UTC), time.monotonic()
     faults.kill("beat")
@@ -289,6 +318,59 @@ def test_beat_killed_then_restarted(faults: Faults):
     print(f"beat restarted: first tick {_since(back_mono)} later")
     gaps = faults.gaps_since(killed_at)
     assert gaps and gaps[0].reason == "not_polled", [(g.reason, g.detail) for g in gaps]
+    wait_until(faults.healthy, timeout_s=15, message="/readyz ok again")
+    assert faults.duplicate_samples() == 0
+
+
+def owner_only(engine: str) -> None:
+    if engine != "owner":
+        pytest.skip("the owner engine's counterpart of a @celery_engine test")
+
+
+def ticks_go_on(faults: Faults, ticks: int = 5) -> None:
+    """``ticks`` new ticks one after another, each within a bound (the polls never waited)."""
+    for _ in range(ticks):
+        last = faults.last_tick() or datetime.now(UTC)
+        wait_until(faults.ticked_after(last), timeout_s=RECOVERY_BOUND_S, message="a new tick")
+
+
+def test_redis_stopped_polling_goes_on(faults: Faults, engine: str):
+    """The owner engine polls with the store alone: the broker gone is a warning (webhooks
+    and the slow jobs wait) and the ticks go on; Redis back empty, the workers are back on it."""
+    owner_only(engine)
+    stopped_mono = time.monotonic()
+    faults.redis.stop()
+    try:
+        wait_until(lambda: faults.state("broker") == "warn", timeout_s=10, message="broker warns")
+        print(f"\nRedis stopped: /readyz warns about the broker after {_since(stopped_mono)}")
+        ticks_go_on(faults)
+        body = faults.readyz()
+        assert body["http"] == 200 and body["state"] == "warn", body
+        broker, polling = faults.component("broker"), faults.component("polling")
+        assert broker is not None and "polling and recording go on" in broker["message"]
+        assert polling is not None and polling["state"] == "ok", polling
+    finally:
+        faults.redis.start()
+    wait_until(faults.healthy, timeout_s=30, message="/readyz ok again")
+    ticks_go_on(faults, 2)
+    assert faults.duplicate_samples() == 0
+
+
+def test_beat_killed_polling_goes_on(faults: Faults, engine: str):
+    """The owner engine needs no beat to poll: beat killed is a warning (no periodic job runs)
+    and the ticks go on."""
+    owner_only(engine)
+    killed_mono = time.monotonic()
+    faults.kill("beat")
+    try:
+        wait_until(lambda: faults.state("beat") == "warn", timeout_s=15, message="beat warns")
+        print(f"\nbeat killed: /readyz warns about beat after {_since(killed_mono)}")
+        ticks_go_on(faults)
+        beat, polling = faults.component("beat"), faults.component("polling")
+        assert beat is not None and "polling goes on" in beat["message"], beat
+        assert polling is not None and polling["state"] == "ok", polling
+    finally:
+        faults.start_beat()
     wait_until(faults.healthy, timeout_s=15, message="/readyz ok again")
     assert faults.duplicate_samples() == 0
 
@@ -319,11 +401,29 @@ def hook() -> Iterator[Receiver]:
         yield started
 
 
+@celery_engine
 def test_api_killed_polling_stopped_still_fires_once_from_the_others(
     faults: Faults, hook: Receiver
 ):
     """With the API dead, beat killed stops polling: the worker's and the heartbeat writer's
     watchdogs both judge polling_stopped; the receiver gets one firing and one resolved."""
+    polling_stopped_fires_once(faults, hook, "beat", faults.start_beat)
+
+
+def test_api_and_worker_killed_polling_stopped_still_fires_once_from_the_others(
+    faults: Faults, hook: Receiver, engine: str
+):
+    """The owner engine's polls stop with the worker (its poll owner dies with it): with the
+    API dead too, beat's and the heartbeat writer's watchdogs both judge polling_stopped; the
+    receiver gets one firing and one resolved."""
+    owner_only(engine)
+    polling_stopped_fires_once(faults, hook, "worker", faults.start_worker)
+
+
+def polling_stopped_fires_once(
+    faults: Faults, hook: Receiver, poller: str, restart: Callable[[], object]
+) -> None:
+    """Kill the API and ``poller`` (what polls stop without), then ``restart`` it."""
     pipeline = faults.pipeline
     made: list[int] = []
     with pipeline.session() as s:
@@ -345,12 +445,12 @@ def test_api_killed_polling_stopped_still_fires_once_from_the_others(
     try:
         assert_never(lambda: bodies(hook, rule), for_s=3, message="fired while polling runs")
         faults.kill("api")
-        faults.kill("beat")
+        faults.kill(poller)
         stopped_mono = time.monotonic()
         wait_until(lambda: bodies(hook, rule, "firing"), timeout_s=30, message="fired")
-        print(f"\nAPI and beat killed: polling_stopped delivered after {_since(stopped_mono)}")
+        print(f"\nAPI and {poller} killed: polling_stopped delivered after {_since(stopped_mono)}")
         assert_never(lambda: len(bodies(hook, rule)) > 1, for_s=4, message="a second firing")
-        faults.start_beat()
+        restart()
         wait_until(lambda: bodies(hook, rule, "resolved"), timeout_s=30, message="resolved")
         assert_never(lambda: len(bodies(hook, rule)) > 2, for_s=3, message="a third notification")
         assert statuses(hook, rule) == ["firing", "resolved"]
@@ -359,8 +459,8 @@ def test_api_killed_polling_stopped_still_fires_once_from_the_others(
     finally:
         with pipeline.session() as s, s.begin():
             s.get_one(AlertRule, rule).enabled = False
-        if not any(p.name == "beat" for p in pipeline.processes):
-            faults.start_beat()
+        if not any(p.name == poller for p in pipeline.processes):
+            restart()
         faults.start("api", argv)
     wait_until(faults.healthy, timeout_s=60, message="/readyz ok again")
 
@@ -391,7 +491,7 @@ def test_worker_killed_mid_delivery_the_receiver_gets_the_same_key_again(
         faults.kill("worker")
         release.set()
         killed_mono = time.monotonic()
-        faults.start("worker", worker_command(), ready_log="ready.")
+        faults.start_worker()
         wait_until(lambda: len(hook.all()) >= 2, timeout_s=120, message="sent again")
         print(f"\nworker killed mid-delivery: sent again {_since(killed_mono)} after the kill")
         wait_until(

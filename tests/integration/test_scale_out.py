@@ -84,6 +84,10 @@ def test_two_workers_share_the_clusters_and_one_takes_over_when_the_other_is_kil
         "LAGSCOPE_DATABASE_URL": url,
         "LAGSCOPE_BROKER_URL": redis.url,
         "LAGSCOPE_SECRET_KEY": SECRET,
+        # The Celery engine, pinned: any worker takes any batch beat dispatched, and a frozen
+        # beat stops every cluster's polls (the owner engine's takeover, with its leases, is
+        # tests/integration/test_poll_owner.py).
+        "LAGSCOPE_POLL_ENGINE": "celery",
         "PYTHONUNBUFFERED": "1",
     }
     processes: list[ManagedProcess] = []

@@ -71,6 +71,42 @@ def test_owners_share_the_shards_and_rebalance_when_one_joins(sessions) -> None:
     assert 0 < len(took.held) < SHARDS
 
 
+def test_a_shard_given_up_waits_for_its_preferred_owner_not_the_one_that_gave_it_up(
+    sessions,
+) -> None:
+    """Given up at one beat, the shard is not taken back at the next if the owner it was given
+    up for has not beaten since (it was: the row looked orphaned at once, and it went back and
+    forth until the other's beat fell between two of the giver's)."""
+    clock = Clock()
+    a, b = _owner(sessions, "a", clock), _owner(sessions, "b", clock)
+    a.beat()
+    clock.now += 0.2
+    b.beat()  # a member now, holding nothing yet
+    clock.now += 0.2
+    gave = a.beat()
+    assert gave.lost
+    clock.now += 0.01  # a beats again before b does
+    again = a.beat()
+    assert not again.gained and set(again.held) == set(gave.held)
+    clock.now += 0.2
+    assert set(b.beat().held) == gave.lost
+
+
+def test_a_shard_given_up_to_an_owner_that_died_before_taking_it_is_taken_back(sessions) -> None:
+    clock = Clock()
+    a, b = _owner(sessions, "a", clock), _owner(sessions, "b", clock)
+    a.beat()
+    clock.now += 0.2
+    b.beat()  # then b is killed, before its next beat
+    clock.now += 0.2
+    gave = a.beat()
+    assert gave.lost
+    clock.now += LEASE_S * 0.5  # b still seen alive: its shards wait for it
+    assert set(a.beat().held) == set(gave.held)
+    clock.now += LEASE_S  # b no longer seen alive: a wants every shard again
+    assert set(a.beat().held) == set(range(SHARDS))
+
+
 def test_a_silent_owners_shards_are_taken_once_its_leases_ran_out(sessions) -> None:
     clock = Clock()
     a, b = _owner(sessions, "a", clock), _owner(sessions, "b", clock)

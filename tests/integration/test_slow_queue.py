@@ -7,7 +7,12 @@ The fake sits in the pipeline as a cluster of its own, so it is polled too: it a
 number of connections, answers a poll at once (oddly: that costs its own sample only) and
 holds only the binlog reader (tests/unit/fake_mariadb_binlog.py). Beat sends the window job
 every 3 s: with the slow jobs on the polls' queue, two stuck jobs would fill both of the
-polls' slots within seconds and the lab's samples would stop."""
+polls' slots within seconds and the lab's samples would stop. That first test runs the Celery
+engine, pinned: only there do the polls share Celery's worker with anything (the owner engine
+polls in a process of its own).
+
+``lagscope worker`` ends when one of its children (the slow jobs' worker, the poll owner) dies
+alone: the second test, on the default engine."""
 
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from lagscope.store_setup import upgrade
 from tests.unit.fake_mariadb_binlog import FakeMariaDBBinlog
 
 from .pipeline_stack import SECRET, now, start_pipeline
-from .stack import ManagedProcess, RedisServer, lagscope_command
+from .stack import ManagedProcess, RedisServer, lagscope_command, poll_engine
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -36,6 +41,8 @@ TIME_LIMIT_S = 40
 
 def test_a_stuck_binlog_window_never_stops_the_labs_polls_and_its_time_limit_ends_it(lab, tmp_path):
     env = {
+        # The polls as Celery tasks in the polls' worker, beside which the slow one runs.
+        "LAGSCOPE_POLL_ENGINE": "celery",
         "LAGSCOPE_COMMIT_SAMPLE_EVERY_S": "3",
         # Only Celery's limit may end the window: its own deadline is far away.
         "LAGSCOPE_BINLOG_WINDOW_DEADLINE_S": "3600",
@@ -114,10 +121,16 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def test_the_slow_jobs_worker_dying_alone_stops_its_polls_worker_too(tmp_path):
-    """``lagscope worker`` runs the slow queue's worker as a child; if that one dies alone (an
-    OOM kill), the polls' worker must not go on reporting itself healthy while no rollup,
-    retention or binlog window runs: it stops, and its supervisor restarts both."""
+@pytest.mark.parametrize(
+    ("queue", "what"),
+    [("slow", "the slow jobs' worker"), ("owner", "the poll owner")],
+    ids=["slow-jobs-worker", "poll-owner"],
+)
+def test_a_child_dying_alone_stops_its_polls_worker_too(tmp_path, queue, what):
+    """``lagscope worker`` runs the slow queue's worker as a child (and, with the owner engine,
+    the poll owner as another); if one dies alone (an OOM kill), the polls' worker must not go
+    on reporting itself healthy while no rollup, retention or binlog window runs (or no poll):
+    it stops, and its supervisor restarts them all."""
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade(url)
     redis = RedisServer(tmp_path)
@@ -133,17 +146,20 @@ def test_the_slow_jobs_worker_dying_alone_stops_its_polls_worker_too(tmp_path):
         wait_until(
             lambda: worker.log_text().count("ready.") >= 2, timeout_s=90, message="both ready"
         )
-        slow = [
+        if queue == "owner" and poll_engine(env) != "owner":
+            pytest.skip("no poll owner: the default engine is not the owner engine")
+        # Told apart by their command lines: `lagscope worker --queues slow|owner --child`.
+        child = [
             pid
             for pid in _children(worker.pid)
-            if "--child" in Path(f"/proc/{pid}/cmdline").read_text()
+            if f"\0--queues\0{queue}\0--child" in Path(f"/proc/{pid}/cmdline").read_text()
         ]
-        assert len(slow) == 1, slow
-        os.kill(slow[0], signal.SIGKILL)
+        assert len(child) == 1, child
+        os.kill(child[0], signal.SIGKILL)
         wait_until(
             lambda: worker.proc.poll() is not None, timeout_s=60, message="the polls' worker ended"
         )
-        assert "the slow jobs' worker ended (exit -9)" in worker.log_text()
+        assert f"{what} ended (exit -9)" in worker.log_text()
     finally:
         worker.stop(grace_s=20)
         redis.stop()

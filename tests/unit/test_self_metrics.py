@@ -63,3 +63,12 @@ def test_a_part_down_is_zero_and_an_unchecked_broker_has_no_depth():
     up = {labels["component"]: value for labels, value in got["lagscope_self_up"]}
     assert up["broker"] == 0.0
     assert "lagscope_self_queue_depth" not in got
+
+
+def test_the_owner_engine_adds_its_owners_and_the_clusters_none_holds():
+    assert "lagscope_self_poll_owners" not in scraped(figures())  # the Celery engine's facts
+    got = scraped(figures(poll_engine="owner", owners=2, unowned_clusters=1))
+    assert got["lagscope_self_poll_owners"] == [({}, 2.0)]
+    assert got["lagscope_self_unowned_clusters"] == [({}, 1.0)]
+    up = {labels["component"]: value for labels, value in got["lagscope_self_up"]}
+    assert up["polling"] == 0.0  # a cluster no owner holds is not polled

@@ -13,9 +13,17 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
+from lagscope.config import Settings
 from lagscope.errors import LagscopeError
+
+# What a ``lagscope worker``'s log says once it polls: Celery's worker is ready, and with the
+# owner engine its poll owner (a child process of its own, often ready later than Celery) has
+# taken its first shards (engine/owner.py's lease beat).
+CELERY_READY = "ready."
+OWNER_READY = "shards taken:"
 
 
 def free_port() -> int:
@@ -84,6 +92,22 @@ class ManagedProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=grace_s)
         self._log.close()
+
+
+def poll_engine(env: Mapping[str, str]) -> str:
+    """The engine a ``lagscope`` process started with ``env`` runs."""
+    return env.get("LAGSCOPE_POLL_ENGINE") or str(Settings.model_fields["poll_engine"].default)
+
+
+def wait_worker_ready(
+    worker: ManagedProcess, env: Mapping[str, str], timeout_s: float = 60.0
+) -> None:
+    """Until the ``lagscope worker`` started with ``env`` is ready to poll (a second worker
+    joining owners that hold every shard logs its first shards once they have given some up)."""
+    deadline = time.monotonic() + timeout_s
+    worker.wait_for_log(CELERY_READY, timeout_s)
+    if poll_engine(env) == "owner":
+        worker.wait_for_log(OWNER_READY, max(1.0, deadline - time.monotonic()))
 
 
 class RedisServer:

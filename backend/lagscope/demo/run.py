@@ -1,8 +1,8 @@
 """``lagscope demo``: the whole product on one machine and one URL.
 
 A MariaDB lab (source, a near replica, a far replica behind a 50 ms proxy), a write load, its
-own Redis, an embedded SQLite store, a Celery worker, beat and the heartbeat writer, and the
-API in demo mode (no login) on one port. The ``tuning`` scenario (the default) then changes the
+own Redis, an embedded SQLite store, a worker (its poll owner and Celery), beat and the
+heartbeat writer, and the API in demo mode (no login) on one port. The ``tuning`` scenario (the default) then changes the
 replicas' settings phase by phase (:mod:`lagscope.demo.scenario`); ``steady`` keeps a light load
 on the lab's defaults. Everything it starts stops on Ctrl-C (or after ``duration_s``); the store
 file is kept for a look afterwards.
@@ -30,7 +30,12 @@ from lagscope.config import PLACEHOLDER_SECRET, Settings, require_loopback_or_al
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.alerting import base_url, inbox_allow, inbox_url, seed_alerting
 from lagscope.demo.load import WriteLoad
-from lagscope.demo.processes import ManagedProcess, RedisServer, lagscope_command
+from lagscope.demo.processes import (
+    ManagedProcess,
+    RedisServer,
+    lagscope_command,
+    wait_worker_ready,
+)
 from lagscope.demo.scenario import DEFAULT_PHASE_SECONDS, IncidentStep, demo_plan
 from lagscope.demo.scenario_runner import (
     ScenarioRunner,
@@ -172,7 +177,7 @@ def _start_and_serve(
         "worker", lagscope_command("worker", "--concurrency", "2"), workdir, env
     )
     started.append(worker.stop)
-    worker.wait_for_log("ready.")
+    wait_worker_ready(worker, env)
     beat = ManagedProcess(
         "beat", lagscope_command("beat", "-s", str(workdir / "beat")), workdir, env
     )

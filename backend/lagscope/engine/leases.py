@@ -136,13 +136,16 @@ class Leases:
             # A shard not wanted has another alive member as its preferred owner: give it up.
             for shard in sorted(set(held) - wanted - busy):
                 with session.begin():
-                    self._release(session, shard, held.pop(shard))
+                    self._release(session, shard, held.pop(shard), now)
             for shard, owner, token, expires_at in rows:
                 if shard in held or shard >= self.shards:
                     continue
                 free = owner is None or expires_at < now
                 # A shard free for a whole lease more than its preferred owner needed: that
-                # owner is not taking it (not yet seen alive by it), so anyone alive does.
+                # owner is not taking it (not yet seen alive by it), so anyone alive does. A
+                # shard given up counts from when it was given up (its expires_at then), so
+                # the owner that gave it up does not take it back at its next beat, before
+                # the preferred owner's beat has come.
                 orphaned = free and expires_at < now - self.lease_s
                 if free and (shard in wanted or orphaned):
                     with session.begin():
@@ -160,19 +163,21 @@ class Leases:
     def release_all(self) -> None:
         """Give every shard up at once (a clean stop): the others need not wait for the leases
         to run out."""
+        now = self._clock()
         with self.sessions() as session, session.begin():
             for shard, token in self._held.items():
-                self._release(session, shard, token)
+                self._release(session, shard, token, now)
             session.execute(delete(PollOwner).where(PollOwner.name == self.name))
         self._held = {}
 
-    def _release(self, session: Session, shard: int, token: int) -> None:
+    def _release(self, session: Session, shard: int, token: int, now: float) -> None:
+        """Free at once for the owner that should hold it; for anyone after a lease more."""
         session.execute(
             update(ShardLease)
             .where(
                 ShardLease.shard == shard, ShardLease.owner == self.name, ShardLease.token == token
             )
-            .values(owner=None, expires_at=0.0)
+            .values(owner=None, expires_at=now)
             .execution_options(synchronize_session=False)
         )
 

@@ -15,14 +15,19 @@ from lagscope.config import Settings
 from lagscope.health import broker
 from lagscope.models import Cluster, Delivery, Instance, LagscopeProcess, ShardLease
 
+# The engine and shard count a look assumes when not told (those of a process run with no
+# LAGSCOPE_POLL_ENGINE or LAGSCOPE_SHARDS set); a process's own look uses :func:`gather_with`.
+DEFAULT_ENGINE = str(Settings.model_fields["poll_engine"].default)
+DEFAULT_SHARDS = int(Settings.model_fields["shards"].default)
+
 
 def gather(
     sessions: sessionmaker[Session],
     broker_url: str,
     report_every_s: float,
     now_s: float,
-    poll_engine: str = "celery",
-    shards: int = 1,
+    poll_engine: str = DEFAULT_ENGINE,
+    shards: int = DEFAULT_SHARDS,
 ) -> Facts:
     look = broker.look(broker_url)
     facts = Facts(

@@ -94,6 +94,17 @@ class SelfCollector(Collector):
         for kind in PROCESS_KINDS:
             processes.add_metric([kind], float(sum(p.kind == kind for p in alive)))
         yield processes
+        if f.facts.poll_engine == "owner":
+            yield GaugeMetricFamily(
+                "lagscope_self_poll_owners",
+                "Poll owners holding a live shard lease (the owner engine).",
+                value=float(f.facts.owners),
+            )
+            yield GaugeMetricFamily(
+                "lagscope_self_unowned_clusters",
+                "Enabled clusters in shards no poll owner holds: not polled (the owner engine).",
+                value=float(f.facts.unowned_clusters),
+            )
         if f.facts.queue_depth is not None:
             yield GaugeMetricFamily(
                 "lagscope_self_queue_depth",
@@ -126,8 +137,9 @@ class SelfCollector(Collector):
         yield from (lag, took)
         missed = GaugeMetricFamily(
             "lagscope_self_missed_ticks_1h",
-            "Ticks missed in the last hour, by reason (expired: dropped after waiting in the"
-            " queue past their interval; slow; not_polled).",
+            "Ticks missed in the last hour, by reason (expired: dropped as too late to start,"
+            " an owner's batch half a second after its second or a Celery tick past its"
+            " interval in the queue; slow; not_polled).",
             labels=("reason",),
         )
         for reason, count in f.missed.items():
