@@ -12,7 +12,7 @@ store, and prints:
   task ticks the clusters of a batch),
 - instance round trip p50/p99 (the poll batch, from instance_samples),
 - per worker: ticks/s, instance polls/s, cores and CPU per instance poll (from its log, /proc),
-- worker CPU per instance poll (all worker processes),
+- worker CPU per instance poll (all worker processes), and servers per core at 1 s from it,
 - the bare poll (the median of 5 measurements), measured in the same run once the workers have
   stopped: the same batches (one source and four replicas per cluster tick) sent by plain
   PyMySQL over a kept connection, one round trip each, results read, nothing else; and the
@@ -376,6 +376,7 @@ def report(
         cpu_s = sum(cpus)
         per_poll_ms = cpu_s / instance_polls * 1e3
         print(f"worker CPU: {cpu_s / seconds:.2f} cores, {per_poll_ms:.3f} ms per instance poll")
+        print(f"servers per core at 1 s (1 / CPU per poll): {1000 / per_poll_ms:.0f}")
         print(
             f"bare poll (same batches, plain PyMySQL): {bare_ms:.3f} ms client CPU per poll;"
             f" pipeline / bare = {per_poll_ms / bare_ms:.2f}x"

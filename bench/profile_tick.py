@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from sqlalchemy.orm import Session
 
 from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.alerts.tick_figures import TickFigures, evaluate_ticks
 from lagscope.db import make_engine, make_session_factory
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, poll_cluster
@@ -33,7 +34,12 @@ from lagscope.ingest.tick_cache import TickCache
 from lagscope.lab import Lab, LabConfig
 from lagscope.models import Cluster
 from lagscope.security.secret_box import store_box
-from poll_throughput import REPLICAS_PER_CLUSTER, SECRET, build_store  # bench/ is the script's dir
+from poll_throughput import (  # bench/ is the script's dir
+    REPLICAS_PER_CLUSTER,
+    SECRET,
+    bare_poll_cpu_ms,
+    build_store,
+)
 
 
 def main() -> None:
@@ -49,6 +55,13 @@ def main() -> None:
         default="celery",
         help="celery: one poll_cluster per cluster; owner: the owner's batches, kept in memory",
     )
+    parser.add_argument("--read-threads", type=int, default=64, help="an owner: 64")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="no cProfile: CPU per poll (all threads, and the recording thread's) beside the"
+        " bare poll measured in the same run (run it under py-spy for a sampled profile)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lagscope-profile-") as tmp:
         url = f"sqlite:///{tmp}/store.db"
@@ -57,7 +70,7 @@ def main() -> None:
             build_store(url, lab, args.clusters, args.rules)
             sessions = make_session_factory(make_engine(url))
             box = store_box(sessions, SECRET)
-            reader = ClusterReader()
+            reader = ClusterReader(max_threads=args.read_threads)
             with sessions() as s:
                 ids = [c.id for c in s.query(Cluster).order_by(Cluster.id)]
 
@@ -74,9 +87,15 @@ def main() -> None:
                 for start in range(0, len(ids), per_batch):
                     batch = ids[start : start + per_batch]
                     done = poll_clusters(transaction, box, reader, batch, options, cache)
-                    for cluster_id in done:
-                        with sessions() as session, session.begin():
-                            evaluate_cluster(session, cluster_id, time.time())
+                    if not args.rules:  # the owner looks for rules every few seconds
+                        continue
+                    figures = [
+                        TickFigures(t.cluster, t.sample_rows, t.instance_rows)
+                        for t in done.values()
+                        if t.cluster is not None
+                    ]
+                    with sessions() as session, session.begin():
+                        evaluate_ticks(session, figures, time.time())
 
             def celery_round() -> None:
                 for cluster_id in ids:
@@ -89,13 +108,16 @@ def main() -> None:
             for _ in range(args.warmup):
                 one_round()
             profile = cProfile.Profile()
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            profile.enable()
+            cpu0, wall0, own0 = time.process_time(), time.perf_counter(), time.thread_time()
+            if not args.plain:
+                profile.enable()
             for _ in range(args.rounds):
                 one_round()
                 time.sleep(0.05)
             profile.disable()
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            own = time.thread_time() - own0
+            bare = bare_poll_cpu_ms(lab, 400) if args.plain else None
         finally:
             lab.stop()
     polls = args.rounds * len(ids) * (1 + REPLICAS_PER_CLUSTER)
@@ -103,6 +125,12 @@ def main() -> None:
         f"{polls} instance polls in {wall:.1f} s wall; process CPU {cpu:.2f} s ="
         f" {1000 * cpu / polls:.3f} ms per instance poll (under cProfile: slower than without)"
     )
+    if bare is not None:
+        print(
+            f"the ticks' own thread (prepare, record, alerts): {1000 * own / polls:.3f} ms per"
+            f" instance poll; bare poll {bare:.3f} ms; ratio {cpu / polls * 1000 / bare:.2f}x"
+        )
+        return
     for key in ("tottime", "cumulative"):
         out = io.StringIO()
         pstats.Stats(profile, stream=out).sort_stats(key).print_stats(args.top)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.db import make_engine, make_session_factory
 from lagscope.inventory import instances as inventory
-from lagscope.models import Cluster, Instance
+from lagscope.models import Base, Cluster, Instance
 from lagscope.security.secret_box import SecretBox
 from lagscope.store_setup import upgrade
 
@@ -40,6 +40,19 @@ def sqlite_store(directory: Path) -> Iterator[sessionmaker[Session]]:
     url = f"sqlite:///{directory / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
+    try:
+        yield make_session_factory(engine)
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def sqlite_file(path: Path) -> Iterator[sessionmaker[Session]]:
+    """A SQLite store at ``path``, its tables made by ``create_all`` (no migrations: quick
+    enough for the unit suite), engine as the services make it (WAL, foreign keys on): a file,
+    unlike ``sqlite://``, gives each session its own connection, as two workers have."""
+    engine = make_engine(f"sqlite:///{path}")
+    Base.metadata.create_all(engine)
     try:
         yield make_session_factory(engine)
     finally:

@@ -105,6 +105,10 @@ class Settings(BaseSettings):
     shards: PositiveInt = 64
     shard_lease_s: PositiveFloat = 1.2
     shard_renew_every_s: PositiveFloat = 0.2
+    # An owner ticks this many batches at once: a batch spends most of its time waiting for its
+    # servers' answers, so too few leave the second's later batches waiting past half a second
+    # (then dropped); more threads contend for the interpreter (bench/poll_throughput.py).
+    owner_batches_at_once: PositiveInt = 4
     # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
     # that comes back sooner continues the same episode.
     episode_caught_up_s: PositiveFloat = 30.0

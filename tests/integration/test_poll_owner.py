@@ -241,6 +241,9 @@ def test_one_session_per_server_and_a_killed_owner_taken_over_mid_episode(
             ).all()
             print("gaps after the kill:", [(g.missed, g.reason, g.detail) for g in gaps])
             assert gaps, "the hole left by the killed owner is a recorded gap"
+            assert any(f"{owner} stopped recording" in g.detail for g in gaps), (
+                "the gap names the owner lost"
+            )
             # No poll recorded twice: per channel, no two samples of one tick.
             stamps: dict[int, list[datetime]] = {}
             for channel_id, ts in s.execute(

@@ -1,6 +1,7 @@
 """The tick's rows written without the unit of work (ingest/tick_rows.py): only changed columns,
-one executemany per table and set of columns, a new channel stored and tracked, and nothing of
-the detached rows flushed by the session behind the tracker's back."""
+one executemany per table and set of columns (for a whole batch of ticks: tick_writes.py), a
+new channel stored and tracked, and nothing of the detached rows flushed by the session behind
+the tracker's back."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from sqlalchemy import create_engine, event, select
 from sqlalchemy.orm import Session, joinedload
 
-from lagscope.ingest.tick_rows import detach
+from lagscope.ingest.tick_rows import TickRows, detach
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Channel, Cluster, Instance
 from lagscope.security.secret_box import SecretBox
@@ -47,6 +49,14 @@ def load(session: Session) -> Cluster:
     )
 
 
+def write(rows: TickRows, session: Session) -> int:
+    """What a batch of one tick does: gather the changes, then send them."""
+    writes = TickWrites()
+    changed = rows.collect(writes)
+    writes.send(session.connection())
+    return changed
+
+
 def updates(session: Session) -> list[tuple[str, int]]:
     """(statement, parameter sets) of every UPDATE the session's engine runs from now on."""
     seen: list[tuple[str, int]] = []
@@ -70,7 +80,7 @@ def test_only_changed_columns_are_written_once_per_table_and_column_set(session:
     cluster.last_tick_s = 0.25
     session.flush()  # the detached rows are not the session's to flush
     assert seen == []
-    assert rows.write(session) == 4
+    assert write(rows, session) == 4
     assert len(seen) == 3  # clusters, instances (2 rows, one executemany), channels
     instance_update = next(s for s in seen if "instances" in s[0])
     assert instance_update[1] == 2
@@ -82,7 +92,7 @@ def test_only_changed_columns_are_written_once_per_table_and_column_set(session:
     assert again.instances[1].channels[0].verdict == 3
     assert again.last_tick_s == 0.25
     seen.clear()
-    assert rows.write(session) == 0  # written values are the new baseline
+    assert write(rows, session) == 0  # written values are the new baseline
     assert seen == []
 
 
@@ -97,7 +107,7 @@ def test_a_new_channel_gets_its_id_and_its_changes_are_written(session: Session)
     assert new.instance is replica
     new.recent_classes = "1,1"
     replica.last_error = None
-    assert rows.write(session) == 1
+    assert write(rows, session) == 1
     session.commit()
     session.expunge_all()
     stored = session.scalars(select(Channel).where(Channel.name == "b")).one()
@@ -110,6 +120,35 @@ def test_json_values_compare_by_value(session: Session):
     rows = detach(session, cluster)
     channel = cluster.instances[1].channels[0]
     channel.current_causes = list(channel.current_causes or [])  # a new object, equal value
-    assert rows.write(session) == 0
+    assert write(rows, session) == 0
     channel.current_causes = [{"cause": 1, "since": 1.0}]
-    assert rows.write(session) == 1
+    assert write(rows, session) == 1
+
+
+def test_a_batch_of_clusters_sends_one_update_per_table_and_column_set(session: Session):
+    box = SecretBox("a-test-key-long-enough-for-the-kdf-0123", b"0" * 16)
+    other = inventory.create_cluster(session, "d")
+    inventory.add_instance(session, box, other, "src", "127.0.0.1", 3316, "u", "pw", "source")
+    session.commit()
+    clusters = (
+        session.execute(
+            select(Cluster).options(joinedload(Cluster.instances).joinedload(Instance.channels))
+        )
+        .unique()
+        .scalars()
+        .all()
+    )
+    tracked = [detach(session, c) for c in clusters]
+    seen = updates(session)
+    for cluster in clusters:
+        cluster.last_tick_s = 0.5
+        for instance in cluster.instances:
+            instance.last_error = "x"
+    writes = TickWrites()
+    assert sum(rows.collect(writes) for rows in tracked) == 5  # 2 clusters, 3 instances
+    assert seen == []  # nothing sent before the batch's end
+    writes.send(session.connection())
+    assert sorted(n for _, n in seen) == [2, 3]  # one executemany per table, across clusters
+    assert writes.statements == 2 and writes.rows == 5
+    session.commit()
+    assert set(session.scalars(select(Instance.last_error))) == {"x"}

@@ -38,6 +38,10 @@ def build_context(
     starts_at: float,
     key: str,
 ) -> AlertContext:
+    """Of ``cluster`` only its columns and its loaded instances and channels are read, never a
+    relationship back up (``instance.cluster``): a poll owner's cluster, detached as its tick
+    left it, is used as it is. Merging it into this session would copy the whole graph for one
+    event, and its lazy loads would read back what the tick has in memory."""
     instance, channel = subject.instance, subject.channel
     channel = channel or (instance.channels[0] if instance.channels else None)
     sample = (

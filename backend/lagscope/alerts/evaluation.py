@@ -1,19 +1,23 @@
-"""``evaluate_cluster``: after a tick, advance every rule × subject of the cluster one step.
+"""After a tick, advance every rule × subject of a cluster one step (:func:`judge`).
+
+Two ways in: :func:`evaluate_cluster` reads the cluster and its newest samples back from the
+store (the Celery path); :func:`~lagscope.alerts.tick_figures.evaluate_ticks` judges a batch of
+ticks on the figures they just computed (the poll owner's). Both judge alike.
 
 The state, the event and its deliveries are written in the caller's one transaction, and the
 state row is updated compare-and-set on its ``version`` (SQLAlchemy's version counter issues
 ``UPDATE … WHERE id = :id AND version = :seen``): two workers judging the same subject at once
 cannot both notify, and a worker killed before commit leaves nothing half-sent. A lost race is
-:class:`~lagscope.errors.Conflict`; the task retries the evaluation in a fresh transaction.
+:class:`~lagscope.errors.Conflict`; the caller judges again in a fresh transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import Select, delete, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.orm.exc import StaleDataError
@@ -24,6 +28,7 @@ from lagscope.alerts.payloads import AM_RESEND_S, AM_VALID_FOR_S, context_to_jso
 from lagscope.alerts.readings import (
     CHANNEL_METRICS,
     WATCHDOG_METRICS,
+    SampleFields,
     Subject,
     at_datetime,
     finite,
@@ -42,13 +47,12 @@ from lagscope.models import (
     Cluster,
     Delivery,
     Instance,
-    InstanceSample,
-    Sample,
     Silence,
     WebhookTarget,
 )
 
 MAINTENANCE_TAG = "maintenance"
+StateKey = tuple[int, int, str]  # cluster id, rule id, subject
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,37 +81,78 @@ class Mutes:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Newest:
+    """A cluster with its newest readings, as its rules look at them: the samples by channel id,
+    and by instance id whether the newest instance sample found the server reachable."""
+
+    cluster: Cluster
+    samples: Mapping[int, SampleFields]
+    reachable: Mapping[int, bool]
+
+
 def active_mutes(session: Session, cluster_id: int, now: datetime) -> Mutes:
+    return active_mutes_of(session, [cluster_id], now)[cluster_id]
+
+
+def active_mutes_of(
+    session: Session, cluster_ids: Collection[int], now: datetime
+) -> dict[int, Mutes]:
+    """The mutes of each cluster, in two queries whatever their number. In id order: the first
+    that matches is the one an event names."""
     silences = session.scalars(
-        select(Silence).where(
+        select(Silence)
+        .where(
             Silence.starts_at <= now,
             Silence.ends_at > now,
-            or_(Silence.cluster_id.is_(None), Silence.cluster_id == cluster_id),
+            or_(Silence.cluster_id.is_(None), Silence.cluster_id.in_(cluster_ids)),
         )
+        .order_by(Silence.id)
     ).all()
     ranges = session.scalars(
-        select(Annotation).where(
-            Annotation.cluster_id == cluster_id,
+        select(Annotation)
+        .where(
+            Annotation.cluster_id.in_(cluster_ids),
             Annotation.starts_at <= now,
             Annotation.ends_at.is_not(None),
             Annotation.ends_at > now,
         )
+        .order_by(Annotation.id)
     ).all()
     maintenance = [a for a in ranges if MAINTENANCE_TAG in (a.tags or ())]
-    return Mutes(silences, maintenance)
+    return {
+        cid: Mutes(
+            [s for s in silences if s.cluster_id in (None, cid)],
+            [a for a in maintenance if a.cluster_id == cid],
+        )
+        for cid in cluster_ids
+    }
+
+
+def tick_rules_query(cluster_ids: Collection[int] | None = None) -> Select[AlertRule]:
+    """The enabled rules judged after a tick (those of every cluster, or that may apply to
+    these), by id."""
+    query = select(AlertRule).where(
+        AlertRule.enabled.is_(True),
+        AlertRule.metric.not_in(WATCHDOG_METRICS),  # judged without a tick
+    )
+    if cluster_ids is not None:
+        query = query.where(
+            or_(AlertRule.cluster_id.is_(None), AlertRule.cluster_id.in_(cluster_ids))
+        )
+    return query.order_by(AlertRule.id)
+
+
+def judged_after_tick(rules: Sequence[AlertRule]) -> list[AlertRule]:
+    """Of rules a caller kept, those :func:`tick_rules_query` would give, in its order."""
+    kept = [r for r in rules if r.enabled and r.metric not in WATCHDOG_METRICS]
+    return sorted(kept, key=lambda r: r.id)
 
 
 def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[int]:
-    """Judge the cluster's newest readings; returns the ids of the deliveries to send."""
-    rules = session.scalars(
-        select(AlertRule)
-        .where(
-            AlertRule.enabled.is_(True),
-            AlertRule.metric.not_in(WATCHDOG_METRICS),  # judged without a tick
-            or_(AlertRule.cluster_id.is_(None), AlertRule.cluster_id == cluster_id),
-        )
-        .order_by(AlertRule.id)
-    ).all()
+    """Judge the cluster's newest readings, read back from the store; returns the ids of the
+    deliveries to send."""
+    rules = session.scalars(tick_rules_query([cluster_id])).all()
     if not rules:
         return []
     cluster = (
@@ -126,25 +171,40 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
         [c.id for i in cluster.instances for c in i.channels if c.gone_at is None],
     )
     polled = latest_instance_samples(session, [i.id for i in cluster.instances])
-    states = {
-        (s.rule_id, s.subject): s
-        for s in session.scalars(select(AlertState).where(AlertState.cluster_id == cluster_id))
+    reachable = {iid: row.reachable for iid, row in polled.items()}
+    return judge(session, [Newest(cluster, samples, reachable)], rules, now_s)
+
+
+def judge(
+    session: Session, clusters: Sequence[Newest], rules: Sequence[AlertRule], now_s: float
+) -> list[int]:
+    """Advance every rule × subject of each cluster one step on its newest readings, the
+    states in one query and the mutes in two; returns the ids of the deliveries to send.
+    ``rules``: enabled, tick-judged, in id order (a rule of another cluster is passed over)."""
+    cluster_ids = [c.cluster.id for c in clusters]
+    states: dict[StateKey, AlertState] = {
+        (s.cluster_id, s.rule_id, s.subject): s
+        for s in session.scalars(select(AlertState).where(AlertState.cluster_id.in_(cluster_ids)))
     }
-    mutes = active_mutes(session, cluster_id, at_datetime(now_s))
+    mutes = active_mutes_of(session, cluster_ids, at_datetime(now_s))
     deliveries: list[Delivery] = []
     try:
-        for rule in rules:
-            for subject in subjects(rule, cluster.instances):
-                spec = spec_for(
-                    rule, subject.instance.id, subject.channel.id if subject.channel else None
-                )
-                obs = _observe(session, rule, subject, samples, polled) if spec else None
-                if spec is None or obs is None:
+        for newest in clusters:
+            cluster = newest.cluster
+            for rule in rules:
+                if rule.cluster_id not in (None, cluster.id):
                     continue
-                row = states.get((rule.id, subject.key))
-                deliveries += _advance(
-                    session, cluster, rule, spec, subject, obs, row, mutes, now_s
-                )
+                for subject in subjects(rule, cluster.instances):
+                    spec = spec_for(
+                        rule, subject.instance.id, subject.channel.id if subject.channel else None
+                    )
+                    obs = _observe(session, rule, subject, newest) if spec else None
+                    if spec is None or obs is None:
+                        continue
+                    row = states.get((cluster.id, rule.id, subject.key))
+                    deliveries += _advance(
+                        session, cluster, rule, spec, subject, obs, row, mutes[cluster.id], now_s
+                    )
         session.flush()
     except (StaleDataError, IntegrityError) as exc:
         raise Conflict("another worker judged the same alerts at the same time") from exc
@@ -152,20 +212,16 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
 
 
 def _observe(
-    session: Session,
-    rule: AlertRule,
-    subject: Subject,
-    samples: dict[int, Sample],
-    polled: dict[int, InstanceSample],
+    session: Session, rule: AlertRule, subject: Subject, newest: Newest
 ) -> sm.Observation | None:
     if rule.metric in CHANNEL_METRICS:
         assert subject.channel is not None
-        sample = samples.get(subject.channel.id)
+        sample = newest.samples.get(subject.channel.id)
         if sample is None:
             return None
         return sample_observation(rule.metric, sample, subject.channel)
-    reading = polled.get(subject.instance.id)
-    return instance_observation(session, rule, subject.instance, reading)
+    reachable = newest.reachable.get(subject.instance.id)
+    return instance_observation(session, rule, newest.cluster, subject.instance, reachable)
 
 
 def _dc(row: AlertState | None) -> sm.AlertState:

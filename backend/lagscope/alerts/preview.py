@@ -96,7 +96,7 @@ def _replay(
     peak: float | None = None
     for row in rows:
         # A row of the sample's columns reads like a Sample (attribute access, same types).
-        obs = sample_observation(rule.metric, row, channel)  # type: ignore[arg-type]
+        obs = sample_observation(rule.metric, row, channel)
         state, note = sm.step(spec, state, obs)
         value = finite(obs.value)
         if fired is not None and value is not None:

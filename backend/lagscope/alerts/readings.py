@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -21,7 +21,7 @@ from lagscope.alerts.state import Observation, RuleSpec, Unknown
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import eta
 from lagscope.metrics_catalog import CHANNEL_ALERTS, INSTANCE_ALERTS, WATCHDOG_ALERTS
-from lagscope.models import AlertRule, Channel, Instance, InstanceSample, ParamChange, Sample
+from lagscope.models import AlertRule, Channel, Cluster, Instance, ParamChange
 
 # From the metric catalog: rules on channel metrics are judged per channel on its samples, the
 # others per instance; the watchdog's (polling_stopped) without a tick (alert_watchdog.py).
@@ -33,6 +33,36 @@ METRICS = CHANNEL_METRICS + INSTANCE_METRICS
 PARAM_WINDOW_S = 600.0
 # The server's words for a login or privilege problem (errors 1045, 1142, 1227, 1370).
 _CREDENTIALS = re.compile(r"access denied|denied to user|\b(1045|1142|1227|1370)\b", re.I)
+
+
+class SampleFields(Protocol):
+    """What a rule reads of a channel's sample: a stored ``Sample``, a row of its columns, or
+    the row a tick just wrote (alerts/tick_figures.py)."""
+
+    @property
+    def ts(self) -> datetime: ...
+    @property
+    def verdict(self) -> int: ...
+    @property
+    def lag_s(self) -> float | None: ...
+    @property
+    def trx_behind(self) -> int | None: ...
+    @property
+    def not_received(self) -> int | None: ...
+    @property
+    def received_not_applied(self) -> int | None: ...
+    @property
+    def errant_trx(self) -> int | None: ...
+    @property
+    def io_state(self) -> int | None: ...
+    @property
+    def sql_running(self) -> bool | None: ...
+    @property
+    def disagreement(self) -> bool: ...
+    @property
+    def apply_rate(self) -> float | None: ...
+    @property
+    def source_rate(self) -> float | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +131,7 @@ def finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def sample_value(metric: str, s: Sample, channel: Channel | None) -> float | None:
+def sample_value(metric: str, s: SampleFields, channel: Channel | None) -> float | None:
     """A channel metric's value in one sample (booleans as 0/1; ETA ∞ when not catching up)."""
     if metric == "lag":
         return s.lag_s
@@ -128,14 +158,14 @@ def sample_value(metric: str, s: Sample, channel: Channel | None) -> float | Non
     raise ValueError(f"not a channel metric: {metric}")
 
 
-def answered(s: Sample) -> bool:
+def answered(s: SampleFields) -> bool:
     """Did the server answer the poll of this sample? A poll that read the channel's status
     always records ``sql_running`` (true or false); one that got no answer records nothing but
     its verdict, which is judged over the last three polls and may still say "stopped"."""
     return s.sql_running is not None
 
 
-def sample_observation(metric: str, s: Sample, channel: Channel | None) -> Observation:
+def sample_observation(metric: str, s: SampleFields, channel: Channel | None) -> Observation:
     return Observation(
         at=s.ts.timestamp(),
         value=sample_value(metric, s, channel),
@@ -147,21 +177,27 @@ def sample_observation(metric: str, s: Sample, channel: Channel | None) -> Obser
 
 
 def instance_observation(
-    session: Session, rule: AlertRule, instance: Instance, polled: InstanceSample | None
+    session: Session,
+    rule: AlertRule,
+    cluster: Cluster,
+    instance: Instance,
+    reachable: bool | None,
 ) -> Observation | None:
+    """``reachable``: the instance's newest instance sample said so (None: it has none).
+    ``cluster`` is the instance's: a poll owner's instance, detached, may not have it loaded."""
     if instance.last_polled_at is None:
         return None
     at = instance.last_polled_at.timestamp()
-    unreachable = polled is not None and not polled.reachable
+    unreachable = reachable is False
     value: float | None
     if rule.metric == "unreachable":
-        value = None if polled is None else float(unreachable)
+        value = None if reachable is None else float(unreachable)
     elif rule.metric == "credentials_problem":
         value = float(bool(instance.last_error and _CREDENTIALS.search(instance.last_error)))
     elif rule.metric == "clock_skew":
         value = None if instance.clock_offset_s is None else abs(instance.clock_offset_s)
     elif rule.metric == "heartbeat_writer_stale":
-        stopped = instance.role == "source" and instance.cluster.heartbeat_stopped_at is not None
+        stopped = instance.role == "source" and cluster.heartbeat_stopped_at is not None
         value = float(stopped)
     else:  # param_changed
         value = float(_param_changes(session, rule, instance.id, instance.last_polled_at))
@@ -178,7 +214,10 @@ def _param_changes(session: Session, rule: AlertRule, instance_id: int, now: dat
     names = [str(n) for n in params.get("names") or ()]
     if names:
         query = query.where(ParamChange.name.in_(names))
-    return int(session.scalar(query) or 0)
+    # The judging writes no parameter change: flushing the states judged so far before each
+    # count (autoflush) would only split their updates into one flush per server.
+    with session.no_autoflush:
+        return int(session.scalar(query) or 0)
 
 
 def at_datetime(ts: float) -> datetime:

@@ -9,7 +9,9 @@ recorded. What the store knows of the hole names its reason, most specific first
 - ``expired``: a tick waited in the queue past its interval and was dropped (every worker busy,
   or none running when it was due);
 - ``not_polled``: nothing says: the worker that took the tick was lost mid-tick (killed, out of
-  memory, its host gone), or no worker or beat was running.
+  memory, its host gone), or no worker or beat was running. When the tick after the hole runs
+  in another process than the one before it, both are named: with the poll owner engine that
+  is a takeover after the owner before was lost.
 """
 
 from __future__ import annotations
@@ -43,10 +45,13 @@ def tick_gap(
     expired_at: float | None,
     now: float,
     interval_s: float,
+    last_tick_by: str | None = None,
+    now_by: str | None = None,
 ) -> TickGap | None:
     """The hole between the last recorded tick (epoch s) and this one at ``now``, if any.
     ``last_tick_s``: how long that tick took; ``expired_at``: the newest tick of the cluster
-    that expired in the queue."""
+    that expired in the queue; ``last_tick_by``/``now_by``: the processes that ran the last
+    tick and run this one (a poll owner that took the cluster over names the one it lost)."""
     if last_tick_at is None or now - last_tick_at <= interval_s * GAP_FACTOR:
         return None
     width = now - last_tick_at
@@ -62,6 +67,12 @@ def tick_gap(
         detail = (
             "ticks expired in the queue before a worker took them: every worker was busy,"
             " or none was running"
+        )
+    elif last_tick_by and now_by and last_tick_by != now_by:
+        reason = GapReason.NOT_POLLED
+        detail = (
+            f"{last_tick_by} stopped recording these ticks (stopped, killed or cut off from the"
+            f" store) and {now_by} took the cluster over when its lease ran out"
         )
     else:
         reason = GapReason.NOT_POLLED

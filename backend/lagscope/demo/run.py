@@ -2,10 +2,10 @@
 
 A MariaDB lab (source, a near replica, a far replica behind a 50 ms proxy), a write load, its
 own Redis, an embedded SQLite store, a worker (its poll owner and Celery), beat and the
-heartbeat writer, and the API in demo mode (no login) on one port. The ``tuning`` scenario (the default) then changes the
-replicas' settings phase by phase (:mod:`lagscope.demo.scenario`); ``steady`` keeps a light load
-on the lab's defaults. Everything it starts stops on Ctrl-C (or after ``duration_s``); the store
-file is kept for a look afterwards.
+heartbeat writer, and the API in demo mode (no login) on one port. The ``tuning`` scenario (the
+default) then changes the replicas' settings phase by phase (:mod:`lagscope.demo.scenario`);
+``steady`` keeps a light load on the lab's defaults. Everything it starts stops on Ctrl-C (or
+after ``duration_s``); the store file is kept for a look afterwards.
 """
 
 from __future__ import annotations

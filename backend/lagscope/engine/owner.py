@@ -17,9 +17,9 @@ beat sending every second's ticks as Celery tasks:
   it polls; the connections of a shard given up or lost are closed at once, so a server never
   holds connections from two owners for long.
 
-Alerts are judged after each cluster's tick as on the Celery path, and a delivery is queued
-through the broker; with the broker down the delivery waits in the store for the sweep, while
-polling and recording go on.
+Alerts are judged after each batch on the figures its ticks just computed, not read back
+(engine/alert_judge.py), and a delivery is queued through the broker; with the broker down the
+delivery waits in the store for the sweep, while polling and recording go on.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from lagscope.alerts.tick_figures import TickFigures
 from lagscope.analysis.shards import shard_of, tick_batches
 from lagscope.engine.leases import Holdings, Leases, fence_all
-from lagscope.errors import Conflict, FencingLost
+from lagscope.errors import FencingLost
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
 from lagscope.ingest.tick_batch import poll_clusters
@@ -47,7 +48,8 @@ from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
 
-AlertHook = Callable[[int], None]
+# After a batch: its recorded ticks' figures, for the alert rules (engine/alert_judge.py).
+AlertHook = Callable[[Sequence[TickFigures]], None]
 REPORT_EVERY_S = 30.0
 # A batch that could not start within this many seconds of its second is dropped.
 LATE_START_S = 0.5
@@ -76,7 +78,7 @@ class PollOwner:
         options: TickOptions,
         leases: Leases,
         renew_every_s: float,
-        after_tick: AlertHook | None = None,
+        after_batch: AlertHook | None = None,
         batch_instances: int = 20,
         max_batches_at_once: int = 4,
         clock: Callable[[], float] = time.time,
@@ -87,7 +89,7 @@ class PollOwner:
         self.options = options
         self.leases = leases
         self.renew_every_s = renew_every_s
-        self.after_tick = after_tick
+        self.after_batch = after_batch
         self.clock = clock
         self.stats = OwnerStats()
         self.cache = TickCache()
@@ -292,14 +294,16 @@ class PollOwner:
             return
         self.stats.batches += 1
         self.stats.ticks += len(summaries)
-        if self.after_tick is not None:
-            for cluster_id in summaries:
-                try:
-                    self.after_tick(cluster_id)
-                except Conflict:
-                    log.info("cluster %s: alert evaluation raced another owner", cluster_id)
-                except Exception:
-                    log.exception("cluster %s: judging its alerts failed", cluster_id)
+        if self.after_batch is not None and summaries:
+            figures = [
+                TickFigures(summary.cluster, summary.sample_rows, summary.instance_rows)
+                for summary in summaries.values()
+                if summary.cluster is not None
+            ]
+            try:
+                self.after_batch(figures)
+            except Exception:  # the ticks are recorded; the next batch judges its own
+                log.exception("clusters %s: judging their alerts failed", sorted(summaries))
 
     def _fenced(self, tokens: dict[int, int]) -> Callable[[], AbstractContextManager[Session]]:
         owner = self.leases.name

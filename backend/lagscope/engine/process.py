@@ -14,17 +14,13 @@ import socket
 import threading
 import time
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
-
-from lagscope.alerts.readings import WATCHDOG_METRICS
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
+from lagscope.engine.alert_judge import AlertJudge
 from lagscope.engine.leases import Leases
 from lagscope.engine.owner import PollOwner
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import options_from
-from lagscope.models import AlertRule
 from lagscope.security.secret_box import store_box
 
 log = logging.getLogger(__name__)
@@ -37,45 +33,6 @@ READ_THREADS = 64
 def owner_name() -> str:
     """host:pid and a random part: a restarted process with the same pid is a new owner."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
-class AlertJudge:
-    """After a cluster's tick: its alert rules, and the deliveries they make queued. Whether any
-    tick-judged rule exists is looked up every ``RULES_EVERY_S``, so a fleet without rules pays
-    nothing per tick. A broker that is down loses nothing: a delivery is a row, and the sweep
-    queues it again."""
-
-    RULES_EVERY_S = 5.0
-
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
-        self._sessions = sessions
-        self._looked_at = -self.RULES_EVERY_S
-        self._any = True
-
-    def __call__(self, cluster_id: int) -> None:
-        from lagscope.tasks.jobs import deliver_task, evaluate_cluster_deliveries
-
-        if not self._rules_exist():
-            return
-        for delivery_id in evaluate_cluster_deliveries(cluster_id):
-            try:
-                deliver_task.delay(delivery_id)
-            except Exception as exc:
-                log.warning(
-                    "delivery %s waits for the sweep: the broker refused it (%s)", delivery_id, exc
-                )
-
-    def _rules_exist(self) -> bool:
-        now = time.monotonic()
-        if now - self._looked_at >= self.RULES_EVERY_S:
-            with self._sessions() as session:
-                found = session.scalar(
-                    select(AlertRule.id)
-                    .where(AlertRule.enabled.is_(True), AlertRule.metric.not_in(WATCHDOG_METRICS))
-                    .limit(1)
-                )
-            self._any, self._looked_at = found is not None, now
-        return self._any
 
 
 def run_owner(settings: Settings | None = None) -> None:
@@ -93,8 +50,9 @@ def run_owner(settings: Settings | None = None) -> None:
         options_from(settings, name),
         Leases(sessions, name, settings.shards, settings.shard_lease_s, time.time),
         settings.shard_renew_every_s,
-        after_tick=AlertJudge(sessions),
+        after_batch=AlertJudge(sessions),
         batch_instances=settings.poll_batch_instances,
+        max_batches_at_once=settings.owner_batches_at_once,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,9 +1,9 @@
 """Turn one tick's readings into stored rows: samples, instance rates, parameter changes, state.
 
-Everything for a tick goes out in one flush: the sample and instance-sample rows as two
-executemany inserts, the instance/channel/parameter rows through the unit of work. The state
-the next tick needs (GTID progress, counters, verdict window) is written to the store, so any
-worker can poll the cluster next.
+The rows a tick appends (samples, instance samples, source progress, applier workers) go to
+the batch's writes (tick_writes.py): one multi-row insert per table for the whole batch; the
+parameter and episode rows through the session. The state the next tick needs (GTID progress,
+counters, verdict window) is written to the store, so any worker can poll the cluster next.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S
@@ -36,6 +36,8 @@ from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.causes import ChannelTick, record_causes
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
+from lagscope.ingest.tick_memory import TickMemory
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.ingest.workers import record_workers
 from lagscope.metrics_catalog import CHANNEL_COLUMNS
 from lagscope.models import (
@@ -54,6 +56,11 @@ class TickSummary:
     samples: int = 0
     unreachable: list[str] = field(default_factory=list)
     param_changes: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    # The cluster as the tick left it, and the rows the tick wrote, by channel and by instance
+    # id: what its alerts are judged on.
+    cluster: Cluster | None = None
+    sample_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    instance_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def record_tick(
@@ -62,9 +69,15 @@ def record_tick(
     readings: Sequence[Reading],
     caught_up_hold_s: float = CAUGHT_UP_HOLD_S,
     keep_statement_text: bool = False,
+    writes: TickWrites | None = None,
+    memory: TickMemory | None = None,
 ) -> TickSummary:
     """``caught_up_hold_s``: how long a channel stays caught up before its episode ends;
-    ``keep_statement_text``: whether the causes keep statements' full text beside digests."""
+    ``keep_statement_text``: whether the causes keep statements' full text beside digests;
+    ``writes``: where the appended rows go (sent with the batch; None: sent now); ``memory``:
+    what the cluster's last ticks stored (tick_memory.py)."""
+    send_now = writes is None
+    writes = TickWrites() if writes is None else writes
     by_id = {r.instance_id: r for r in readings}
     source = next((i for i in cluster.instances if i.role == "source"), None)
     source_reading = by_id.get(source.id) if source else None
@@ -76,7 +89,7 @@ def record_tick(
         if (r := by_id.get(i.id)) and r.snapshot and _params_changed(i, r.snapshot)
     ]
     params = _current_params(session, changed)
-    progress = record_sources(session, cluster, by_id)
+    progress = record_sources(session, cluster, by_id, writes, memory)
     summary = TickSummary()
     samples: list[dict[str, Any]] = []
     instance_samples: list[dict[str, Any]] = []
@@ -120,21 +133,22 @@ def record_tick(
         caught_up_hold_s,
         keep_statement_text,
     )
-    # Core inserts on the session's connection: the ORM's bulk path would autoflush first and
-    # convert each row again.
-    db = session.connection()
-    if instance_samples:
-        db.execute(_INSERT_INSTANCE_SAMPLE, instance_samples)
-    if samples:
-        db.execute(_INSERT_SAMPLE, samples)
-    record_workers(session, polled)
+    # Core rows, not the ORM's bulk path: that would autoflush first and convert each row again.
+    writes.insert(_SAMPLES, samples)
+    writes.insert(_INSTANCE_SAMPLES, instance_samples)
+    record_workers(session, polled, writes, memory)
     summary.samples = len(samples)
+    summary.cluster = cluster
+    summary.sample_rows = {row["channel_id"]: row for row in samples}
+    summary.instance_rows = {row["instance_id"]: row for row in instance_samples}
     session.flush()
+    if send_now:
+        writes.send(session.connection())
     return summary
 
 
-_INSERT_SAMPLE = insert(cast(Table, Sample.__table__))
-_INSERT_INSTANCE_SAMPLE = insert(cast(Table, InstanceSample.__table__))
+_SAMPLES = cast(Table, Sample.__table__)
+_INSTANCE_SAMPLES = cast(Table, InstanceSample.__table__)
 # An unreachable instance's row: every column given (one executemany takes one set of keys).
 _NO_READING: dict[str, Any] = {
     **dict.fromkeys(InstanceSample.__table__.columns.keys(), None),

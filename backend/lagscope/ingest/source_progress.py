@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
-from sqlalchemy import BigInteger, Connection, bindparam, delete, insert, select, type_coerce
+from sqlalchemy import BigInteger, Connection, Table, bindparam, delete, insert, select, type_coerce
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.timeline import (
@@ -27,6 +27,8 @@ from lagscope.analysis.timeline import (
 from lagscope.collectors.gtid import GtidTexts
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.reader import Reading
+from lagscope.ingest.tick_memory import TickMemory
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.models import Cluster, Instance, SourceProgress
 from lagscope.models.types import to_micros
 
@@ -67,10 +69,16 @@ class SourceProgressNow:
 
 
 def record_sources(
-    session: Session, cluster: Cluster, readings: Mapping[int, Reading]
+    session: Session,
+    cluster: Cluster,
+    readings: Mapping[int, Reading],
+    writes: TickWrites | None = None,
+    memory: TickMemory | None = None,
 ) -> SourceProgressNow:
     """Record the progress of every reachable instance some channel replicates from (the
-    cluster's source, and intermediate sources in a chain or multi-source setup)."""
+    cluster's source, and intermediate sources in a chain or multi-source setup). With
+    ``writes`` the new points go out with the batch; ``memory``: the newest points the
+    cluster's last ticks stored."""
     named = {
         status.source_server_id
         for reading in readings.values()
@@ -84,7 +92,8 @@ def record_sources(
         snap = reading.snapshot if reading else None
         if snap is None or (instance.role != "source" and snap.server_id not in named):
             continue
-        entry = SourceNow(instance.id, snap, record_progress(session, instance, snap))
+        streams = record_progress(session, instance, snap, writes=writes, memory=memory)
+        entry = SourceNow(instance.id, snap, streams)
         now.by_server_id[snap.server_id] = entry
         if instance.role == "source":
             now.default = entry
@@ -107,36 +116,51 @@ def snapshot_streams(snap: InstanceSnapshot) -> dict[str, int]:
 
 
 def record_progress(
-    session: Session, instance: Instance, snap: InstanceSnapshot, retention_s: float = RETENTION_S
+    session: Session,
+    instance: Instance,
+    snap: InstanceSnapshot,
+    retention_s: float = RETENTION_S,
+    writes: TickWrites | None = None,
+    memory: TickMemory | None = None,
 ) -> dict[str, int]:
     """Append this poll's point per stream; drop history that no longer describes the server
     (another server_id: a failover behind the same address; a stream that went backwards).
 
     Core statements on the session's connection: they must not autoflush the tick's pending
-    ORM changes one by one (that doubled the cost of a tick), and times stay integers."""
+    ORM changes one by one (that doubled the cost of a tick), and times stay integers. The
+    deletes run at once (before this tick's point, which ``writes`` may send later); the newest
+    point per stream comes from ``memory`` when the last tick stored it."""
     db = session.connection()
+    memory = TickMemory() if memory is None else memory
     at_us = to_micros(snap.taken_at)
     streams = snapshot_streams(snap)
     if instance.server_id is not None and instance.server_id != snap.server_id:
         db.execute(delete(SourceProgress).where(SourceProgress.instance_id == instance.id))
-    newest = {s: row for s in streams if (row := _newest(db, instance.id, s)) is not None}
+        for known in [k for k in memory.newest_progress if k[0] == instance.id]:
+            del memory.newest_progress[known]
+        newest = {}
+    else:
+        newest = {s: row for s in streams if (row := _newest(db, memory, instance.id, s))}
     back = went_back({s: value for s, (_, value) in newest.items()}, streams)
     cutoff_us = at_us - round(retention_s * 1e6)
     for stream in streams:
-        scope = (SourceProgress.instance_id == instance.id, SourceProgress.stream == stream)
+        scope = {"instance_id": instance.id, "stream": stream}
         if stream in back:
-            db.execute(delete(SourceProgress).where(*scope))
+            db.execute(_DELETE_STREAM, scope)
         elif stream in newest and newest[stream][0] // _PRUNE_US != at_us // _PRUNE_US:
             # Pruned when a minute begins, not every tick: one DELETE a minute per stream.
-            db.execute(delete(SourceProgress).where(*scope, cutoff_us > _TS))
+            db.execute(_PRUNE_STREAM, {**scope, "cutoff": cutoff_us})
     if streams:
-        db.execute(
-            insert(SourceProgress),
-            [
-                {"instance_id": instance.id, "stream": s, "ts": snap.taken_at, "value": v}
-                for s, v in streams.items()
-            ],
-        )
+        rows = [
+            {"instance_id": instance.id, "stream": s, "ts": snap.taken_at, "value": v}
+            for s, v in streams.items()
+        ]
+        if writes is None:
+            db.execute(_INSERT, rows)
+        else:
+            writes.insert(_TABLE, rows)
+        for stream, value in streams.items():
+            memory.newest_progress[(instance.id, stream)] = (at_us, value)
     return streams
 
 
@@ -173,7 +197,8 @@ def channel_timeline(
         target = applied.get(stream, 0)
         current = ProgressPoint(newest.at, value)
         history = [current] if target >= value else _around(db, source_id, stream, target)
-        if history[-1] != current:
+        if not history or history[-1] != current:
+            # This tick's point may not be in the store yet (it goes out with the batch).
             history.append(current)
         lag = stream_lag(history, target, now, max_gap_s)
         if lag.lag_s is None:
@@ -194,7 +219,11 @@ def _around(db: Connection, instance_id: int, stream: str, target: int) -> list[
     return [ProgressPoint(r[0] / 1e6, int(r[1])) for r in (before, after) if r is not None]
 
 
-def _newest(db: Connection, instance_id: int, stream: str) -> tuple[int, int] | None:
+def _newest(
+    db: Connection, memory: TickMemory, instance_id: int, stream: str
+) -> tuple[int, int] | None:
+    if (known := memory.newest_progress.get((instance_id, stream))) is not None:
+        return known
     row = db.execute(_NEWEST, {"instance_id": instance_id, "stream": stream}).first()
     return None if row is None else (int(row[0]), int(row[1]))
 
@@ -221,3 +250,7 @@ _AFTER = (
     .limit(1)
 )
 _AFTER_TS = _AFTER.where(bindparam("ts", type_=BigInteger()) < _TS)
+_DELETE_STREAM = delete(SourceProgress).where(*_SCOPE)
+_PRUNE_STREAM = _DELETE_STREAM.where(bindparam("cutoff", type_=BigInteger()) > _TS)
+_TABLE = cast(Table, SourceProgress.__table__)
+_INSERT = insert(_TABLE)

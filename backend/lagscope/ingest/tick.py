@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sqlalchemy import func, select, update
@@ -20,6 +20,8 @@ from lagscope.ingest import login_backoff, tick_rows
 from lagscope.ingest.reader import ClusterReader, Reading, Target
 from lagscope.ingest.recording import TickSummary, record_tick, stored_classes
 from lagscope.ingest.tick_cache import TickCache
+from lagscope.ingest.tick_memory import TickMemory
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.inventory import server_logins as logins
 from lagscope.inventory.instances import connection_spec, heartbeat_table
 from lagscope.models import Channel, Cluster, Instance, PollGap
@@ -78,6 +80,7 @@ class PreparedTick:
     deadline_s: float
     behind: set[int]
     prepare_s: float = 0.0
+    memory: TickMemory = field(default_factory=TickMemory)
 
 
 def poll_cluster(
@@ -136,8 +139,9 @@ def prepare_tick(
     the shard's fence keeps every other tick out (ingest/tick_cache.py)."""
     started = options.clock()
     kept = cache.take(cluster_id, revision) if cache is not None and revision is not None else None
+    memory = TickMemory()
     if kept is not None:
-        cluster, rows = kept.cluster, kept.rows
+        cluster, rows, memory = kept.cluster, kept.rows, kept.memory
     else:
         loaded = _load(session, cluster_id, lock=cache is None)
         if loaded is None or not loaded.enabled:
@@ -146,7 +150,7 @@ def prepare_tick(
     heartbeat = heartbeat_table(cluster)
     extra = tuple(cluster.extra_params or ())
     now = datetime.fromtimestamp(started, UTC)
-    _note_gap(session, cluster, started)
+    _note_gap(session, cluster, started, options.worker if cache is not None else None)
     targets: list[Target] = []
     skipped: list[Reading] = []
     for instance in cluster.instances:
@@ -168,7 +172,9 @@ def prepare_tick(
         options.connect_timeout_s + options.read_timeout_s,
     )
     behind = behind_at_last_tick(cluster)
-    prepared = PreparedTick(cluster, rows, targets, skipped, started, deadline_s, behind)
+    prepared = PreparedTick(
+        cluster, rows, targets, skipped, started, deadline_s, behind, memory=memory
+    )
     prepared.prepare_s = options.clock() - started
     return prepared
 
@@ -179,9 +185,13 @@ def record_prepared(
     read: Sequence[Reading],
     options: TickOptions,
     read_s: float,
+    writes: TickWrites | None = None,
 ) -> TickSummary:
     """Record the tick's readings (``read``: those of its targets; ``read_s``: how long the
-    read took). The tick's duration is its own: preparing, reading, recording."""
+    read took). The tick's duration is its own: preparing, reading, recording. ``writes``: the
+    batch's, sent by the caller before it commits (None: sent here)."""
+    send_now = writes is None
+    writes = TickWrites() if writes is None else writes
     recording = options.clock()
     cluster = tick.cluster
     by_id = {i.id: i for i in cluster.instances}
@@ -191,12 +201,20 @@ def record_prepared(
     ]
     _add_new_channels(session, tick.rows, cluster, readings)
     summary = record_tick(
-        session, cluster, readings, options.episode_caught_up_s, options.keep_statement_text
+        session,
+        cluster,
+        readings,
+        options.episode_caught_up_s,
+        options.keep_statement_text,
+        writes,
+        tick.memory,
     )
     took = tick.prepare_s + read_s + (options.clock() - recording)
     cluster.last_tick_at = datetime.fromtimestamp(tick.started, UTC)
     cluster.last_tick_s, cluster.last_tick_by = took, options.worker
-    tick.rows.write(session)
+    tick.rows.collect(writes)
+    if send_now:
+        writes.send(session.connection())
     return summary
 
 
@@ -243,7 +261,10 @@ def _load(session: Session, cluster_id: int, lock: bool = True) -> Cluster | Non
     return session.execute(query).unique().scalar_one_or_none()
 
 
-def _note_gap(session: Session, cluster: Cluster, now_s: float) -> None:
+def _note_gap(session: Session, cluster: Cluster, now_s: float, owner: str | None) -> None:
+    """``owner``: the poll owner running this tick (None on Celery, whose ticks any worker of
+    the pool may run: another process there is no sign of a loss)."""
+
     def epoch(moment: datetime | None) -> float | None:
         return moment.timestamp() if moment is not None else None
 
@@ -253,6 +274,8 @@ def _note_gap(session: Session, cluster: Cluster, now_s: float) -> None:
         epoch(cluster.tick_expired_at),
         now_s,
         cluster.poll_interval_s,
+        cluster.last_tick_by,
+        owner,
     )
     if gap is not None:
         session.add(

@@ -8,7 +8,9 @@ due in a second in batches (:func:`batches`), and a task ticks its batch:
 - every cluster is loaded and locked (``prepare_tick``), then all their servers are read at
   once by the worker's reader, as one cluster's were: a slow or dead server costs the others
   nothing but the wait for the deadline, which every tick already had;
-- the ticks are recorded one after the other in one transaction, one commit for the batch.
+- the ticks are worked out one after the other in one transaction, the rows they append and
+  the columns they change sent together at the end (ingest/tick_writes.py: a multi-row insert
+  per table, an executemany update per table and set of columns), one commit for the batch.
 
 A tick whose recording fails rolls the batch's transaction back; then each cluster of the batch
 is recorded in its own transaction, with the readings already taken, so one cluster's failure
@@ -30,6 +32,7 @@ from lagscope.ingest.reader import ClusterReader, Reading
 from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import PreparedTick, TickOptions, prepare_tick, record_prepared
 from lagscope.ingest.tick_cache import TickCache
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
@@ -79,12 +82,16 @@ def poll_clusters(
             read_at = options.clock()
             readings = _read(reader, ticks)
             read_s = options.clock() - read_at
+            writes = TickWrites()
             for tick in ticks:
                 mine = _readings_of(tick, readings)
-                summaries[tick.cluster.id] = record_prepared(session, tick, mine, options, read_s)
+                summaries[tick.cluster.id] = record_prepared(
+                    session, tick, mine, options, read_s, writes
+                )
+            writes.send(session.connection())
         if cache is not None:  # committed: what is in memory is what the store holds
             for tick in ticks:
-                cache.keep(tick.cluster, tick.rows)
+                cache.keep(tick.cluster, tick.rows, tick.memory)
         return summaries
     except FencingLost:
         raise  # the shard changed owner: none of its ticks may be recorded by this one

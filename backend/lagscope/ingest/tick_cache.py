@@ -1,6 +1,7 @@
 """A poll owner's clusters kept in memory between ticks: the cluster, its instances and channels
 with everything the next tick needs of them (counters, GTID progress, the verdict window, the
-cause memory, the open episode's state), detached from any session.
+cause memory, the open episode's state), detached from any session, and what its ticks
+remember of the rows they appended (ingest/tick_memory.py).
 
 Loading that graph from the store every second was a fifth of a tick's CPU (the joined load,
 the JSON columns decoded, the rows tracked). An owner is the only writer of a tick's columns
@@ -23,6 +24,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from lagscope.ingest.tick_memory import TickMemory
 from lagscope.ingest.tick_rows import TickRows
 from lagscope.models import Cluster
 
@@ -32,6 +34,7 @@ class Kept:
     revision: int
     cluster: Cluster
     rows: TickRows
+    memory: TickMemory
 
 
 class TickCache:
@@ -63,10 +66,10 @@ class TickCache:
         self.loads += 1
         return None
 
-    def keep(self, cluster: Cluster, rows: TickRows) -> None:
+    def keep(self, cluster: Cluster, rows: TickRows, memory: TickMemory) -> None:
         """After the tick's transaction committed."""
         with self._lock:
-            self._kept[cluster.id] = Kept(int(cluster.revision or 0), cluster, rows)
+            self._kept[cluster.id] = Kept(int(cluster.revision or 0), cluster, rows, memory)
 
     def forget(self, cluster_ids: Collection[int]) -> None:
         with self._lock:

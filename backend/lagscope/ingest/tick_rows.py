@@ -5,8 +5,9 @@ writes them back. Through the session's unit of work that cost as much CPU as re
 servers (history per attribute, a flush plan per object: ``bench/profile_tick.py``). So the
 tick detaches the loaded rows at once (:func:`detach`): the code that works out the tick goes on
 setting attributes as before, nothing autoflushes them, and :meth:`TickRows.write` compares
-each row with its values as loaded and sends the changed columns as one executemany
-``UPDATE … WHERE id = ?`` per table and set of changed columns. What is written is what the unit
+each row with its values as loaded and hands the changed columns to the batch's writes
+(tick_writes.py): one executemany ``UPDATE … WHERE id = ?`` per table and set of changed
+columns for the whole batch. What is written is what the unit
 of work would have written: only the columns whose value differs, compared with ``==``.
 
 A channel seen for the first time is inserted through the session (its id is needed for its
@@ -15,14 +16,14 @@ samples) and then tracked like the others (:meth:`TickRows.add_channels`).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Table, bindparam, update
+from sqlalchemy import Table
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from lagscope.ingest.tick_writes import TickWrites
 from lagscope.models import Channel, Cluster, Instance
 
 Row = Cluster | Instance | Channel
@@ -61,32 +62,25 @@ class TickRows:
             set_committed_value(channel, "instance", instance)
         self.track(new)
 
-    def changes(self) -> dict[tuple[Table, tuple[str, ...]], list[dict[str, Any]]]:
-        """Per table and set of changed columns, the rows to update (``_pk``: the row's id)."""
-        out: dict[tuple[Table, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
+    def collect(self, writes: TickWrites) -> int:
+        """Hand the changed columns to ``writes`` (sent with the batch) and take the values now
+        as the values loaded; returns the number of rows changed."""
+        changed_rows = 0
         for row, before in self._loaded:
             now = row.__dict__
             changed = {
-                key: now[key]
+                key: value
                 for key, old in before.items()
-                if key in now and (old is _MISSING or now[key] != old)
+                if (value := now.get(key, _MISSING)) is not _MISSING
+                and (old is _MISSING or value != old)
             }
             if changed:
                 table = type(row).__table__
                 assert isinstance(table, Table)
-                out[(table, tuple(sorted(changed)))].append({"_pk": row.id, **changed})
-        return out
-
-    def write(self, session: Session) -> int:
-        """Send the changed columns; returns the number of rows updated."""
-        db = session.connection()
-        written = 0
-        for (table, _), rows in self.changes().items():
-            db.execute(update(table).where(table.c.id == bindparam("_pk")), rows)
-            written += len(rows)
-        for row, before in self._loaded:
-            before.update((key, row.__dict__[key]) for key in before if key in row.__dict__)
-        return written
+                writes.update(table, tuple(sorted(changed)), {"_pk": row.id, **changed})
+                before.update(changed)
+                changed_rows += 1
+        return changed_rows
 
 
 def detach(session: Session, cluster: Cluster) -> TickRows:

@@ -18,7 +18,7 @@ from lagscope.ingest import commit_samples
 from lagscope.ingest import rollups as maintenance
 from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick, options_from
-from lagscope.ingest.tick_batch import batches, poll_clusters
+from lagscope.ingest.tick_batch import Transaction, batches, poll_clusters
 from lagscope.tasks import dispatch_claim
 from lagscope.tasks.app import app
 from lagscope.tasks.context import context
@@ -137,14 +137,16 @@ def evaluate_alerts(cluster_id: int) -> None:
         deliver_task.delay(delivery_id)
 
 
-def evaluate_cluster_deliveries(cluster_id: int) -> list[int]:
+def evaluate_cluster_deliveries(
+    cluster_id: int, transaction: Transaction | None = None
+) -> list[int]:
     """The cluster's rules judged in a transaction of their own (a lost compare-and-set race
     with another worker is retried once on fresh state, and never undoes the tick's samples);
-    the deliveries to send."""
-    ctx = context()
+    the deliveries to send. ``transaction``: the caller's (a poll owner's), else the worker's."""
+    transaction = transaction or context().transaction
     for attempt in (1, 2):
         try:
-            with ctx.transaction() as session:
+            with transaction() as session:
                 return evaluate_cluster(session, cluster_id, time.time())
         except Conflict:
             log.info(

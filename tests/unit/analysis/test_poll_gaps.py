@@ -44,3 +44,13 @@ def test_a_slow_previous_tick_explains_the_skipped_ones_first() -> None:
     gap = tick_gap(100.0, 3.2, 102.0, 104.0, 1.0)
     assert gap is not None and gap.reason is GapReason.SLOW
     assert "3.2 s" in gap.detail
+
+
+def test_a_takeover_names_the_owner_lost_and_the_one_that_took_over():
+    gap = tick_gap(100.0, 0.05, None, 103.0, 1.0, "host:11:aa", "host:12:bb")
+    assert gap is not None and gap.reason == GapReason.NOT_POLLED
+    assert "host:11:aa stopped recording" in gap.detail and "host:12:bb took" in gap.detail
+    same = tick_gap(100.0, 0.05, None, 103.0, 1.0, "host:11:aa", "host:11:aa")
+    assert same is not None and "host:11:aa" not in same.detail
+    unknown = tick_gap(100.0, 0.05, None, 103.0, 1.0, None, "host:12:bb")
+    assert unknown is not None and "took the cluster over" not in unknown.detail
