@@ -15,7 +15,7 @@ from lagscope.db import make_engine, make_session_factory
 from lagscope.engine.leases import Leases, fence
 from lagscope.errors import FencingLost
 from lagscope.inventory import instances as inventory
-from lagscope.models import Cluster, ShardLease
+from lagscope.models import Cluster, PollOwner, ShardLease
 from lagscope.store_setup import upgrade
 
 from .postgres import ThrowawayPostgres
@@ -44,6 +44,9 @@ def sessions(
     factory = make_session_factory(engine)
     with factory() as s, s.begin():  # a module-wide PostgreSQL: start each test clean
         s.query(ShardLease).delete()
+        # The owners too: each test's clock starts at the same moment, so an earlier test's
+        # owner would look alive (and be some shards' preferred owner) in the next one.
+        s.query(PollOwner).delete()
     try:
         yield factory
     finally:
