@@ -369,3 +369,42 @@ def test_a_backlog_barely_falling_while_the_lag_grows_is_not_called_a_drain() ->
     assert "is keeping pace, not draining, since" in finding.sentence
     assert "its lag still growing 0.5 s/s" in finding.sentence
     assert "barely draining" not in finding.sentence and finding.evidence["eta_s"] is None
+
+
+def test_a_drain_after_a_stopped_applier_is_judged_on_the_polls_from_the_stop_on() -> None:
+    """The live lab's restart: ten polls stopped (the source writing 600 trx/s, nothing applied,
+    the lag rising 1 s/s), then the applier drains at 1,400 trx/s. A pace over a window still
+    holding the stopped polls' zero apply rate read that 1 s/s drain as "barely draining …,
+    ETA 59 min"; every drain poll is catching up, by the lag and then by its pace."""
+    episode = EpisodeContext(NOW - 1, Cause.STOPPED)
+    stopped = status(sql_running=False, sql_thread_state="")
+    polls = []
+    trx = 20_000
+    for i in range(10):
+        trx += 600
+        m = replace(
+            metrics(Verdict.STOPPED, lag_s=trx / 600, trx_behind=trx),
+            apply_rate=0.0,
+            source_rate=600.0,
+        )
+        polls.append(replace(inputs(m, at=NOW + i, channel=stopped), episode=episode))
+    for i in range(10, 25):
+        trx -= 800
+        m = replace(
+            behind_on_apply(lag_s=trx / 600, trx=trx, apply_rate=1400.0, source_rate=600.0),
+            eta=Eta(trx / 800, True, None),
+        )
+        polls.append(replace(inputs(m, at=NOW + i, params=PARALLEL_RELAXED), episode=episode))
+    found = run(polls)
+    assert all(causes(f) == ["stopped"] for f in found[:10]), [causes(f) for f in found]
+    draining = found[10:]
+    assert all(causes(f)[:1] == ["catching_up"] for f in draining), [causes(f) for f in found]
+    for findings in draining:
+        head = findings[0]
+        assert head.evidence["pace"] == "draining", head.sentence
+        assert "is catching up since" in head.sentence
+        assert "the backlog was made by replication stopped" in head.sentence
+        assert head.evidence["drain_s_per_s"] == pytest.approx(1.33, abs=0.05)
+    # From the pace's fifth poll after the stop, the pace measures it: the two rates named.
+    assert draining[-1][0].evidence["pace_polls"] == 10
+    assert "apply 1,400 trx/s vs source 600 trx/s" in draining[-1][0].sentence

@@ -134,10 +134,34 @@ class Pace:
         return abs(self.drain_per_s) < FALL_SHARE * self.source_rate
 
 
-def pace_of(seen: Seen) -> Pace | None:
-    """The pace over the kept polls, this one included (None: too few polls, an idle source, or
-    the rates and the backlog contradicting each other)."""
-    points = seen.pace
+def note_main_named(seen: Seen, findings: Sequence[Finding]) -> None:
+    """Remember this poll if it named the episode's main cause: a drain after that cause ends
+    begins here."""
+    episode = seen.inputs.episode
+    if episode is not None and any(f.cause is episode.main_cause for f in findings):
+        seen.main_named_at = seen.at
+
+
+def _turn(seen: Seen) -> float | None:
+    """The last poll of this episode that named its main cause (None: none remembered)."""
+    episode, at = seen.inputs.episode, seen.main_named_at
+    if episode is None or at is None or at < episode.started_at:
+        return None
+    return at
+
+
+def _from_turn(
+    points: Sequence[tuple[float, float]], turn: float | None
+) -> list[tuple[float, float]]:
+    """The lags from the turn on, the turn's own poll included (its lag is the drain's top)."""
+    return [p for p in points if turn is None or p[0] >= turn]
+
+
+def pace_of(seen: Seen, turn: float | None = None) -> Pace | None:
+    """The pace over the kept polls after ``turn``, this one included (None: too few polls, an
+    idle source, or the rates and the backlog contradicting each other). The turn's own poll is
+    left out: its rates were measured while the cause still held."""
+    points = [p for p in seen.pace if turn is None or p[0] > turn]
     if len(points) < PACE_MIN_POLLS or points[-1][0] != seen.at:
         return None
     source = statistics.fmean(p[3] for p in points)
@@ -150,11 +174,11 @@ def pace_of(seen: Seen) -> Pace | None:
     return pace
 
 
-def lag_drain_per_s(seen: Seen) -> float | None:
+def lag_drain_per_s(seen: Seen, turn: float | None = None) -> float | None:
     """Seconds of lag worked off per second (positive), None when the lag is not draining: over
-    the kept polls (their slope), or since the previous poll with the transactions behind
-    falling too."""
-    points = seen.lags[-LAG_POLLS:]
+    the kept polls from ``turn`` (their slope), or since the previous poll with the transactions
+    behind falling too."""
+    points = _from_turn(seen.lags, turn)[-LAG_POLLS:]
     if len(points) >= DRAIN_MIN_POINTS and points[-1][1] < points[0][1]:
         slope = _slope([a for a, _ in points], [v for _, v in points])
         if slope <= -DRAIN_MIN_S_PER_S:
@@ -215,7 +239,9 @@ def _decide(seen: Seen, findings: Sequence[Finding], backlog: bool) -> Finding |
     if not ended and step is None:
         return None
     going = seen.catching is not None and _run_goes_on(seen)
-    judged = _how(seen, pace_of(seen), going)
+    # After a cause that ended, only the polls from its last one measure the drain.
+    turn = _turn(seen) if ended else None
+    judged = _how(seen, pace_of(seen, turn), going, turn)
     if judged is None:
         return None
     how, per_s, pace = judged
@@ -225,11 +251,11 @@ def _decide(seen: Seen, findings: Sequence[Finding], backlog: bool) -> Finding |
     seen.catching = {"since": since, "at": seen.at}
     # The strongest rule still named (the first of equals, in the rules' order).
     limit = max(live, key=lambda f: f.confidence) if live else None
-    return _finding(seen, episode, since, per_s, step, main, limit, how, pace)
+    return _finding(seen, episode, since, per_s, step, main, limit, how, pace, turn)
 
 
 def _how(
-    seen: Seen, pace: Pace | None, going: bool
+    seen: Seen, pace: Pace | None, going: bool, turn: float | None
 ) -> tuple[str, float | None, Pace | None] | None:
     """How the backlog goes in this poll, its drain (s of lag per s) and the pace (None: not
     catching up). ``going``: a run is under way.
@@ -239,7 +265,7 @@ def _how(
     replica that only kept pace. The lag rules still catch a drain that just began while the
     pace's window holds the growth before it, when the backlog falls poll after poll."""
     if pace is not None:
-        if pace.draining and lag_rise_s_per_s(seen) is None:
+        if pace.draining and lag_rise_s_per_s(seen, turn) is None:
             how = DRAINING if pace.drain_s_per_s >= BARELY_S_PER_S else BARELY_DRAINING
             return how, pace.drain_s_per_s, pace
         if pace.draining:
@@ -251,11 +277,11 @@ def _how(
             if going or pace.drain_per_s >= 0:
                 return NOT_DRAINING, pace.drain_s_per_s, pace
             return None
-        per_s = lag_drain_per_s(seen)
+        per_s = lag_drain_per_s(seen, turn)
         if per_s is not None and _falls_poll_after_poll(seen):
             return DRAINING, per_s, None
         return None
-    per_s = lag_drain_per_s(seen)
+    per_s = lag_drain_per_s(seen, turn)
     if per_s is not None:
         return DRAINING, per_s, None
     if seen.inputs.metrics.lag_s is None and trx_draining(seen):
@@ -263,9 +289,10 @@ def _how(
     return None
 
 
-def lag_rise_s_per_s(seen: Seen) -> float | None:
-    """How fast the lag rises over the pace's polls (s/s), when at least LAG_RISE_S_PER_S."""
-    points = seen.lags
+def lag_rise_s_per_s(seen: Seen, turn: float | None = None) -> float | None:
+    """How fast the lag rises over the pace's polls from ``turn`` (s/s), when at least
+    LAG_RISE_S_PER_S."""
+    points = _from_turn(seen.lags, turn)
     if len(points) < PACE_MIN_POLLS or points[-1][0] != seen.at:
         return None
     slope = _slope([a for a, _ in points], [v for _, v in points])
@@ -333,6 +360,7 @@ def _finding(
     limit: Finding | None,
     how: str,
     pace: Pace | None,
+    turn: float | None,
 ) -> Finding:
     metrics = seen.inputs.metrics
     after = (
@@ -348,7 +376,7 @@ def _finding(
     figures = []
     if metrics.lag_s is not None:
         figures.append(f"{words.seconds(metrics.lag_s)} behind")
-    rising = lag_rise_s_per_s(seen) if how == NOT_DRAINING else None
+    rising = lag_rise_s_per_s(seen, turn) if how == NOT_DRAINING else None
     if rising is not None:
         figures.append(f"its lag still growing {_s_per_s(rising)}")
     if how == NOT_DRAINING:

@@ -22,7 +22,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.catching_up import catching_up
+from lagscope.analysis.causes.catching_up import catching_up, note_main_named
 from lagscope.analysis.causes.history import Seen, observe, remember
 from lagscope.analysis.causes.model import Cause, CauseInputs, DiagnosisMemory, Finding
 from lagscope.analysis.causes.rules_applier import applier_findings
@@ -100,6 +100,7 @@ def diagnose(
     skew = clock_skew(seen)
     if skew is not None:
         findings.append(skew)
+    note_main_named(seen, findings)
     return _strongest_first(findings), remember(seen, wait)
 
 

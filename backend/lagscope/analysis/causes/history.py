@@ -130,6 +130,10 @@ class Seen:
     pace: list[tuple[float, int, float, float]] = field(default_factory=list)
     # The catching-up run under way: {"since": first poll, "at": latest poll} (None: none).
     catching: dict[str, Any] | None = None
+    # The last poll that named the episode's main cause: a drain begins there, so the pace and
+    # the lag's slope are judged on the polls from it (a window still holding a stopped applier's
+    # zero apply rate read a drain of 1 s/s as "barely draining").
+    main_named_at: float | None = None
 
     # --- this poll ---------------------------------------------------------------------------
     @property
@@ -291,6 +295,7 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         lags=[(float(a), float(v)) for a, v in raw.get("lag") or []],
         pace=[(float(a), int(t), float(x), float(y)) for a, t, x, y in raw.get("pace") or []],
         catching=raw.get("catching"),
+        main_named_at=raw.get("main_at"),
     )
     status, metrics = inputs.status, inputs.metrics
     seen.behind_polls = _tail([*seen.behind_polls, "b" if seen.behind else "-"], RECENT)
@@ -384,6 +389,7 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
         "lag": [[a, round(v, 3)] for a, v in seen.lags],
         "pace": [[a, t, round(x, 3), round(y, 3)] for a, t, x, y in seen.pace],
         "catching": seen.catching,
+        "main_at": seen.main_named_at,
     }
     return DiagnosisMemory(MappingProxyType(data))
 
