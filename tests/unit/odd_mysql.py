@@ -80,10 +80,13 @@ class Wire:
         rows: Sequence[Sequence[Cell]],
         more: bool = False,
         types: Sequence[int] | None = None,
+        charsets: Sequence[int] | None = None,
     ) -> Wire:
         self.packet(_lenenc_int(len(columns)))
         for n, name in enumerate(columns):
-            self.packet(_column(name, (types or ())[n] if types and n < len(types) else TEXT))
+            kind = (types or ())[n] if types and n < len(types) else TEXT
+            charset = charsets[n] if charsets and n < len(charsets) else UTF8MB4
+            self.packet(_column(name, kind, charset))
         self.packet(_eof(0))
         for row in rows:
             self.packet(b"".join(_cell(v) for v in row))
@@ -409,7 +412,7 @@ def _cell(value: Cell) -> bytes:
     return b"\xfb" if value is None else _lenenc_str(value)
 
 
-def _column(name: str, kind: int) -> bytes:
+def _column(name: str, kind: int, charset: int = UTF8MB4) -> bytes:
     encoded = name.encode()
     return (
         _lenenc_str(b"def")
@@ -419,7 +422,7 @@ def _column(name: str, kind: int) -> bytes:
         + _lenenc_str(encoded)
         + _lenenc_str(encoded)
         + b"\x0c"
-        + struct.pack("<HIBHB", UTF8MB4, 1024, kind, 0, 0)
+        + struct.pack("<HIBHB", charset, 1024, kind, 0, 0)
         + b"\x00\x00"
     )
 

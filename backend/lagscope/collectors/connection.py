@@ -65,6 +65,7 @@ import pymysql
 import pymysql.connections
 import pymysql.err
 from pymysql.constants import CLIENT
+from pymysql.constants.CR import CR_SERVER_LOST
 
 from lagscope.collectors.answer_limits import AnswerBudget, AnswerLimits
 from lagscope.collectors.sha2_auth import Sha2Auth
@@ -179,22 +180,35 @@ class _Connection(pymysql.connections.Connection):
     def _read_bytes(self, num_bytes: int) -> bytes:
         # PyMySQL reads every packet as a 4-byte header, then the body by the header's length:
         # the one place a length can be refused before its bytes are allocated.
+        # PyMySQL's own read is inlined (what it raises, and that it closes the connection
+        # first): this runs twice per packet, a hundred packets a poll.
         budget = self._budget
-        if budget is None:
-            return super()._read_bytes(num_bytes)  # type: ignore[misc,no-any-return]
+        state: Any = self
+        if budget is not None:
+            try:
+                budget.take(num_bytes)
+            except UnexpectedAnswer:
+                state._force_close()
+                raise
         try:
-            budget.take(num_bytes)
-        except UnexpectedAnswer:
-            state: Any = self
+            data: bytes = self._reader.read(num_bytes)  # type: ignore[union-attr]
+        except OSError as exc:
+            state._force_close()
+            # The socket timed out because the answer's time was up (_DeadlineReader).
+            if budget is not None and (left := budget.seconds_left()) is not None and left <= 0:
+                raise budget.late() from exc
+            raise pymysql.err.OperationalError(
+                CR_SERVER_LOST, f"Lost connection to MySQL server during query ({exc})"
+            ) from exc
+        except BaseException:
             state._force_close()
             raise
-        try:
-            return super()._read_bytes(num_bytes)  # type: ignore[misc,no-any-return]
-        except pymysql.err.OperationalError as exc:
-            # The socket timed out because the answer's time was up (_DeadlineReader).
-            if (left := budget.seconds_left()) is not None and left <= 0:
-                raise budget.late() from exc
-            raise
+        if len(data) < num_bytes:
+            state._force_close()
+            raise pymysql.err.OperationalError(
+                CR_SERVER_LOST, "Lost connection to MySQL server during query"
+            )
+        return data
 
     @property
     def _rfile(self) -> io.BufferedReader | None:

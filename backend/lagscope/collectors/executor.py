@@ -23,6 +23,7 @@ import pymysql.constants.CLIENT
 import pymysql.cursors
 import pymysql.err
 
+from lagscope.collectors import answer_reader
 from lagscope.collectors.answer_limits import DEFAULT_LIMITS, AnswerLimits, odd_answer
 from lagscope.collectors.connection import ConnectionSpec, answer_budget, open_connection
 from lagscope.errors import (
@@ -167,15 +168,20 @@ class PyMySQLExecutor:
         self.connect()
         assert self._conn is not None
         results: list[ResultSet] = []
-        cursor = self._conn.cursor()
         try:
             with answer_budget(self._conn, self.spec.read_timeout_s):
-                cursor.execute(";\n".join(statements))
-                while True:
-                    results.append(_result(cursor))
-                    if len(results) == len(statements) or not cursor.nextset():
-                        break
-                _check_count(self.server, cursor, len(results), len(statements))
+                for columns, rows in answer_reader.query(self._conn, ";\n".join(statements)):
+                    if len(results) == len(statements):
+                        raise UnexpectedAnswer(
+                            self.server,
+                            f"more result sets than the {len(statements)} statement(s) sent",
+                        )
+                    results.append(ResultSet(columns, rows))
+                if len(results) < len(statements):
+                    raise UnexpectedAnswer(
+                        self.server,
+                        f"{len(results)} result set(s) where {len(statements)} were due",
+                    )
         except Exception as exc:
             error = translate_error(self.server, exc)
             if isinstance(error, ServerUnreachable):
@@ -188,10 +194,6 @@ class PyMySQLExecutor:
             # The server stops a multi-statement batch at the first error and the connection
             # stays usable; drain nothing further.
             raise BatchFailed(len(results), error, results) from exc
-        finally:
-            # A closed connection's cursor cannot drain what was left unread.
-            with contextlib.suppress(Exception):
-                cursor.close()
         return results
 
     def write(self, sql: str, args: Sequence[object] = ()) -> int:
@@ -213,21 +215,6 @@ class PyMySQLExecutor:
             # Closing a broken socket may fail; it is gone either way.
             with contextlib.suppress(Exception):
                 conn.close()
-
-
-def _check_count(server: str, cursor: pymysql.cursors.Cursor, got: int, sent: int) -> None:
-    """A server answers a multi-statement batch with one result set per statement (or stops
-    at an error, which the driver raises): anything else leaves answers unaccounted for."""
-    if got < sent:
-        raise UnexpectedAnswer(server, f"{got} result set(s) where {sent} were due")
-    if cursor.nextset():
-        raise UnexpectedAnswer(server, f"more result sets than the {sent} statement(s) sent")
-
-
-def _result(cursor: pymysql.cursors.Cursor) -> ResultSet:
-    description = cursor.description or ()
-    rows = cursor.fetchall() if description else ()
-    return ResultSet(tuple(d[0] for d in description), tuple(tuple(r) for r in rows))
 
 
 def translate_error(server: str, exc: BaseException) -> CollectorError:
