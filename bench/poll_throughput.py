@@ -65,15 +65,26 @@ def percentile(values: list[float], q: float) -> float:
 
 def cpu_seconds(root_pid: int) -> float:
     """utime+stime of a process and all its descendants (the prefork children)."""
+    return sum(cpu_by_role(root_pid).values())
+
+
+def cpu_by_role(root_pid: int) -> dict[str, float]:
+    """utime+stime of a worker's processes by what they are: the poll owner (``--queues
+    owner``), the slow jobs' worker (``--queues slow``) and Celery's default queue (the rest:
+    the worker and its prefork pool)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    found = {"owner": 0.0, "slow": 0.0, "celery": 0.0}
     for pid in _tree(root_pid):
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+        role = "celery"
+        if b"--queues" in argv:
+            role = argv[argv.index(b"--queues") + 1].decode()
+        found[role if role in found else "celery"] += (int(fields[11]) + int(fields[12])) / ticks
+    return found
 
 
 def _tree(root: int) -> list[int]:
@@ -280,9 +291,15 @@ def main() -> None:
         )
         time.sleep(args.warmup)
         offsets = [len(w.log_text()) for w in workers]
-        start, cpu0 = time.time(), [cpu_seconds(w.pid) for w in workers]
+        start, roles0 = time.time(), [cpu_by_role(w.pid) for w in workers]
         time.sleep(args.seconds)
-        end, cpu1 = time.time(), [cpu_seconds(w.pid) for w in workers]
+        end, roles1 = time.time(), [cpu_by_role(w.pid) for w in workers]
+        cpu0 = [sum(r.values()) for r in roles0]
+        cpu1 = [sum(r.values()) for r in roles1]
+        roles = {
+            role: sum(b[role] - a[role] for a, b in zip(roles0, roles1, strict=True))
+            for role in roles0[0]
+        }
         sessions_now = monitor_sessions(lab)
         logs = [w.log_text()[o:] for w, o in zip(workers, offsets, strict=True)]
         # The bare polls run on a box without the worker and beat, as the worker's did not.
@@ -293,7 +310,7 @@ def main() -> None:
         bare_ms = statistics.median(bare_poll_cpu_ms(lab, args.bare_rounds) for _ in range(5))
         floor_ms = statistics.median(floor_cpu_ms(lab, args.bare_rounds) for _ in range(5))
         cpus = [b - a for a, b in zip(cpu0, cpu1, strict=True)]
-        report(url, logs, args, start, end, cpus, bare_ms, floor_ms)
+        report(url, logs, args, start, end, cpus, bare_ms, floor_ms, roles)
         # Each lab server stands for many logical instances: source in every cluster, each
         # replica in half of the replica slots.
         half = args.clusters * REPLICAS_PER_CLUSTER // 2
@@ -319,6 +336,7 @@ def report(
     cpus: list[float],
     bare_ms: float,
     floor_ms: float,
+    roles: dict[str, float],
 ) -> None:
     engine = make_engine(url)
     sessions = make_session_factory(engine)
@@ -385,6 +403,17 @@ def report(
             f"floor (same batches, packets read, nothing decoded): {floor_ms:.3f} ms;"
             f" pipeline / floor = {per_poll_ms / floor_ms:.2f}x"
         )
+        # With the owner engine the polls are the owner's alone: Celery's processes (the
+        # default queue and the slow jobs') idle beside it, a fixed cost per worker, not per
+        # poll.
+        shares = ", ".join(f"{role} {cpu / seconds:.3f} cores" for role, cpu in roles.items())
+        print(f"by process: {shares}")
+        if args.engine == "owner":
+            owner_ms = roles["owner"] / instance_polls * 1e3
+            print(
+                f"poll owner CPU: {owner_ms:.3f} ms per instance poll; owner / bare ="
+                f" {owner_ms / bare_ms:.2f}x; servers per core at 1 s {1000 / owner_ms:.0f}"
+            )
 
 
 def _p50_p99(seconds: list[float], unit: str) -> str:
