@@ -25,6 +25,7 @@ from lagscope.collectors.snapshot import (
 from lagscope.ingest import causes as ingest_causes
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.recording import record_tick
+from lagscope.ingest.tick_memory import TickMemory
 from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Channel, Cluster, ParamChange
 from lagscope.models.episodes import Episode, EpisodeCause
@@ -37,6 +38,11 @@ HOLD_S = 3.0
 
 @pytest.fixture
 def session() -> Iterator[Session]:
+    yield from store()
+
+
+def store() -> Iterator[Session]:
+    """A session on a new in-memory store (closed when the generator is)."""
     engine = create_engine("sqlite://")
     Base.metadata.create_all(engine)
     with Session(engine) as session:
@@ -46,6 +52,10 @@ def session() -> Iterator[Session]:
 
 @pytest.fixture
 def cluster(session: Session) -> Cluster:
+    return make_cluster(session)
+
+
+def make_cluster(session: Session) -> Cluster:
     box = SecretBox("a-test-key-long-enough-for-the-kdf-0123", b"0" * 16)
     cluster = inventory.create_cluster(session, "c")
     for name, port, role in (("src", 3306, "source"), ("r1", 3307, "replica")):
@@ -85,6 +95,7 @@ def tick(
     replica_answers: bool = True,
     replica_params: dict[str, str | None] | None = None,
     channel_gone: bool = False,
+    memory: TickMemory | None = None,
 ) -> None:
     src, replica = cluster.instances
     at = (T0 + timedelta(seconds=second)).timestamp()
@@ -98,7 +109,7 @@ def tick(
         readings.append(Reading(replica.id, at, snap))
     else:
         readings.append(Reading(replica.id, at, None, "timed out"))
-    record_tick(session, cluster, readings, caught_up_hold_s=HOLD_S)
+    record_tick(session, cluster, readings, caught_up_hold_s=HOLD_S, memory=memory)
     session.flush()
 
 

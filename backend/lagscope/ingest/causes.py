@@ -43,6 +43,7 @@ from lagscope.analysis.channel_metrics import ChannelMetrics, SourceView
 from lagscope.analysis.rates import CounterRates
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.episodes import close_removed, record_episode_step
+from lagscope.ingest.tick_memory import DIAGNOSIS_CHECKPOINT_S, KeptDiagnosis, TickMemory
 from lagscope.models import Channel, Cluster, Instance, ParamChange, ParamValue
 
 log = logging.getLogger(__name__)
@@ -80,10 +81,13 @@ def record_causes(
     source_view: SourceView | None,
     caught_up_hold_s: float = CAUGHT_UP_HOLD_S,
     keep_statement_text: bool = False,
+    memory: TickMemory | None = None,
 ) -> None:
     """Diagnose every channel of the tick and advance its episode. ``snapshots`` and ``rates``
     by instance id, for the instances that answered. Statements are kept as digests only,
-    unless ``keep_statement_text`` (an admin's setting) keeps their full text too."""
+    unless ``keep_statement_text`` (an admin's setting) keeps their full text too. ``memory``:
+    an owner's memory of the cluster, which keeps the diagnosis memories between checkpoints
+    (None: each is stored every tick)."""
     params = instance_params(session, cluster.instances, snapshots)
     source = _source_facts(cluster, snapshots, rates, source_view, params)
     source_instance = next((i for i in cluster.instances if i.role == "source"), None)
@@ -114,7 +118,7 @@ def record_causes(
             applier_statement=_applier_statement(tick.snapshot, tick.channel.name),
             episode=episode,
         )
-        findings = _diagnose(tick.channel, inputs)
+        findings = _diagnose(tick.channel, inputs, memory)
         if not keep_statement_text:
             findings = tuple(without_full_text(f) for f in findings)
         tick.channel.current_causes = current_causes(findings, tick.channel.current_causes, tick.at)
@@ -136,15 +140,25 @@ def record_causes(
                 close_removed(session, channel)
 
 
-def _diagnose(channel: Channel, inputs: CauseInputs) -> tuple[Finding, ...]:
-    """The findings, with the channel's memory kept. A rule that fails is logged and the poll
-    names no cause: the lag figures of the tick are stored all the same."""
+def _diagnose(
+    channel: Channel, inputs: CauseInputs, kept: TickMemory | None
+) -> tuple[Finding, ...]:
+    """The findings, with the channel's memory kept: on the channel's row every tick, or with
+    an owner's memory and on the row every DIAGNOSIS_CHECKPOINT_S. A rule that fails is logged
+    and the poll names no cause: the lag figures of the tick are stored all the same."""
+    held = kept.diagnosis.get(channel.id) if kept is not None else None
+    before = held.memory if held else DiagnosisMemory.from_json(channel.diagnosis_memory)
     try:
-        findings, memory = diagnose(inputs, DiagnosisMemory.from_json(channel.diagnosis_memory))
+        findings, memory = diagnose(inputs, before)
     except Exception:  # a bug in one rule must not stop the cluster's polling
         log.exception("diagnosis failed for channel %s", channel.id)
         return ()
-    channel.diagnosis_memory = memory.to_json()
+    stored_at = held.stored_at if held else None
+    if stored_at is None or not inputs.at - DIAGNOSIS_CHECKPOINT_S < stored_at <= inputs.at:
+        channel.diagnosis_memory = memory.to_json()
+        stored_at = inputs.at
+    if kept is not None:
+        kept.diagnosis[channel.id] = KeptDiagnosis(memory, stored_at)
     return findings
 
 

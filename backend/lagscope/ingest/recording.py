@@ -132,6 +132,7 @@ def record_tick(
         source_view,
         caught_up_hold_s,
         keep_statement_text,
+        memory,
     )
     # Core rows, not the ORM's bulk path: that would autoflush first and convert each row again.
     writes.insert(_SAMPLES, samples)

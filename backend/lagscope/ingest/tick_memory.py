@@ -1,5 +1,6 @@
 """What a cluster's ticks remember of the rows they appended, so the next tick need not read
-them back: the newest source-progress point per stream, the newest applier-worker reading.
+them back: the newest source-progress point per stream, the newest applier-worker reading; and
+each channel's diagnosis memory, which the store gets only every ``DIAGNOSIS_CHECKPOINT_S``.
 
 Kept with the cluster by a poll owner (ingest/tick_cache.py), the only writer of those rows
 while it holds the shard; a Celery tick starts with an empty memory every time, and so does a
@@ -12,6 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from lagscope.analysis.causes.model import DiagnosisMemory
+
+# A channel's diagnosis memory (its recent polls' figures: ~60 rates, ten pace points, …) was the
+# largest JSON a tick encoded and wrote, every second for every channel. An owner keeps it here
+# and writes it this often: an owner that takes the shard over goes on from a memory at most
+# this much older than the gap (diagnosis drops a memory only past 30 s or ten intervals), so
+# the recent-poll windows miss a few polls, and the stored causes and episodes miss nothing.
+DIAGNOSIS_CHECKPOINT_S = 5.0
 
 
 @dataclass(slots=True)
@@ -29,3 +39,11 @@ class TickMemory:
     newest_progress: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
     # Instance id → its applier_workers row; an id mapped to None has none stored.
     workers: dict[int, WorkerReading | None] = field(default_factory=dict)
+    # Channel id → its newest diagnosis memory and when (poll epoch s) the store last got one.
+    diagnosis: dict[int, KeptDiagnosis] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class KeptDiagnosis:
+    memory: DiagnosisMemory
+    stored_at: float
