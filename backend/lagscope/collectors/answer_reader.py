@@ -65,12 +65,8 @@ def query(conn: Any, sql: str) -> Iterator[Answer]:
     """Send ``sql`` on PyMySQL connection ``conn`` and yield each statement's answer in order
     (an OK packet's answer is ``((), ())``). Multi-statement: the server says whether another
     result set follows; it stops at the first error, which is raised."""
-    if conn._sock is None:
-        raise pymysql.err.InterfaceError(0, "")
-    if conn._result is not None:
-        # A cursor left a result half read (never ours): PyMySQL drains it before a command.
-        conn._read_query_result()
-        conn._result = None
+    # PyMySQL's own send: it refuses a closed connection and first drains what a cursor may
+    # have left unread on it.
     conn._execute_command(COMMAND.COM_QUERY, sql)
     more = True
     while more:
