@@ -9,6 +9,7 @@ gains or loses move (about 1/n of them), so a rebalance never reshuffles the who
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Collection, Iterable
 
@@ -17,7 +18,10 @@ def shard_of(cluster_id: int, shards: int) -> int:
     return cluster_id % shards
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _weight(shard: int, owner: str) -> int:
+    # Cached: every lease beat (five a second) weighs every shard for every owner alive, and
+    # the owners change rarely.
     digest = hashlib.blake2b(f"{shard}\0{owner}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
