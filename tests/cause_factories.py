@@ -207,11 +207,17 @@ def at(poll: CauseInputs, when: float) -> CauseInputs:
 def run(
     polls: Iterable[CauseInputs], memory: DiagnosisMemory | None = None
 ) -> list[tuple[Finding, ...]]:
-    """Each poll's findings; the memory goes through JSON between polls, as the store keeps it."""
+    """Each poll's findings; the memory goes through JSON between polls, as the store keeps it.
+    Each poll is also diagnosed with the memory as the last poll left it (as a poll owner keeps
+    it between checkpoints): the findings and the memory must be the same either way."""
     memory = memory or DiagnosisMemory()
+    kept = memory
     out = []
     for poll in polls:
         findings, memory = diagnose(poll, memory)
+        from_kept, kept = diagnose(poll, kept)
+        assert from_kept == findings, "a kept memory named other causes than a stored one"
+        assert kept.to_json() == memory.to_json(), "a kept memory went on differently"
         memory = DiagnosisMemory.from_json(json.loads(json.dumps(memory.to_json())))
         out.append(findings)
     return out

@@ -179,6 +179,19 @@ def test_an_episode_with_a_parameter_change_inside_ended_after_that_step(
     assert episode.end_reason == "after_step" and episode.ended_by_change_id == change.id
 
 
+def test_with_an_owners_memory_each_parameter_change_is_recorded_once(
+    session: Session, cluster: Cluster
+) -> None:
+    memory = TickMemory()  # an owner remembers the parameters last read and their digest
+    reads = [{"sync_binlog": "1"}, {"sync_binlog": "1"}, {"sync_binlog": "0"}]
+    reads += [{"sync_binlog": "0"}, {"sync_binlog": "1"}, {"sync_binlog": "1"}]
+    for second, params in enumerate(reads):
+        tick(session, cluster, second, source_seq=10 + second, applied_seq=10 + second,
+             replica_params=params, memory=memory)  # fmt: skip
+    changes = session.scalars(select(ParamChange).order_by(ParamChange.id)).all()
+    assert [(c.old_value, c.new_value) for c in changes] == [("1", "0"), ("0", "1")]
+
+
 def test_an_unreachable_replica_is_an_episode_too(session: Session, cluster: Cluster) -> None:
     tick(session, cluster, 0, source_seq=10, applied_seq=10)
     for second in range(1, 5):

@@ -86,7 +86,7 @@ def record_tick(
     changed = [
         i.id
         for i in cluster.instances
-        if (r := by_id.get(i.id)) and r.snapshot and _params_changed(i, r.snapshot)
+        if (r := by_id.get(i.id)) and r.snapshot and _params_changed(i, r.snapshot, memory)
     ]
     params = _current_params(session, changed)
     progress = record_sources(session, cluster, by_id, writes, memory)
@@ -269,8 +269,17 @@ def params_digest(values: Mapping[str, str | None]) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def _params_changed(instance: Instance, snap: InstanceSnapshot) -> bool:
-    return snap.params_read and params_digest(snap.params) != instance.params_digest
+def _params_changed(instance: Instance, snap: InstanceSnapshot, memory: TickMemory | None) -> bool:
+    if not snap.params_read:
+        return False
+    if memory is None:
+        return params_digest(snap.params) != instance.params_digest
+    # An owner remembers the last parameters read and their digest: the same values (nearly
+    # always) are compared as a dict, not sorted, joined and hashed again.
+    seen = memory.params.get(instance.id)
+    if seen is None or seen[0] != snap.params:
+        seen = memory.params[instance.id] = (snap.params, params_digest(snap.params))
+    return seen[1] != instance.params_digest
 
 
 def _current_params(session: Session, instance_ids: list[int]) -> dict[int, dict[str, ParamValue]]:

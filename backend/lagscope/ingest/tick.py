@@ -315,17 +315,21 @@ def _behind(channel: Channel) -> bool:
     return channel.verdict in _BEHIND or (bool(classes) and classes[-1] in _BEHIND)
 
 
+# Built once: an owner asks every second, and building the statement cost more than running it.
+_ENABLED_INSTANCES = (
+    select(func.count(Instance.id))
+    .where(Instance.cluster_id == Cluster.id, Instance.enabled.is_(True))
+    .scalar_subquery()
+)
+_ENABLED_CLUSTERS = select(Cluster.id, Cluster.poll_interval_s, _ENABLED_INSTANCES).where(
+    Cluster.enabled.is_(True)
+)
+
+
 def due_clusters(session: Session, now_s: float) -> list[tuple[int, float, int]]:
     """Clusters whose interval has a tick in the current second: (id, interval, enabled
     instances), the last for sizing batches."""
-    instances = (
-        select(func.count(Instance.id))
-        .where(Instance.cluster_id == Cluster.id, Instance.enabled.is_(True))
-        .scalar_subquery()
-    )
-    rows = session.execute(
-        select(Cluster.id, Cluster.poll_interval_s, instances).where(Cluster.enabled.is_(True))
-    ).all()
+    rows = session.execute(_ENABLED_CLUSTERS).all()
     second = int(now_s)
     return [
         (cid, interval, count)

@@ -10,6 +10,7 @@ each entry is then read from the store once, as before, and remembered from that
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,6 +42,8 @@ class TickMemory:
     workers: dict[int, WorkerReading | None] = field(default_factory=dict)
     # Channel id → its newest diagnosis memory and when (poll epoch s) the store last got one.
     diagnosis: dict[int, KeptDiagnosis] = field(default_factory=dict)
+    # Instance id → the parameters its last read gave and their digest.
+    params: dict[int, tuple[Mapping[str, str | None], str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -97,10 +97,6 @@ def _applier_class(seen: Seen, sql_state: str) -> str:
     return found
 
 
-def _tail(values: list[Any], n: int) -> list[Any]:
-    return values[-n:]
-
-
 @dataclass(slots=True)
 class Seen:
     """One poll of one channel as the rules read it: the inputs plus the recent history
@@ -134,6 +130,9 @@ class Seen:
     # the lag's slope are judged on the polls from it (a window still holding a stopped applier's
     # zero apply rate read a drain of 1 s/s as "barely draining").
     main_named_at: float | None = None
+    # The windows as the memory held them, and what this poll adds to each (remember's input).
+    stored: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: _NO_WINDOWS)
+    pushed: dict[str, Any] = field(default_factory=dict)
 
     # --- this poll ---------------------------------------------------------------------------
     @property
@@ -267,7 +266,7 @@ class Seen:
 
 def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
     """The memory brought up to this poll (a stale or foreign memory starts afresh)."""
-    raw = dict(memory.data)
+    raw = memory.data
     last_at = raw.get("at")
     fresh = (
         raw.get("v") != MEMORY_VERSION
@@ -276,54 +275,114 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         or inputs.at - last_at > max(_STALE_MIN_S, STALE_INTERVALS * inputs.interval_s)
     )
     if fresh:
-        raw = {}
+        windows: Mapping[str, tuple[Any, ...]] = _NO_WINDOWS
+        raw = MappingProxyType({})
+    elif memory.windows_parsed:
+        windows = raw
+    else:
+        windows = _parse_windows(raw)
     seen = Seen(
         inputs,
-        behind_polls=list(raw.get("behind") or []),
-        io=list(raw.get("io") or []),
-        sql=list(raw.get("sql") or []),
-        not_received=[(float(a), int(v)) for a, v in raw.get("nr") or []],
-        trx_behind=[(float(a), int(v)) for a, v in raw.get("tb") or []],
-        apply_rates=[float(r) for r in raw.get("apply") or []],
-        retried=[(float(a), int(v)) for a, v in raw.get("retried") or []],
-        workers=[(int(a), int(w), int(t)) for a, w, t in raw.get("workers") or []],
+        behind_polls=list(windows["behind"]),
+        io=list(windows["io"]),
+        sql=list(windows["sql"]),
+        not_received=list(windows["nr"]),
+        trx_behind=list(windows["tb"]),
+        apply_rates=list(windows["apply"]),
+        retried=list(windows["retried"]),
+        workers=list(windows["workers"]),
         trx=raw.get("trx"),
         wait=raw.get("wait"),
         burst_since=raw.get("burst_since"),
-        source_rates=[float(r) for r in raw.get("src") or []],
+        source_rates=list(windows["src"]),
         burst_base=raw.get("burst_base"),
-        lags=[(float(a), float(v)) for a, v in raw.get("lag") or []],
-        pace=[(float(a), int(t), float(x), float(y)) for a, t, x, y in raw.get("pace") or []],
+        lags=list(windows["lag"]),
+        pace=list(windows["pace"]),
         catching=raw.get("catching"),
         main_named_at=raw.get("main_at"),
+        stored=windows,
     )
     status, metrics = inputs.status, inputs.metrics
-    seen.behind_polls = _tail([*seen.behind_polls, "b" if seen.behind else "-"], RECENT)
+    seen.behind_polls = _push(seen, "behind", seen.behind_polls, "b" if seen.behind else "-")
     if status is not None:
-        seen.io = _tail([*seen.io, io_class(status.io_thread_state)], RECENT)
-        seen.sql = _tail([*seen.sql, _applier_class(seen, status.sql_thread_state)], RECENT)
+        seen.io = _push(seen, "io", seen.io, io_class(status.io_thread_state))
+        seen.sql = _push(seen, "sql", seen.sql, _applier_class(seen, status.sql_thread_state))
         if status.retried_transactions is not None:
-            seen.retried = _tail([*seen.retried, (inputs.at, status.retried_transactions)], RECENT)
+            point = (inputs.at, status.retried_transactions)
+            seen.retried = _push(seen, "retried", seen.retried, point)
     if metrics.not_received is not None:
-        seen.not_received = _tail([*seen.not_received, (inputs.at, metrics.not_received)], RECENT)
+        point = (inputs.at, metrics.not_received)
+        seen.not_received = _push(seen, "nr", seen.not_received, point)
     if metrics.trx_behind is not None:
-        seen.trx_behind = _tail([*seen.trx_behind, (inputs.at, metrics.trx_behind)], RECENT)
+        seen.trx_behind = _push(seen, "tb", seen.trx_behind, (inputs.at, metrics.trx_behind))
     if metrics.lag_s is not None:
-        seen.lags = _tail([*seen.lags, (inputs.at, metrics.lag_s)], PACE_POLLS)
+        lag = (inputs.at, metrics.lag_s)
+        seen.lags = _push(seen, "lag", seen.lags, lag, (inputs.at, round(metrics.lag_s, 3)))
     if metrics.apply_rate is not None:
-        seen.apply_rates = _tail([*seen.apply_rates, metrics.apply_rate], CAPACITY_POLLS)
+        rate = metrics.apply_rate
+        seen.apply_rates = _push(seen, "apply", seen.apply_rates, rate, round(rate, 3))
     if metrics.source_rate is not None:
-        seen.source_rates = _tail([*seen.source_rates, metrics.source_rate], CAPACITY_POLLS)
+        rate = metrics.source_rate
+        seen.source_rates = _push(seen, "src", seen.source_rates, rate, round(rate, 3))
     trx, applied, written = metrics.trx_behind, metrics.apply_rate, metrics.source_rate
     if trx is not None and applied is not None and written is not None:
-        seen.pace = _tail([*seen.pace, (inputs.at, trx, applied, written)], PACE_POLLS)
+        pace = (inputs.at, trx, applied, written)
+        kept = (inputs.at, trx, round(applied, 3), round(written, 3))
+        seen.pace = _push(seen, "pace", seen.pace, pace, kept)
     workers = seen.channel_workers()
     if workers:
         classes = [worker_class(w) for w in workers]
         row = (classes.count("applying"), classes.count("waiting"), len(classes))
-        seen.workers = _tail([*seen.workers, row], RECENT)
+        seen.workers = _push(seen, "workers", seen.workers, row)
     seen.trx = _track_trx(seen)
     return seen
+
+
+# Each window of the memory: its key and how many polls it keeps.
+_WINDOWS: dict[str, int] = {
+    "behind": RECENT,
+    "io": RECENT,
+    "sql": RECENT,
+    "nr": RECENT,
+    "tb": RECENT,
+    "retried": RECENT,
+    "workers": RECENT,
+    "apply": CAPACITY_POLLS,
+    "src": CAPACITY_POLLS,
+    "lag": PACE_POLLS,
+    "pace": PACE_POLLS,
+}
+_NO_WINDOWS: Mapping[str, tuple[Any, ...]] = MappingProxyType(dict.fromkeys(_WINDOWS, ()))
+
+
+def _parse_windows(raw: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """The windows of a memory read back from the store (JSON lists) as :func:`remember`
+    keeps them: tuples of typed values."""
+    return {
+        "behind": tuple(raw.get("behind") or ()),
+        "io": tuple(raw.get("io") or ()),
+        "sql": tuple(raw.get("sql") or ()),
+        "nr": tuple((float(a), int(v)) for a, v in raw.get("nr") or ()),
+        "tb": tuple((float(a), int(v)) for a, v in raw.get("tb") or ()),
+        "apply": tuple(float(r) for r in raw.get("apply") or ()),
+        "retried": tuple((float(a), int(v)) for a, v in raw.get("retried") or ()),
+        "workers": tuple((int(a), int(w), int(t)) for a, w, t in raw.get("workers") or ()),
+        "src": tuple(float(r) for r in raw.get("src") or ()),
+        "lag": tuple((float(a), float(v)) for a, v in raw.get("lag") or ()),
+        "pace": tuple(
+            (float(a), int(t), float(x), float(y)) for a, t, x, y in raw.get("pace") or ()
+        ),
+    }
+
+
+_SAME = object()
+
+
+def _push(seen: Seen, key: str, values: list[Any], value: Any, kept: Any = _SAME) -> list[Any]:
+    """``values`` with this poll's ``value`` last, within its window; what the memory keeps of
+    it (``kept``: rounded, for the rates) is noted for :func:`remember`."""
+    seen.pushed[key] = value if kept is _SAME else kept
+    return [*values, value][-_WINDOWS[key] :]
 
 
 def _trx_key(seen: Seen) -> tuple[str, float | None, int | None] | None:
@@ -369,29 +428,24 @@ def _track_trx(seen: Seen) -> dict[str, Any] | None:
 
 
 def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
-    """The memory to store after this poll."""
+    """The memory to store after this poll. Its windows are the ones it came with plus this
+    poll's values (rounded where the JSON keeps rates to three decimals), as tuples: the next
+    poll reads them without parsing, and :meth:`DiagnosisMemory.to_json` lists them."""
     data: dict[str, Any] = {
         "v": MEMORY_VERSION,
         "at": seen.at,
-        "behind": seen.behind_polls,
-        "io": seen.io,
-        "sql": seen.sql,
-        "nr": [list(p) for p in seen.not_received],
-        "tb": [list(p) for p in seen.trx_behind],
-        "apply": [round(r, 3) for r in seen.apply_rates],
-        "retried": [list(p) for p in seen.retried],
-        "workers": [list(w) for w in seen.workers],
         "trx": seen.trx,
         "wait": wait,
         "burst_since": seen.burst_since,
-        "src": [round(r, 3) for r in seen.source_rates],
         "burst_base": seen.burst_base if seen.burst_since is not None else None,
-        "lag": [[a, round(v, 3)] for a, v in seen.lags],
-        "pace": [[a, t, round(x, 3), round(y, 3)] for a, t, x, y in seen.pace],
         "catching": seen.catching,
         "main_at": seen.main_named_at,
     }
-    return DiagnosisMemory(MappingProxyType(data))
+    stored, pushed = seen.stored, seen.pushed
+    for key, n in _WINDOWS.items():
+        prior = stored[key]
+        data[key] = (*prior, pushed[key])[-n:] if key in pushed else prior
+    return DiagnosisMemory(MappingProxyType(data), windows_parsed=True)
 
 
 def wait_since(seen: Seen, kind: str | None) -> tuple[dict[str, Any] | None, float | None]:

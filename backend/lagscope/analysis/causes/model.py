@@ -176,10 +176,18 @@ class DiagnosisMemory:
     diagnose module owns the keys; the store only round-trips :meth:`to_json`."""
 
     data: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Built by diagnosis itself (its windows already typed tuples), not read back from JSON: the
+    # next poll takes the windows as they are. An owner keeps such a memory between polls.
+    windows_parsed: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
+        return {key: _listed(value) for key, value in self.data.items()}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any] | None) -> DiagnosisMemory:
         return cls(MappingProxyType(dict(raw or {})))
+
+
+def _listed(value: Any) -> Any:
+    """Tuples as the lists JSON reads back (a memory compares equal to its stored form)."""
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
