@@ -109,6 +109,12 @@ class Settings(BaseSettings):
     # servers' answers, so too few leave the second's later batches waiting past half a second
     # (then dropped); more threads contend for the interpreter (bench/poll_throughput.py).
     owner_batches_at_once: PositiveInt = 4
+    # An owner's batches hold at most this many servers (a larger cluster alone). Unlike a
+    # Celery batch, an owner's costs a transaction, its shards' fences and a dozen statements
+    # whatever its size: at 150 servers, batches of 60 took 15 % less CPU per poll than batches
+    # of 20 (bench/poll_throughput.py --engine owner). A dead server holds only its batch's
+    # recording (never the others' reads) until the read deadline, as before.
+    owner_batch_instances: PositiveInt = 60
     # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
     # that comes back sooner continues the same episode.
     episode_caught_up_s: PositiveFloat = 30.0

@@ -51,7 +51,7 @@ def run_owner(settings: Settings | None = None) -> None:
         Leases(sessions, name, settings.shards, settings.shard_lease_s, time.time),
         settings.shard_renew_every_s,
         after_batch=AlertJudge(sessions),
-        batch_instances=settings.poll_batch_instances,
+        batch_instances=settings.owner_batch_instances,
         max_batches_at_once=settings.owner_batches_at_once,
     )
     stop = threading.Event()
