@@ -336,6 +336,33 @@ def test_a_reading_is_judged_once_and_a_lost_race_is_a_conflict(store: Store):
         assert [k for k, _ in store.events()] == ["firing", "resolved"]
 
 
+def test_a_state_another_judge_wrote_since_it_was_read_is_a_conflict(store: Store):
+    """No event to record (the rule waits an hour before firing): only the state's version
+    tells that another judge moved it, and the later judgement must not overwrite it."""
+    store.rule(for_s=3600.0)
+    store.tick(20.0)
+    store.t += 1
+    with store.sessions() as s, s.begin():
+        at = datetime.fromtimestamp(store.t, UTC)
+        s.add(Sample(channel_id=store.channel_id, ts=at, verdict=0, lag_s=25.0, sql_running=True))
+    a, b = store.sessions(), store.sessions()
+    try:
+        with b.begin():
+            (held,) = b.scalars(select(AlertState)).all()  # read before a judged (kept: weak map)
+            version = held.version
+            with a.begin():
+                assert evaluate_cluster(a, store.cluster_id, store.t) == []
+            with pytest.raises(Conflict):
+                evaluate_cluster(b, store.cluster_id, store.t)
+    finally:
+        a.close()
+        b.close()
+    with store.sessions() as s:
+        state = s.scalars(select(AlertState)).one()
+        assert (state.phase, state.value, state.version) == ("pending", 25.0, version + 1)
+    assert store.events() == []
+
+
 def _outcomes(store: Store, *outcomes: alert_delivery.Outcome) -> list[float | None]:
     (delivery_id,) = store.tick(30.0) if not store.events() else (1,)
     delays = []

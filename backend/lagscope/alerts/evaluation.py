@@ -37,6 +37,7 @@ from lagscope.alerts.readings import (
     spec_for,
     subjects,
 )
+from lagscope.alerts.state_writes import LoadedStates
 from lagscope.errors import Conflict
 from lagscope.history.status import latest_instance_samples, latest_samples
 from lagscope.models import (
@@ -182,10 +183,9 @@ def judge(
     states in one query and the mutes in two; returns the ids of the deliveries to send.
     ``rules``: enabled, tick-judged, in id order (a rule of another cluster is passed over)."""
     cluster_ids = [c.cluster.id for c in clusters]
-    states: dict[StateKey, AlertState] = {
-        (s.cluster_id, s.rule_id, s.subject): s
-        for s in session.scalars(select(AlertState).where(AlertState.cluster_id.in_(cluster_ids)))
-    }
+    rows = session.scalars(select(AlertState).where(AlertState.cluster_id.in_(cluster_ids))).all()
+    states: dict[StateKey, AlertState] = {(s.cluster_id, s.rule_id, s.subject): s for s in rows}
+    loaded = LoadedStates(session, rows)  # written below, not flushed
     mutes = active_mutes_of(session, cluster_ids, at_datetime(now_s))
     deliveries: list[Delivery] = []
     try:
@@ -206,6 +206,7 @@ def judge(
                         session, cluster, rule, spec, subject, obs, row, mutes[cluster.id], now_s
                     )
         session.flush()
+        loaded.write(session)
     except (StaleDataError, IntegrityError) as exc:
         raise Conflict("another worker judged the same alerts at the same time") from exc
     return [d.id for d in deliveries]
