@@ -319,18 +319,8 @@ def test_a_reading_is_judged_once_and_a_lost_race_is_a_conflict(store: Store):
                 sql_running=True,
             )
         )
-    a, b = store.sessions(), store.sessions()
-    try:
-        with b.begin():
-            held = b.scalars(select(AlertState)).all()  # read before a judged (kept: weak map)
-            assert held[0].version == 1
-            with a.begin():
-                assert len(evaluate_cluster(a, store.cluster_id, store.t)) == 1  # resolved
-            with pytest.raises(Conflict):
-                evaluate_cluster(b, store.cluster_id, store.t)
-    finally:
-        a.close()
-        b.close()
+    version, judged_first = _judged_while_another_held_the_state(store)
+    assert version == 1 and len(judged_first) == 1  # the resolved
     with store.sessions() as s:
         assert s.scalars(select(AlertState.phase)).one() == "ok"
         assert [k for k, _ in store.events()] == ["firing", "resolved"]
@@ -345,22 +335,31 @@ def test_a_state_another_judge_wrote_since_it_was_read_is_a_conflict(store: Stor
     with store.sessions() as s, s.begin():
         at = datetime.fromtimestamp(store.t, UTC)
         s.add(Sample(channel_id=store.channel_id, ts=at, verdict=0, lag_s=25.0, sql_running=True))
+    version, judged_first = _judged_while_another_held_the_state(store)
+    assert judged_first == []
+    with store.sessions() as s:
+        state = s.scalars(select(AlertState)).one()
+        assert (state.phase, state.value, state.version) == ("pending", 25.0, version + 1)
+    assert store.events() == []
+
+
+def _judged_while_another_held_the_state(store: Store) -> tuple[int, list[int]]:
+    """Session b reads the state, a judges the newest reading and commits, then b judges the
+    same reading: b's judgement must be a Conflict. Returns the version b read and a's
+    deliveries."""
     a, b = store.sessions(), store.sessions()
     try:
         with b.begin():
             (held,) = b.scalars(select(AlertState)).all()  # read before a judged (kept: weak map)
             version = held.version
             with a.begin():
-                assert evaluate_cluster(a, store.cluster_id, store.t) == []
+                judged_first = evaluate_cluster(a, store.cluster_id, store.t)
             with pytest.raises(Conflict):
                 evaluate_cluster(b, store.cluster_id, store.t)
     finally:
         a.close()
         b.close()
-    with store.sessions() as s:
-        state = s.scalars(select(AlertState)).one()
-        assert (state.phase, state.value, state.version) == ("pending", 25.0, version + 1)
-    assert store.events() == []
+    return version, judged_first
 
 
 def _outcomes(store: Store, *outcomes: alert_delivery.Outcome) -> list[float | None]:

@@ -24,10 +24,10 @@ from sqlalchemy.orm import Session
 
 from lagscope.errors import Conflict
 from lagscope.models import AlertState
+from lagscope.models.loaded import loaded_values, take_changes
 
 _TABLE = cast(Table, AlertState.__table__)
 _COLUMNS = tuple(c.key for c in _TABLE.columns if c.key not in ("id", "version"))
-_MISSING = object()
 
 
 class LoadedStates:
@@ -36,28 +36,19 @@ class LoadedStates:
     def __init__(self, session: Session, rows: Sequence[AlertState]) -> None:
         for row in rows:
             session.expunge(row)
-        self._loaded = [
-            (row, {key: row.__dict__.get(key, _MISSING) for key in _COLUMNS}) for row in rows
-        ]
+        self._loaded = [(row, loaded_values(row, _COLUMNS)) for row in rows]
 
     def write(self, session: Session) -> int:
         """Write the changed columns; returns the number of states written. Raises Conflict
         when a state's version is no longer the one loaded."""
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
         for row, before in self._loaded:
-            now = row.__dict__
-            changed = {
-                key: value
-                for key, old in before.items()
-                if (value := now.get(key, _MISSING)) is not _MISSING
-                and (old is _MISSING or value != old)
-            }
+            changed = take_changes(row, before)
             if changed:
                 version = row.version
                 groups[tuple(sorted(changed))].append(
                     {"_pk": row.id, "_seen": version, "_next": version + 1, **changed}
                 )
-                before.update(changed)
                 row.version = version + 1
         written = 0
         db = session.connection()

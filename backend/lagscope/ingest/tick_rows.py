@@ -4,11 +4,10 @@ A tick loads its cluster with the instances and channels, changes a dozen column
 writes them back. Through the session's unit of work that cost as much CPU as reading the
 servers (history per attribute, a flush plan per object: ``bench/profile_tick.py``). So the
 tick detaches the loaded rows at once (:func:`detach`): the code that works out the tick goes on
-setting attributes as before, nothing autoflushes them, and :meth:`TickRows.write` compares
-each row with its values as loaded and hands the changed columns to the batch's writes
-(tick_writes.py): one executemany ``UPDATE … WHERE id = ?`` per table and set of changed
-columns for the whole batch. What is written is what the unit
-of work would have written: only the columns whose value differs, compared with ``==``.
+setting attributes as before, nothing autoflushes them, and :meth:`TickRows.collect` compares
+each row with its values as loaded (models/loaded.py: what the unit of work would have written)
+and hands the changed columns to the batch's writes (tick_writes.py): one executemany
+``UPDATE … WHERE id = ?`` per table and set of changed columns for the whole batch.
 
 A channel seen for the first time is inserted through the session (its id is needed for its
 samples) and then tracked like the others (:meth:`TickRows.add_channels`).
@@ -25,13 +24,13 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from lagscope.ingest.tick_writes import TickWrites
 from lagscope.models import Channel, Cluster, Instance
+from lagscope.models.loaded import loaded_values, take_changes
 
 Row = Cluster | Instance | Channel
 _COLUMNS: dict[type[Row], tuple[str, ...]] = {
     model: tuple(c.key for c in model.__table__.columns if c.key != "id")
     for model in (Cluster, Instance, Channel)
 }
-_MISSING = object()
 
 
 class TickRows:
@@ -41,11 +40,7 @@ class TickRows:
         self._loaded: list[tuple[Row, dict[str, Any]]] = []
 
     def track(self, rows: Iterable[Row]) -> None:
-        for row in rows:
-            state = row.__dict__
-            self._loaded.append(
-                (row, {key: state.get(key, _MISSING) for key in _COLUMNS[type(row)]})
-            )
+        self._loaded.extend((row, loaded_values(row, _COLUMNS[type(row)])) for row in rows)
 
     def add_channels(self, session: Session, instance: Instance, new: Sequence[Channel]) -> None:
         """Insert channels found on a detached instance: their ids come from the store, and
@@ -67,18 +62,11 @@ class TickRows:
         as the values loaded; returns the number of rows changed."""
         changed_rows = 0
         for row, before in self._loaded:
-            now = row.__dict__
-            changed = {
-                key: value
-                for key, old in before.items()
-                if (value := now.get(key, _MISSING)) is not _MISSING
-                and (old is _MISSING or value != old)
-            }
+            changed = take_changes(row, before)
             if changed:
                 table = type(row).__table__
                 assert isinstance(table, Table)
                 writes.update(table, tuple(sorted(changed)), {"_pk": row.id, **changed})
-                before.update(changed)
                 changed_rows += 1
         return changed_rows
 
