@@ -94,10 +94,13 @@ class _Signals:
     thread, which may hold any lock at that moment (the old handler's ``Event.set()`` met the
     main thread's ``Event.wait()`` on the Event's own lock and the demo hung forever).
 
-    A signal raises DemoStopped wherever the main thread is (start-up or serving) and records
-    the request: an exception raised inside a finalizer (``__del__``) is printed and dropped by
-    Python, so the serving loop also checks ``requested``, and a later signal raises again.
-    Once clean-up has begun, signals are only recorded, so a second Ctrl-C cannot cut it short.
+    The first signal raises DemoStopped wherever the main thread is (start-up or serving) and
+    records the request. A later one is only recorded: it lands while what the first one
+    interrupted cleans up after itself (a lab that was starting removes its directory; a second
+    Ctrl-C there once cut ``shutil.rmtree`` between two closes of one descriptor and the demo
+    ended on that ``OSError``), and once the demo's own clean-up has begun nothing may cut it
+    short. A first DemoStopped lost inside a finalizer (``__del__`` prints and drops an
+    exception) is not lost for good: the serving loop checks ``requested``.
     """
 
     def __init__(self) -> None:
@@ -109,8 +112,9 @@ class _Signals:
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum: int, _frame: object) -> None:
+        first = not self.requested
         self.requested = True
-        if not self.cleaning_up:
+        if first and not self.cleaning_up:
             raise DemoStopped(signum)
 
 
