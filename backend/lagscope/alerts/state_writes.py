@@ -38,9 +38,9 @@ class LoadedStates:
             session.expunge(row)
         self._loaded = [(row, loaded_values(row, _COLUMNS)) for row in rows]
 
-    def write(self, session: Session) -> int:
-        """Write the changed columns; returns the number of states written. Raises Conflict
-        when a state's version is no longer the one loaded."""
+    def write(self, session: Session) -> None:
+        """Write the changed columns. Raises Conflict when a state's version is no longer the
+        one loaded."""
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
         for row, before in self._loaded:
             changed = take_changes(row, before)
@@ -49,15 +49,11 @@ class LoadedStates:
                 groups[tuple(sorted(changed))].append(
                     {"_pk": row.id, "_seen": version, "_next": version + 1, **changed}
                 )
-                row.version = version + 1
-        written = 0
         db = session.connection()
         for columns, rows in sorted(groups.items()):
             result = db.execute(_statement(columns), rows)
             if result.rowcount != len(rows):
                 raise Conflict("another worker judged the same alerts at the same time")
-            written += len(rows)
-        return written
 
 
 _STATEMENTS: dict[tuple[str, ...], Update] = {}
