@@ -224,6 +224,18 @@ class Settings(BaseSettings):
     webhook_backoff_cap_s: float = 900.0
     webhook_retry_horizon_s: float = 3600.0
 
+    # Every poll's figures pushed with Prometheus's remote-write protocol (docs/remote-write.md):
+    # the receiver's URL (Prometheus: http://host:9090/api/v1/write, run with
+    # --web.enable-remote-write-receiver; VictoriaMetrics: http://host:8428/api/v1/write), and
+    # optionally a bearer token sent to it and to nothing else. Empty: nothing is pushed.
+    remote_write_url: str = ""
+    remote_write_bearer_token: str = ""
+    # Sent every this many seconds; while the receiver refuses or is down, at most this many
+    # samples wait (the oldest are dropped, and counted, past it).
+    remote_write_every_s: PositiveFloat = 1.0
+    remote_write_max_waiting: PositiveInt = 1_000_000
+    remote_write_timeout_s: PositiveFloat = 5.0
+
     def webhook_allow(self) -> list[str]:
         return [h.strip() for h in self.webhook_allowed_hosts.split(",") if h.strip()]
 

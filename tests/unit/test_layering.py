@@ -51,9 +51,22 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "tasks": FLOOR
     | {"db", "security", "inventory", "ingest", "history", "journal", "alerts", "health"},
     "lab": BOTTOM | {"collectors", "config"},
+    # Each poll's figures pushed out (remote write), from a batch's figures (alerts.tick_figures).
+    "remote_write": FLOOR | {"security", "inventory", "history", "journal", "alerts"},
     # The owner engine's poll loop: over the contexts, and queueing deliveries as tasks do.
     "engine": FLOOR
-    | {"db", "security", "inventory", "ingest", "history", "journal", "alerts", "health", "tasks"},
+    | {
+        "db",
+        "security",
+        "inventory",
+        "ingest",
+        "history",
+        "journal",
+        "alerts",
+        "health",
+        "tasks",
+        "remote_write",
+    },
 }
 TOOLS = frozenset({"cli", "__main__", "demo"})  # start anything: processes, the API, the lab
 

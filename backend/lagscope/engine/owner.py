@@ -48,8 +48,9 @@ from lagscope.security.secret_box import SecretBox
 
 log = logging.getLogger(__name__)
 
-# After a batch: its recorded ticks' figures, for the alert rules (engine/alert_judge.py).
-AlertHook = Callable[[Sequence[TickFigures]], None]
+# After a batch: its recorded ticks' figures, for the alert rules (engine/alert_judge.py) and
+# the remote write (remote_write/sender.py).
+BatchHook = Callable[[Sequence[TickFigures]], None]
 REPORT_EVERY_S = 30.0
 # A batch that could not start within this many seconds of its second is dropped.
 LATE_START_S = 0.5
@@ -78,7 +79,7 @@ class PollOwner:
         options: TickOptions,
         leases: Leases,
         renew_every_s: float,
-        after_batch: AlertHook | None = None,
+        after_batch: BatchHook | None = None,
         batch_instances: int = 20,
         max_batches_at_once: int = 4,
         clock: Callable[[], float] = time.time,

@@ -13,14 +13,17 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Sequence
 
+from lagscope.alerts.tick_figures import TickFigures
 from lagscope.config import Settings, get_settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.engine.alert_judge import AlertJudge
 from lagscope.engine.leases import Leases
-from lagscope.engine.owner import PollOwner
+from lagscope.engine.owner import BatchHook, PollOwner
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import options_from
+from lagscope.remote_write.sender import RemoteWriter
 from lagscope.security.secret_box import store_box
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,12 @@ def run_owner(settings: Settings | None = None) -> None:
     engine = make_engine(settings.database_url)
     sessions = make_session_factory(engine)
     name = owner_name()
+    hooks: list[BatchHook] = [AlertJudge(sessions)]
+    writer = remote_writer(settings)
+    if writer is not None:
+        hooks.append(writer)
+        writer.start()
+        log.info("remote write to %s every %g s", writer.url, writer.every_s)
     owner = PollOwner(
         sessions,
         store_box(sessions, settings.secret_key, settings.old_keys()),
@@ -50,7 +59,7 @@ def run_owner(settings: Settings | None = None) -> None:
         options_from(settings, name),
         Leases(sessions, name, settings.shards, settings.shard_lease_s, time.time),
         settings.shard_renew_every_s,
-        after_batch=AlertJudge(sessions),
+        after_batch=each_of(hooks),
         batch_instances=settings.owner_batch_instances,
         max_batches_at_once=settings.owner_batches_at_once,
     )
@@ -58,5 +67,34 @@ def run_owner(settings: Settings | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     log.info("poll owner %s ready: %d shards shared among the owners alive", name, settings.shards)
-    owner.run(stop)
+    try:
+        owner.run(stop)
+    finally:
+        if writer is not None:
+            writer.stop()
     log.info("poll owner %s stopped: its shards given up", name)
+
+
+def remote_writer(settings: Settings) -> RemoteWriter | None:
+    if not settings.remote_write_url:
+        return None
+    return RemoteWriter(
+        settings.remote_write_url,
+        bearer_token=settings.remote_write_bearer_token,
+        every_s=settings.remote_write_every_s,
+        max_waiting=settings.remote_write_max_waiting,
+        timeout_s=settings.remote_write_timeout_s,
+    )
+
+
+def each_of(hooks: Sequence[BatchHook]) -> BatchHook:
+    """The hooks called in turn after a batch; one that fails does not keep the next from it."""
+
+    def after_batch(figures: Sequence[TickFigures]) -> None:
+        for hook in hooks:
+            try:
+                hook(figures)
+            except Exception:
+                log.exception("after a batch: %r failed", hook)
+
+    return after_batch
