@@ -6,22 +6,16 @@ Prometheus owns the `instance` label (the scrape target) and renames a clashing 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from lagscope.demo.processes import free_port
-
 from .api_stack import ApiServer, api_server, sqlite_url
+from .prometheus_server import prometheus_server, query
 from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
-
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 
 
 @pytest.fixture
@@ -33,8 +27,7 @@ def api(tmp_path) -> Iterator[ApiServer]:
 @pytest.fixture
 def prometheus(tmp_path: Path, api: ApiServer) -> Iterator[str]:
     target = api.url.removeprefix("http://")
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
+    config = (
         "global:\n  scrape_interval: 1s\n"
         "scrape_configs:\n"
         "  - job_name: lagscope\n"
@@ -45,38 +38,8 @@ def prometheus(tmp_path: Path, api: ApiServer) -> Iterator[str]:
         "    static_configs:\n"
         f"      - targets: ['{target}']\n"
     )
-    port = free_port()
-    log = (tmp_path / "prometheus.log").open("wb")
-    process = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
-        log.close()
-
-
-def query(prometheus: str, expr: str) -> list[dict]:
-    try:
-        answer = httpx.get(f"{prometheus}/api/v1/query", params={"query": expr}, timeout=5)
-    except httpx.TransportError:
-        return []
-    if answer.status_code != 200:
-        return []
-    return list(answer.json()["data"]["result"])
+    with prometheus_server(tmp_path, config) as url:
+        yield url
 
 
 def test_a_real_scrape_keeps_the_server_label(api: ApiServer, prometheus: str):
