@@ -224,7 +224,7 @@ class Settings(BaseSettings):
     webhook_backoff_cap_s: float = 900.0
     webhook_retry_horizon_s: float = 3600.0
 
-    # Every poll's figures pushed with Prometheus's remote-write protocol (docs/remote-write.md):
+    # Every poll's figures pushed with Prometheus's remote-write protocol (docs/api.md):
     # the receiver's URL (Prometheus: http://host:9090/api/v1/write, run with
     # --web.enable-remote-write-receiver; VictoriaMetrics: http://host:8428/api/v1/write), and
     # optionally a bearer token sent to it and to nothing else. Empty: nothing is pushed.

@@ -8,17 +8,21 @@ checked against what the store gives back for the same tick.
 from __future__ import annotations
 
 import math
+import shutil
 import struct
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import cramjam
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.prometheus import ChannelPoint, InstancePoint, exposition
 from lagscope.models import Channel, InstanceSample, Sample
 from lagscope.remote_write.points import CHANNEL_GAUGE_COLUMNS, named_tick, tick_points
 from lagscope.remote_write.sender import as_series
@@ -190,3 +194,40 @@ def test_a_ticks_points_are_its_stored_rows_under_the_metrics_names(ticks: Owner
     for labels, _, _ in tick_points(named_tick(figures)):
         assert labels[0][0] == "__name__"
         assert list(labels[1:]) == sorted(labels[1:])
+
+
+def test_the_pushed_names_are_the_expositions_and_promtool_finds_nothing_to_say(
+    ticks: OwnerTicks,
+):
+    db1, _, default, _ = _ids(ticks)
+    figures = ticks.tick(
+        T0,
+        samples={default: {"lag_s": 3.0, "seconds_behind_source": 3, "apply_rate": 9.5}},
+        polled={db1: {"round_trip_s": 0.01, "clock_offset_s": 0.0}},
+    )
+    pushed = {dict(labels)["__name__"] for labels, _, _ in tick_points(named_tick(figures))}
+    labels = {"cluster": "orders", "server": "db2", "channel": "", "region": ""}
+    text = exposition(
+        [
+            ChannelPoint(
+                **labels,
+                ts=T0,
+                verdict=Verdict.CAUGHT_UP,
+                **{column: 1 for _, column in CHANNEL_GAUGE_COLUMNS if column != "io_state"},
+                io_running=True,
+            )
+        ],
+        [InstancePoint("orders", "db1", "near", True, 0.01, 0.0, T0)],
+    )
+    exposed = {s.name for f in text_string_to_metric_families(text.decode()) for s in f.samples}
+    assert pushed <= exposed, pushed - exposed
+    # promtool (Debian's prometheus package) lints names, units and help the way Prometheus's
+    # own conventions say.
+    checked = subprocess.run(
+        [shutil.which("promtool") or "/usr/bin/promtool", "check", "metrics"],
+        input=text,
+        capture_output=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.strip() == b"", checked.stdout
