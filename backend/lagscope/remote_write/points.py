@@ -12,7 +12,8 @@ keeps (rounded as its column rounds), so both say the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -84,39 +85,58 @@ def _at_ms(ts: datetime) -> int:
     return round(ts.timestamp() * 1000)
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def _named(name: str, labels: Labels) -> Labels:
     # "__name__" sorts before every lower-case label name.
     return (("__name__", name), *labels)
 
 
+def _io_running(code: Any) -> float:
+    return float(io_state_from_code(code) is IoState.YES)
+
+
+def _as_stored(table: Any, column: str) -> Callable[[Any], float]:
+    kind = table.c[column]
+    return lambda value: float(as_stored(kind, value))
+
+
+# (gauge, column, the value as a sample): built once, the columns looked up once.
+_CHANNEL_GAUGES = tuple(
+    (gauge, column, _io_running if column == "io_state" else _as_stored(_SAMPLES, column))
+    for gauge, column in CHANNEL_GAUGE_COLUMNS
+)
+_INSTANCE_GAUGES = tuple(
+    (gauge, column, _as_stored(_INSTANCE_SAMPLES, column))
+    for gauge, column in (
+        ("lagscope_poll_round_trip_seconds", "round_trip_s"),
+        ("lagscope_clock_offset_seconds", "clock_offset_s"),
+    )
+)
+_VERDICTS = tuple((int(v), v.label) for v in Verdict)
+_LAG_SOURCES = tuple((int(s), s.label) for s in LagSource)
+
+
 def _channel_points(labels: Labels, row: Mapping[str, Any]) -> Iterator[Point]:
     at = _at_ms(row["ts"])
-    for gauge, column in CHANNEL_GAUGE_COLUMNS:
+    for gauge, column, as_sample in _CHANNEL_GAUGES:
         value = row.get(column)
-        if value is None:
-            continue
-        if column == "io_state":
-            value = io_state_from_code(value) is IoState.YES
-        else:
-            value = as_stored(_SAMPLES.c[column], value)
-        yield _named(gauge, labels), at, float(value)
+        if value is not None:
+            yield _named(gauge, labels), at, as_sample(value)
     verdict = row.get("verdict")
     if verdict is not None:
-        for known in Verdict:
-            yield (
-                _named("lagscope_verdict", _with(labels, "verdict", known.label)),
-                at,
-                float(known == verdict),
-            )
+        for code, label in _VERDICTS:
+            yield _one_hot("lagscope_verdict", labels, "verdict", label), at, float(code == verdict)
     source = row.get("lag_source")
-    for known_source in LagSource:
-        yield (
-            _named("lagscope_lag_source", _with(labels, "source", known_source.label)),
-            at,
-            float(known_source == source),
-        )
+    for code, label in _LAG_SOURCES:
+        yield _one_hot("lagscope_lag_source", labels, "source", label), at, float(code == source)
 
 
+@functools.lru_cache(maxsize=1 << 17)
+def _one_hot(name: str, labels: Labels, label: str, value: str) -> Labels:
+    return _named(name, _with(labels, label, value))
+
+
+@functools.lru_cache(maxsize=1 << 17)
 def _with(labels: Labels, name: str, value: str) -> Labels:
     return tuple(sorted((*labels, (name, value))))
 
@@ -124,10 +144,7 @@ def _with(labels: Labels, name: str, value: str) -> Labels:
 def _instance_points(labels: Labels, row: Mapping[str, Any]) -> Iterator[Point]:
     at = _at_ms(row["ts"])
     yield _named("lagscope_up", labels), at, float(bool(row["reachable"]))
-    for gauge, column in (
-        ("lagscope_poll_round_trip_seconds", "round_trip_s"),
-        ("lagscope_clock_offset_seconds", "clock_offset_s"),
-    ):
+    for gauge, column, as_sample in _INSTANCE_GAUGES:
         value = row.get(column)
         if value is not None:
-            yield _named(gauge, labels), at, float(as_stored(_INSTANCE_SAMPLES.c[column], value))
+            yield _named(gauge, labels), at, as_sample(value)

@@ -21,8 +21,6 @@ HEADERS = {
     "X-Prometheus-Remote-Write-Version": "0.1.0",
 }
 
-_DOUBLE = struct.Struct("<d")
-
 
 @dataclass(frozen=True, slots=True)
 class Series:
@@ -36,8 +34,9 @@ class Series:
 def write_request(series: Iterable[Series]) -> bytes:
     """The serialized ``WriteRequest`` holding ``series`` (field 1, repeated ``TimeSeries``)."""
     out = bytearray()
+    stamps: dict[int, bytes] = {}  # a request's samples share a few seconds' timestamps
     for one in series:
-        _field(out, 1, _time_series(one))
+        _field(out, 1, _time_series(one, stamps))
     return bytes(out)
 
 
@@ -46,21 +45,42 @@ def compress(body: bytes) -> bytes:
     return bytes(cramjam.snappy.compress_raw(body))
 
 
-def _time_series(series: Series) -> bytes:
-    out = bytearray()
-    for name, text in series.labels:
-        label = bytearray()
-        _field(label, 1, name.encode())
-        _field(label, 2, text.encode())
-        _field(out, 1, label)
+# A series' labels as encoded, kept across requests: a fleet sends the same series every second.
+_LABELS: dict[tuple[tuple[str, str], ...], bytes] = {}
+_LABELS_KEPT = 200_000
+# Sample: double value = 1 (tag 0x09, 64-bit), int64 timestamp = 2 (tag 0x10, varint).
+_SAMPLE_VALUE = struct.Struct("<Bd")
+
+
+def _time_series(series: Series, stamps: dict[int, bytes]) -> bytes:
+    out = bytearray(_labels_of(series.labels))
     for at_ms, value in series.samples:
-        # Sample: double value = 1 (64-bit), int64 timestamp = 2 (varint).
-        sample = bytearray(b"\x09")
-        sample += _DOUBLE.pack(value)
-        sample += b"\x10"
-        _varint(sample, at_ms & 0xFFFFFFFFFFFFFFFF)
-        _field(out, 2, sample)
+        stamp = stamps.get(at_ms)
+        if stamp is None:
+            encoded = bytearray(b"\x10")
+            _varint(encoded, at_ms & 0xFFFFFFFFFFFFFFFF)
+            stamp = stamps[at_ms] = bytes(encoded)
+        sample = _SAMPLE_VALUE.pack(0x09, value) + stamp
+        # TimeSeries field 2; a sample is at most 20 bytes, so its length is one byte.
+        out += b"\x12"
+        out.append(len(sample))
+        out += sample
     return bytes(out)
+
+
+def _labels_of(labels: tuple[tuple[str, str], ...]) -> bytes:
+    encoded = _LABELS.get(labels)
+    if encoded is None:
+        if len(_LABELS) >= _LABELS_KEPT:
+            _LABELS.clear()
+        out = bytearray()
+        for name, text in labels:
+            label = bytearray()
+            _field(label, 1, name.encode())
+            _field(label, 2, text.encode())
+            _field(out, 1, label)
+        encoded = _LABELS[labels] = bytes(out)
+    return encoded
 
 
 def _field(out: bytearray, number: int, payload: bytes | bytearray) -> None:
