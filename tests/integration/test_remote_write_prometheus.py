@@ -1,6 +1,7 @@
 """Every poll reaches a real Prometheus through remote write: the lab polled by the owner engine,
 Prometheus (Debian's, its remote-write receiver on) holds a sample for every poll, 1 s apart, at
-the poll's own time and with the value the store holds for it."""
+the poll's own time and with the value the store holds for it: the lag, trx_behind and the
+parameters."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from lagscope.lab import Lab
+from lagscope.models import Instance, ParamValue
 
 from .pipeline_stack import Pipeline, start_pipeline
 from .prometheus_server import prometheus_server, query
@@ -47,6 +50,13 @@ def raw(prometheus: str, expr: str) -> list[tuple[int, float]]:
     return [(round(float(at) * 1000), float(value)) for at, value in found[0]["values"]]
 
 
+def one_second_apart(pushed: list[tuple[int, float]]) -> None:
+    assert len(pushed) >= 10, pushed
+    gaps = [(b - a) / 1000 for (a, _), (b, _) in itertools.pairwise(pushed)]
+    assert 0.8 <= statistics.median(gaps) <= 1.2, gaps
+    assert max(gaps) <= 2.5, gaps
+
+
 @pytest.mark.parametrize("server", ["replica1", "replica2"])
 def test_every_poll_is_a_sample_in_prometheus_at_its_own_time(
     pipeline: Pipeline, prometheus: str, server: str
@@ -61,13 +71,29 @@ def test_every_poll_is_a_sample_in_prometheus_at_its_own_time(
             for s in pipeline.samples(server, datetime(2000, 1, 1, tzinfo=UTC))
         }
         # Each sample is a stored poll's, at its millisecond, with its value.
-        assert pushed, expr
         for at_ms, value in pushed:
             assert at_ms in stored, (expr, at_ms)
             assert stored[at_ms] == pytest.approx(value, abs=1e-9), (expr, at_ms)
-        gaps = [(b - a) / 1000 for (a, _), (b, _) in itertools.pairwise(pushed)]
-        assert 0.8 <= statistics.median(gaps) <= 1.2, gaps
-        assert max(gaps) <= 2.5, gaps
+        one_second_apart(pushed)
+    # The parameters, every poll too: at the lag's timestamps, with the value the store holds.
+    with pipeline.session() as session:
+        stored_params = {
+            name: value
+            for name, value in session.execute(
+                select(ParamValue.name, ParamValue.value)
+                .join(Instance)
+                .where(Instance.name == server)
+            )
+        }
+    lag_times = {at for at, _ in raw(prometheus, lag)}
+    for name in ("innodb_flush_log_at_trx_commit", "sync_binlog", "slave_parallel_threads"):
+        pushed = raw(
+            prometheus,
+            f'lagscope_parameter{{cluster="lab",server="{server}",parameter="{name}"}}',
+        )
+        one_second_apart(pushed)
+        assert {value for _, value in pushed} == {float(stored_params[name])}, name
+        assert {at for at, _ in pushed} & lag_times, name
     up = raw(prometheus, f'lagscope_up{{cluster="lab",server="{server}"}}')
     assert up and {value for _, value in up} == {1.0}
     verdicts = query(prometheus, f'lagscope_verdict{{server="{server}"}} == 1')

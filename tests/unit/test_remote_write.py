@@ -11,6 +11,7 @@ import math
 import shutil
 import struct
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -217,7 +218,11 @@ def test_the_pushed_names_are_the_expositions_and_promtool_finds_nothing_to_say(
                 io_running=True,
             )
         ],
-        [InstancePoint("orders", "db1", "near", True, 0.01, 0.0, T0)],
+        [
+            InstancePoint(
+                "orders", "db1", "near", True, 0.01, 0.0, T0, params={"sync_binlog": "1", "m": "x"}
+            )
+        ],
     )
     exposed = {s.name for f in text_string_to_metric_families(text.decode()) for s in f.samples}
     assert pushed <= exposed, pushed - exposed
@@ -231,3 +236,54 @@ def test_the_pushed_names_are_the_expositions_and_promtool_finds_nothing_to_say(
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.strip() == b"", checked.stdout
+
+
+def test_the_parameters_a_poll_read_go_out_as_numbers_or_as_info(ticks: OwnerTicks):
+    db1, _, _, _ = _ids(ticks)
+    read = {
+        "sync_binlog": "1",
+        "innodb_flush_log_at_trx_commit": "2",
+        "log_slave_updates": "ON",
+        "read_only": "OFF",
+        "slave_parallel_mode": "optimistic",
+        "binlog_commit_wait_usec": None,  # not readable: no sample
+    }
+    figures = replace(ticks.tick(T0, samples={}, polled={db1: {}}), params={db1: read})
+    points = {labels: value for labels, _, value in tick_points(named_tick(figures))}
+    base = (("cluster", "orders"), ("region", "near"), ("server", "db1"))
+
+    def parameter(name: str) -> float | None:
+        return points.get(
+            (("__name__", "lagscope_parameter"), *sorted((*base, ("parameter", name))))
+        )
+
+    assert parameter("sync_binlog") == 1.0
+    assert parameter("innodb_flush_log_at_trx_commit") == 2.0
+    assert parameter("log_slave_updates") == 1.0
+    assert parameter("read_only") == 0.0
+    assert parameter("slave_parallel_mode") is None
+    assert parameter("binlog_commit_wait_usec") is None
+    info = [dict(labels) for labels in points if dict(labels)["__name__"].endswith("_info")]
+    assert info == [
+        {
+            "__name__": "lagscope_parameter_info",
+            **dict(base),
+            "parameter": "slave_parallel_mode",
+            "value": "optimistic",
+        }
+    ]
+    # /metrics says the same of the same values.
+    text = exposition([], [InstancePoint("orders", "db1", "near", True, params=read)]).decode()
+    exposed = {
+        (s.name, s.labels.get("parameter"), s.labels.get("value")): s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name.startswith("lagscope_parameter")
+    }
+    assert exposed == {
+        ("lagscope_parameter", "sync_binlog", None): 1.0,
+        ("lagscope_parameter", "innodb_flush_log_at_trx_commit", None): 2.0,
+        ("lagscope_parameter", "log_slave_updates", None): 1.0,
+        ("lagscope_parameter", "read_only", None): 0.0,
+        ("lagscope_parameter_info", "slave_parallel_mode", "optimistic"): 1.0,
+    }

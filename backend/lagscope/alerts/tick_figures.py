@@ -13,7 +13,7 @@ as 10.000 and must not fire a rule at 10 that the read-back path would not fire.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,8 @@ class TickFigures:
     cluster: Cluster
     samples: Mapping[int, Mapping[str, Any]]
     polled: Mapping[int, Mapping[str, Any]]
+    # By instance id, the parameters the tick read (none for a server it could not read).
+    params: Mapping[int, Mapping[str, str | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

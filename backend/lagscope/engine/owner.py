@@ -297,7 +297,9 @@ class PollOwner:
         self.stats.ticks += len(summaries)
         if self.after_batch is not None and summaries:
             figures = [
-                TickFigures(summary.cluster, summary.sample_rows, summary.instance_rows)
+                TickFigures(
+                    summary.cluster, summary.sample_rows, summary.instance_rows, summary.params
+                )
                 for summary in summaries.values()
                 if summary.cluster is not None
             ]

@@ -10,8 +10,9 @@ rather than exposed as 0: a 0 would read as "caught up".
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -27,7 +28,7 @@ from lagscope.history.catching_up import CatchingUp, catching_up
 from lagscope.history.episodes import current_causes
 from lagscope.history.status import is_stale, latest_channel_rows, latest_instance_samples
 from lagscope.metrics_catalog import GAUGES
-from lagscope.models import Cluster, Instance, Sample
+from lagscope.models import Cluster, Instance, ParamValue, Sample
 
 # "server", not "instance": Prometheus owns the `instance` label (the scrape target) and would
 # rename ours to `exported_instance`.
@@ -76,6 +77,8 @@ class InstancePoint:
     last_polled_at: datetime | None = None
     # The newest recent poll's error kind when it failed (POLL_ERROR_KINDS, or "other").
     error_kind: str | None = None
+    # The tracked parameters as last read, under the server's own names.
+    params: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
@@ -107,6 +110,7 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
             tuple(c.cause for c in causes),
         )
         channels.append(replace(point, catching_up=catching_up(causes)))
+    params = _params(session, [i.id for i in instances])
     points = []
     for instance in instances:
         sample = polled.get(instance.id)
@@ -129,9 +133,51 @@ def read_points(session: Session, now: datetime) -> tuple[list[ChannelPoint], li
                     if fresh and sample is not None and not sample.reachable
                     else None
                 ),
+                params=params.get(instance.id, {}),
             )
         )
     return channels, points
+
+
+def _params(session: Session, instance_ids: list[int]) -> dict[int, dict[str, str | None]]:
+    found: dict[int, dict[str, str | None]] = {}
+    if instance_ids:
+        rows = session.execute(
+            select(ParamValue.instance_id, ParamValue.name, ParamValue.value).where(
+                ParamValue.instance_id.in_(instance_ids)
+            )
+        )
+        for instance_id, name, value in rows:
+            found.setdefault(instance_id, {})[name] = value
+    return found
+
+
+def parameter_number(value: str | None) -> float | None:
+    """A parameter's value as a gauge: a number as it is, ON/OFF as 1/0; None for text
+    (``LOGICAL_CLOCK``, ``optimistic``), which goes to ``lagscope_parameter_info``."""
+    if value is None:
+        return None
+    flag = _FLAGS.get(value.upper())
+    if flag is not None:
+        return flag
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+_FLAGS = {"ON": 1.0, "OFF": 0.0}
+PARAMETER = "lagscope_parameter"
+PARAMETER_HELP = (
+    "A tracked server parameter's value as last read (ON/OFF as 1/0), under the server's own "
+    "name in the parameter label."
+)
+PARAMETER_INFO = "lagscope_parameter_info"
+PARAMETER_INFO_HELP = (
+    "1 for a tracked parameter whose value is text (LOGICAL_CLOCK, optimistic, ROW …), the "
+    "value in the value label."
+)
 
 
 # The kinds a failed poll is recorded with (ingest/reader.py, ingest/login_backoff.py): a
@@ -290,8 +336,20 @@ class LagscopeCollector(Collector):
             f"(one of {', '.join(POLL_ERROR_KINDS)}, other); no series otherwise.",
             labels=(*INSTANCE_LABELS, "kind"),
         )
+        parameter = GaugeMetricFamily(
+            PARAMETER, PARAMETER_HELP, labels=(*INSTANCE_LABELS, "parameter")
+        )
+        parameter_info = GaugeMetricFamily(
+            PARAMETER_INFO, PARAMETER_INFO_HELP, labels=(*INSTANCE_LABELS, "parameter", "value")
+        )
         for point in self._instances:
             up.add_metric(point.labels, float(point.up))
+            for name, value in sorted(point.params.items()):
+                number = parameter_number(value)
+                if number is not None:
+                    parameter.add_metric([*point.labels, name], number)
+                elif value is not None:
+                    parameter_info.add_metric([*point.labels, name, value], 1.0)
             if point.round_trip_s is not None:
                 round_trip.add_metric(point.labels, point.round_trip_s)
             if point.clock_offset_s is not None:
@@ -300,7 +358,7 @@ class LagscopeCollector(Collector):
                 polled.add_metric(point.labels, point.last_polled_at.timestamp())
             if point.error_kind is not None:
                 failed.add_metric([*point.labels, point.error_kind], 1.0)
-        yield from (up, round_trip, offset, polled, failed)
+        yield from (up, round_trip, offset, polled, failed, parameter, parameter_info)
 
 
 def exposition(channels: Sequence[ChannelPoint], instances: Sequence[InstancePoint]) -> bytes:

@@ -61,6 +61,8 @@ class TickSummary:
     cluster: Cluster | None = None
     sample_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     instance_rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # By instance id, the parameters this tick read (the remote write pushes them every poll).
+    params: dict[int, Mapping[str, str | None]] = field(default_factory=dict)
 
 
 def record_tick(
@@ -116,6 +118,8 @@ def record_tick(
         snap = reading.snapshot
         instance_samples.append(_instance_sample(instance, snap, at, rates[instance.id]))
         polled.append((instance, snap, at))
+        if snap.params_read:
+            summary.params[instance.id] = snap.params
         if instance.id in changed:
             _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
         samples.extend(

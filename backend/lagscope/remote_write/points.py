@@ -4,10 +4,11 @@ and labels ``/metrics`` gives them (history/prometheus.py), at the poll's own ti
 Only what a tick computed goes out, never a value read back from the store: per channel the
 catalog's gauges (``lagscope_lag_seconds``, ``lagscope_trx_behind``…), ``lagscope_verdict``
 and ``lagscope_lag_source`` (1 for the current one, 0 for the others, as in ``/metrics``); per
-server ``lagscope_up``, ``lagscope_poll_round_trip_seconds`` and
-``lagscope_clock_offset_seconds``. A value the tick did not have (a NULL) is no sample, as
-``/metrics`` leaves it out: a 0 would read as "caught up". Each value is the one the store
-keeps (rounded as its column rounds), so both say the same.
+server ``lagscope_up``, ``lagscope_poll_round_trip_seconds``,
+``lagscope_clock_offset_seconds`` and the parameters the poll read (``lagscope_parameter``,
+``lagscope_parameter_info`` for text values). A value the tick did not have (a NULL) is no
+sample, as ``/metrics`` leaves it out: a 0 would read as "caught up". Each value is the one the
+store keeps (rounded as its column rounds), so both say the same.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from lagscope.alerts.tick_figures import TickFigures, as_stored
 from lagscope.analysis.codes import LagSource, Verdict, io_state_from_code
 from lagscope.collectors.snapshot import IoState
+from lagscope.history.prometheus import PARAMETER, PARAMETER_INFO, parameter_number
 from lagscope.metrics_catalog import GAUGES
 from lagscope.models import InstanceSample, Sample
 
@@ -44,6 +46,7 @@ class NamedTick:
     instances: Mapping[int, Labels]
     samples: Mapping[int, Mapping[str, Any]]
     polled: Mapping[int, Mapping[str, Any]]
+    params: Mapping[int, Mapping[str, str | None]]
 
 
 def named_tick(tick: TickFigures) -> NamedTick:
@@ -61,7 +64,7 @@ def named_tick(tick: TickFigures) -> NamedTick:
                 channel=channel.name,
                 region=instance.region,
             )
-    return NamedTick(channels, instances, tick.samples, tick.polled)
+    return NamedTick(channels, instances, tick.samples, tick.polled, tick.params)
 
 
 def tick_points(tick: NamedTick) -> Iterator[Point]:
@@ -73,6 +76,9 @@ def tick_points(tick: NamedTick) -> Iterator[Point]:
         labels = tick.instances.get(instance_id)
         if labels is not None:
             yield from _instance_points(labels, row)
+            params = tick.params.get(instance_id)
+            if params:
+                yield from _parameter_points(labels, _at_ms(row["ts"]), params)
 
 
 def _labels(**values: str) -> Labels:
@@ -125,14 +131,14 @@ def _channel_points(labels: Labels, row: Mapping[str, Any]) -> Iterator[Point]:
     verdict = row.get("verdict")
     if verdict is not None:
         for code, label in _VERDICTS:
-            yield _one_hot("lagscope_verdict", labels, "verdict", label), at, float(code == verdict)
+            yield _labelled("lagscope_verdict", labels, "verdict", label), at, float(code == verdict)
     source = row.get("lag_source")
     for code, label in _LAG_SOURCES:
-        yield _one_hot("lagscope_lag_source", labels, "source", label), at, float(code == source)
+        yield _labelled("lagscope_lag_source", labels, "source", label), at, float(code == source)
 
 
 @functools.lru_cache(maxsize=1 << 17)
-def _one_hot(name: str, labels: Labels, label: str, value: str) -> Labels:
+def _labelled(name: str, labels: Labels, label: str, value: str) -> Labels:
     return _named(name, _with(labels, label, value))
 
 
@@ -148,3 +154,17 @@ def _instance_points(labels: Labels, row: Mapping[str, Any]) -> Iterator[Point]:
         value = row.get(column)
         if value is not None:
             yield _named(gauge, labels), at, as_sample(value)
+
+
+def _parameter_points(labels: Labels, at: int, params: Mapping[str, str | None]) -> Iterator[Point]:
+    for name, value in params.items():
+        number = parameter_number(value)
+        if number is not None:
+            yield _labelled(PARAMETER, labels, "parameter", name), at, number
+        elif value is not None:
+            yield _info(labels, name, value), at, 1.0
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _info(labels: Labels, name: str, value: str) -> Labels:
+    return _named(PARAMETER_INFO, tuple(sorted((*labels, ("parameter", name), ("value", value)))))
