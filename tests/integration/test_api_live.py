@@ -22,7 +22,7 @@ from lagscope.analysis.eta import eta
 from lagscope.db import make_engine, make_session_factory
 from lagscope.history.status import FEED_BATCH, FEED_LOOKBACK, eta_band, open_feed
 from lagscope.inventory import instances as inventory
-from lagscope.models import Channel, Sample
+from lagscope.models import Channel, Instance, ParamValue, Sample
 from lagscope.models.types import from_micros, to_micros
 from lagscope.store_setup import upgrade
 from tests.factories import secret_box
@@ -327,6 +327,35 @@ def test_metrics_exposition_carries_the_labels(client: httpx.Client, pipeline: P
                 )
             ).one()
             assert lags[name].value == stored.lag_s and trx[name] == stored.trx_behind
+    # Each server's parameters as stored: numbers as gauges, text as info.
+    parameters = {
+        (s.labels["server"], s.labels["parameter"]): s.value for s in found["lagscope_parameter"]
+    }
+    texts = {
+        (s.labels["server"], s.labels["parameter"]): s.labels["value"]
+        for s in found["lagscope_parameter_info"]
+    }
+    with pipeline.session() as s:
+        stored_params = s.execute(
+            select(Instance.name, ParamValue.name, ParamValue.value).join(Instance)
+        ).all()
+    assert stored_params
+    for server, name, value in stored_params:
+        if value is None:
+            assert (server, name) not in parameters and (server, name) not in texts
+        elif value in ("ON", "OFF"):
+            assert parameters[(server, name)] == float(value == "ON"), (server, name)
+        elif _number(value) is not None:
+            assert parameters[(server, name)] == _number(value), (server, name)
+        else:
+            assert texts[(server, name)] == value, (server, name)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def test_every_live_endpoint_needs_a_token(api: ApiServer, pipeline: Pipeline):
