@@ -22,6 +22,7 @@ import contextlib
 import os
 import pwd
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -107,6 +108,14 @@ class ThrowawayPostgres:
     @property
     def url(self) -> str:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{DATABASE}"
+
+    def new_database(self, prefix: str) -> str:
+        """An empty database of the caller's own on this server (``prefix`` and a random part);
+        its URL."""
+        name = f"{prefix}_{secrets.token_hex(4)}"
+        with psycopg.connect(self.conninfo(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url.rpartition("/")[0] + f"/{name}"
 
     def conninfo(self, dbname: str = DATABASE) -> str:
         return f"host=127.0.0.1 port={self.port} user={SUPERUSER} dbname={dbname} connect_timeout=5"

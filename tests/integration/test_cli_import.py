@@ -5,12 +5,10 @@ nothing; a malformed file, or a refusal half-way through, writes nothing either.
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 from pathlib import Path
 
-import psycopg
 import pytest
 from sqlalchemy import func, select
 
@@ -66,10 +64,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         url = f"sqlite:///{tmp_path / 'store.db'}"
     else:
         server: ThrowawayPostgres = request.getfixturevalue("postgres")
-        name = f"import_{secrets.token_hex(4)}"  # a database of the test's own
-        with psycopg.connect(server.conninfo(), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        url = server.url.rpartition("/")[0] + f"/{name}"
+        url = server.new_database("import")
     upgrade(url)
     return url
 

@@ -1,4 +1,5 @@
-"""Rollups and retention on a real store: SQLite file, schema by Alembic, rows read back.
+"""Rollups and retention on a real store: SQLite file (and, for the rollups, which PostgreSQL
+computes in SQL, a throwaway PostgreSQL), schema by Alembic, rows read back.
 
 Raw samples with known values are written straight into ``samples`` (the poll path has its own
 tests); :func:`roll_up` and :func:`enforce_retention` then run as the periodic job runs them, and
@@ -10,6 +11,8 @@ No lab is needed; the module is marked ``integration`` because it migrates a rea
 
 from __future__ import annotations
 
+import contextlib
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.analysis.codes import Verdict
 from lagscope.config import Retention
+from lagscope.db import make_engine, make_session_factory
 from lagscope.ingest.rollups import enforce_retention, roll_up
 from lagscope.models import (
     Channel,
@@ -30,7 +34,10 @@ from lagscope.models import (
     SampleRollup1h,
     SampleRollup1m,
 )
+from lagscope.store_setup import upgrade
 from tests.factories import make_cluster, sqlite_store
+
+from .postgres import ThrowawayPostgres
 
 pytestmark = pytest.mark.integration
 
@@ -62,20 +69,41 @@ class Store:
     instance_id: int
 
 
+def _cluster(sessions: sessionmaker[Session]) -> Store:
+    with sessions() as session, session.begin():
+        servers = [("src", 3306, "source"), ("r1", 3307)]
+        _, named = make_cluster(session, "rollup", servers, password="pw")
+        replica = named["r1"]
+        # A MariaDB multi-source replica: two connections, so buckets must stay per channel.
+        a = Channel(name="", first_seen_at=HOUR_12 - timedelta(days=800))
+        b = Channel(name="b", first_seen_at=HOUR_12 - timedelta(days=800))
+        replica.channels.extend([a, b])
+        session.flush()
+        return Store(sessions, a.id, b.id, replica.id)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with sqlite_store(tmp_path) as sessions:
-        with sessions() as session, session.begin():
-            servers = [("src", 3306, "source"), ("r1", 3307)]
-            _, named = make_cluster(session, "rollup", servers, password="pw")
-            replica = named["r1"]
-            # A MariaDB multi-source replica: two connections, so buckets must stay per channel.
-            a = Channel(name="", first_seen_at=HOUR_12 - timedelta(days=800))
-            b = Channel(name="b", first_seen_at=HOUR_12 - timedelta(days=800))
-            replica.channels.extend([a, b])
-            session.flush()
-            ids = Store(sessions, a.id, b.id, replica.id)
-        yield ids
+        yield _cluster(sessions)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def rollup_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """The rollups run in Python on SQLite and as SQL on PostgreSQL (ingest/rollups_sql.py):
+    the same hand figures for both."""
+    if request.param == "sqlite":
+        with sqlite_store(tmp_path) as sessions:
+            yield _cluster(sessions)
+        return
+    server: ThrowawayPostgres = request.getfixturevalue("postgres")
+    url = server.new_database("rollup")
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        yield _cluster(make_session_factory(engine))
+    finally:
+        engine.dispose()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,8 +272,9 @@ def rollup_rows(
 
 
 @pytest.fixture
-def raw(store: Store) -> Store:
+def raw(rollup_store: Store) -> Store:
     """Channel A's first three minutes, half of the fourth, one sample just before 12:00, and B."""
+    store = rollup_store
     a, b = store.channel_a, store.channel_b
     rows = [r for m, table in RAW_A.items() for r in sample_rows(a, m, table)]
     rows += sample_rows(a, 3, MINUTE_3_EARLY)
@@ -410,3 +439,83 @@ def test_retention_twice_deletes_nothing_more(aged: Store) -> None:
     with aged.sessions() as session, session.begin():
         again = enforce_retention(session, epoch(NOW), RETENTION)
     assert set(again.values()) == {0}
+
+
+def _rollups_by_key(
+    sessions: sessionmaker[Session], ids: tuple[int, int]
+) -> dict[tuple[str, int, datetime], dict[str, Any]]:
+    found = {}
+    with sessions() as session:
+        for table in (SampleRollup1m, SampleRollup1h):
+            for row in session.scalars(select(table)):
+                key = (table.__tablename__, ids.index(row.channel_id), row.bucket)
+                found[key] = {
+                    c.key: getattr(row, c.key)
+                    for c in table.__table__.columns
+                    if c.key not in ("channel_id", "bucket")
+                }
+    return found
+
+
+def test_sql_and_python_rollups_agree_on_random_samples(
+    tmp_path: Path, postgres: ThrowawayPostgres
+) -> None:
+    """The same raw samples (random, a quarter of each figure unknown) rolled up by Python on
+    SQLite and by PostgreSQL itself: the same rows, every column, to within one rounding step
+    of an average (the last stored digit, 0.001)."""
+    rng = random.Random(20261205)
+    channels = 2
+    rows_by_channel: list[list[dict[str, Any]]] = [[] for _ in range(channels)]
+    for k in range(channels):
+        t = HOUR_12 - timedelta(minutes=3)
+        while t < HOUR_12 + timedelta(minutes=65):
+            t += timedelta(seconds=rng.uniform(0.3, 2.5))
+
+            def maybe(value: Any) -> Any:
+                return None if rng.random() < 0.25 else value
+
+            rows_by_channel[k].append(
+                {
+                    "ts": t,
+                    "verdict": rng.choice([0, 0, 1, 2, 6]),
+                    "lag_s": maybe(round(rng.uniform(0, 60), 3)),
+                    "trx_behind": maybe(rng.randrange(0, 5000)),
+                    "not_received": maybe(rng.randrange(0, 100)),
+                    "received_not_applied": maybe(rng.randrange(0, 5000)),
+                    "apply_rate": maybe(round(rng.uniform(0, 3000), 3)),
+                    "source_rate": maybe(round(rng.uniform(0, 3000), 3)),
+                    "timeline_lag_s": maybe(round(rng.uniform(0, 60), 3)),
+                }
+            )
+    results = []
+    url = postgres.new_database("agree")
+    upgrade(url)
+    engine = make_engine(url)
+    with contextlib.ExitStack() as stack:
+        stack.callback(engine.dispose)
+        for sessions in (stack.enter_context(sqlite_store(tmp_path)), make_session_factory(engine)):
+            store = _cluster(sessions)
+            ids = (store.channel_a, store.channel_b)
+            add_samples(
+                store,
+                [
+                    {"channel_id": ids[k], **row}
+                    for k in range(channels)
+                    for row in rows_by_channel[k]
+                ],
+            )
+            # Every minute of the span and the hour: one run a minute, as the job runs.
+            for minute in range(66):
+                run_roll_up(store, HOUR_12 + timedelta(minutes=minute, seconds=5))
+            results.append(_rollups_by_key(sessions, ids))
+    python, sql = results
+    assert python.keys() == sql.keys()
+    # The hours 11:00 (from 11:57) and 12:00 of each channel.
+    assert sum(1 for key in python if key[0] == "samples_1h") == 2 * channels
+    for key, row in python.items():
+        for column, value in row.items():
+            other = sql[key][column]
+            if column.endswith("_avg") and value is not None and other is not None:
+                assert abs(value - other) <= 0.0010001, (key, column, value, other)
+            else:
+                assert value == other, (key, column, value, other)

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.rollup import Bucket, RawPoint, merge, rollup
 from lagscope.config import Retention
+from lagscope.ingest import rollups_sql
 from lagscope.ingest.history_purge import purge_alert_history, purge_episodes
 from lagscope.ingest.partitions import maintain, partitioned_tables
 from lagscope.metrics_catalog import ROLLED_UP
@@ -39,11 +40,20 @@ MINUTES_REDONE, HOURS_REDONE = 3, 2
 
 
 def roll_up(session: Session, now_s: float) -> tuple[int, int]:
-    """Refresh the last few complete minute and hour buckets; returns rows written."""
+    """Refresh the last few complete minute and hour buckets; returns rows written.
+
+    On PostgreSQL the store computes them (ingest/rollups_sql.py); SQLite and MySQL read the
+    raw rows into Python (analysis/rollup.py)."""
     minute_end = int((now_s - GRACE_S) // MINUTE) * MINUTE
-    minutes = _refresh_minutes(session, minute_end - MINUTES_REDONE * MINUTE, minute_end)
+    minute_start = minute_end - MINUTES_REDONE * MINUTE
     hour_end = int((now_s - GRACE_S) // HOUR) * HOUR
-    hours = _refresh_hours(session, hour_end - HOURS_REDONE * HOUR, hour_end)
+    hour_start = hour_end - HOURS_REDONE * HOUR
+    if session.get_bind().dialect.name == "postgresql":
+        minutes = rollups_sql.refresh(session, "samples_1m", minute_start, minute_end)
+        hours = rollups_sql.refresh(session, "samples_1h", hour_start, hour_end)
+        return minutes, hours
+    minutes = _refresh_minutes(session, minute_start, minute_end)
+    hours = _refresh_hours(session, hour_start, hour_end)
     return minutes, hours
 
 
