@@ -39,16 +39,19 @@ GRACE_S = 5
 MINUTES_REDONE, HOURS_REDONE = 3, 2
 
 
-def roll_up(session: Session, now_s: float) -> tuple[int, int]:
+def roll_up(session: Session, now_s: float, in_sql: bool | None = None) -> tuple[int, int]:
     """Refresh the last few complete minute and hour buckets; returns rows written.
 
     On PostgreSQL the store computes them (ingest/rollups_sql.py); SQLite and MySQL read the
-    raw rows into Python (analysis/rollup.py)."""
+    raw rows into Python (analysis/rollup.py). ``in_sql``: which, whatever the store (the
+    bench compares them; only PostgreSQL runs the SQL)."""
     minute_end = int((now_s - GRACE_S) // MINUTE) * MINUTE
     minute_start = minute_end - MINUTES_REDONE * MINUTE
     hour_end = int((now_s - GRACE_S) // HOUR) * HOUR
     hour_start = hour_end - HOURS_REDONE * HOUR
-    if session.get_bind().dialect.name == "postgresql":
+    if in_sql is None:
+        in_sql = session.get_bind().dialect.name == "postgresql"
+    if in_sql:
         minutes = rollups_sql.refresh(session, "samples_1m", minute_start, minute_end)
         hours = rollups_sql.refresh(session, "samples_1h", hour_start, hour_end)
         return minutes, hours
