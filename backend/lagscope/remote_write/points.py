@@ -131,7 +131,8 @@ def _channel_points(labels: Labels, row: Mapping[str, Any]) -> Iterator[Point]:
     verdict = row.get("verdict")
     if verdict is not None:
         for code, label in _VERDICTS:
-            yield _labelled("lagscope_verdict", labels, "verdict", label), at, float(code == verdict)
+            named = _labelled("lagscope_verdict", labels, "verdict", label)
+            yield named, at, float(code == verdict)
     source = row.get("lag_source")
     for code, label in _LAG_SOURCES:
         yield _labelled("lagscope_lag_source", labels, "source", label), at, float(code == source)
