@@ -54,16 +54,16 @@ def _minute_columns() -> list[tuple[str, str]]:
                 scaled = f"avg({source})" if factor == 1 else f"avg({source}) * {factor}"
                 out.append((name, f"round({scaled})"))
             elif stat == "last":
-                out.append(
-                    (
-                        name,
-                        f"(array_agg({source} ORDER BY ts DESC)"
-                        f" FILTER (WHERE {source} IS NOT NULL))[1]",
-                    )
-                )
+                out.append((name, _newest_known(source, "ts")))
             else:
                 out.append((name, f"{stat}({source})"))
     return out
+
+
+def _newest_known(column: str, time_column: str) -> str:
+    return (
+        f"(array_agg({column} ORDER BY {time_column} DESC) FILTER (WHERE {column} IS NOT NULL))[1]"
+    )
 
 
 def _hour_columns() -> list[tuple[str, str]]:
@@ -82,13 +82,7 @@ def _hour_columns() -> list[tuple[str, str]]:
                 )
                 out.append((name, weighted))
             elif stat == "last":
-                out.append(
-                    (
-                        name,
-                        f"(array_agg({name} ORDER BY bucket DESC)"
-                        f" FILTER (WHERE {name} IS NOT NULL))[1]",
-                    )
-                )
+                out.append((name, _newest_known(name, "bucket")))
             else:
                 out.append((name, f"{stat}({name})"))
     return out
