@@ -22,6 +22,8 @@ have node || need+=(nodejs)
 have npm || need+=(npm)
 # The lab's clock-offset incident runs a replica under libfaketime (lagscope.lab.incidents).
 ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need+=(faketime)
+# The raw-series store past one box is checked against a real VictoriaMetrics single node.
+have victoria-metrics || need+=(victoria-metrics)
 # Alert webhooks are checked by a real Alertmanager consuming the Alertmanager-format body.
 have prometheus-alertmanager || need+=(prometheus-alertmanager)
 

@@ -236,6 +236,15 @@ class Settings(BaseSettings):
     remote_write_max_waiting: PositiveInt = 1_000_000
     remote_write_timeout_s: PositiveFloat = 5.0
 
+    # The raw-series store past one box (docs/operations.md, "Which store"): a VictoriaMetrics
+    # single node (http://host:8428) or a cluster's vminsert base
+    # (http://vminsert:8480/insert/0/prometheus) with its vmselect base in
+    # series_select_url. Every poll's raw series are written there too, and the explorer
+    # reads raw ranges from it. Empty: the store's own tables only.
+    series_url: str = ""
+    series_select_url: str = ""
+    series_bearer_token: str = ""
+
     def webhook_allow(self) -> list[str]:
         return [h.strip() for h in self.webhook_allowed_hosts.split(",") if h.strip()]
 

@@ -72,6 +72,11 @@ class CredentialsUnreadable(LagscopeError):
     """A stored credential cannot be decrypted with LAGSCOPE_SECRET_KEY nor any old key."""
 
 
+class SeriesStoreUnavailable(LagscopeError):
+    """The raw-series store (VictoriaMetrics) did not answer a read, or not with series: the
+    API answers 503, as for any store of its own that is down."""
+
+
 class FencingLost(LagscopeError):
     """A tick's write named a shard lease token that is no longer the shard's: another owner
     took the shard over, so this write is refused (engine/leases.py)."""

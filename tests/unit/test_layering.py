@@ -47,12 +47,16 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "alerts": FLOOR | {"security", "inventory", "history", "journal"},
     # Lagscope's own health: its processes' reports, and the watchdog they all run.
     "health": FLOOR | {"db", "security", "inventory", "history", "journal", "alerts"},
-    "api": FLOOR | {"db", "security", "inventory", "history", "journal", "alerts", "health"},
+    "api": FLOOR
+    | {"db", "security", "inventory", "history", "journal", "alerts", "health", "series_store"},
     "tasks": FLOOR
     | {"db", "security", "inventory", "ingest", "history", "journal", "alerts", "health"},
     "lab": BOTTOM | {"collectors", "config"},
     # Each poll's figures pushed out (remote write), from a batch's figures (alerts.tick_figures).
     "remote_write": FLOOR | {"security", "inventory", "history", "journal", "alerts"},
+    # The raw-series store past one box: written as remote write is, read through history's seam.
+    "series_store": FLOOR
+    | {"security", "inventory", "history", "journal", "alerts", "remote_write"},
     # The owner engine's poll loop: over the contexts, and queueing deliveries as tasks do.
     "engine": FLOOR
     | {
@@ -66,6 +70,7 @@ ALLOWED: Mapping[str, frozenset[str]] = {
         "health",
         "tasks",
         "remote_write",
+        "series_store",
     },
 }
 TOOLS = frozenset({"cli", "__main__", "demo"})  # start anything: processes, the API, the lab

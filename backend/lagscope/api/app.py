@@ -46,6 +46,7 @@ from lagscope.health.self_watch import SelfWatch
 from lagscope.security.demo_store import require_demo_store
 from lagscope.security.secret_box import store_box
 from lagscope.security.users import ensure_admin
+from lagscope.series_store.victoria import from_settings as raw_series_store
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -71,6 +72,8 @@ def create_app(
             yield
         finally:
             watch.stop()
+            if app.state.raw_series is not None:
+                app.state.raw_series.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -87,6 +90,8 @@ def create_app(
     # The demo's webhook inbox exists in demo mode only; its routes answer 404 without it.
     app.state.demo_inbox = DemoInbox() if settings.demo else None
     app.state.stream_slots = StreamSlots(settings.streams_per_user, settings.streams_per_process)
+    # Raw ranges read from the raw-series store when one is configured (series_store/).
+    app.state.raw_series = raw_series_store(settings)
     problems.install(app)
     if settings.demo:  # inside the edge middleware: its refusals carry the edge's headers
         # Added first, so it runs after the Host check: an origin is judged on a loopback Host.

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
+from lagscope.history.series import RawSeries
 from lagscope.security.secret_box import SecretBox
 from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate
 
@@ -39,7 +40,14 @@ def get_box(request: Request) -> SecretBox:
     return box
 
 
+def get_raw_series(request: Request) -> RawSeries | None:
+    raw: RawSeries | None = request.app.state.raw_series
+    return raw
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+# Where raw series are read from: None for the store's own tables (history/series.py).
+RawSeriesDep = Annotated[RawSeries | None, Depends(get_raw_series)]
 BoxDep = Annotated[SecretBox, Depends(get_box)]
 
 

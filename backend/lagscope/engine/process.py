@@ -25,6 +25,7 @@ from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import options_from
 from lagscope.remote_write.sender import RemoteWriter
 from lagscope.security.secret_box import store_box
+from lagscope.series_store.victoria import from_settings as raw_series_store
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +48,11 @@ def run_owner(settings: Settings | None = None) -> None:
     sessions = make_session_factory(engine)
     name = owner_name()
     hooks: list[BatchHook] = [AlertJudge(sessions)]
-    writer = remote_writer(settings)
-    if writer is not None:
+    writers = [w for w in (remote_writer(settings), raw_series_writer(settings)) if w]
+    for writer in writers:
         hooks.append(writer)
         writer.start()
-        log.info("remote write to %s every %g s", writer.url, writer.every_s)
+        log.info("%s to %s every %g s", writer.name, writer.url, writer.every_s)
     owner = PollOwner(
         sessions,
         store_box(sessions, settings.secret_key, settings.old_keys()),
@@ -70,7 +71,7 @@ def run_owner(settings: Settings | None = None) -> None:
     try:
         owner.run(stop)
     finally:
-        if writer is not None:
+        for writer in writers:
             writer.stop()
     log.info("poll owner %s stopped: its shards given up", name)
 
@@ -84,6 +85,20 @@ def remote_writer(settings: Settings) -> RemoteWriter | None:
         every_s=settings.remote_write_every_s,
         max_waiting=settings.remote_write_max_waiting,
         timeout_s=settings.remote_write_timeout_s,
+    )
+
+
+def raw_series_writer(settings: Settings) -> RemoteWriter | None:
+    """Every poll's raw series to the raw-series store, if one is configured; sent, retried and
+    bounded like the remote write (its every_s, max_waiting and timeout)."""
+    store = raw_series_store(settings)
+    if store is None:
+        return None
+    store.close()  # only its URLs and token are needed: the writer has a client of its own
+    return store.writer(
+        settings.remote_write_every_s,
+        settings.remote_write_max_waiting,
+        settings.remote_write_timeout_s,
     )
 
 

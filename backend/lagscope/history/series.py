@@ -11,14 +11,18 @@ Buckets are whole multiples of the table's resolution, so no rollup row straddle
 The rollup job writes complete buckets only and runs behind the clock, so the newest part of a
 range that the chosen rollup has not reached yet (the "tail") is read from the next finer table,
 bucketed alike, and merged into the same buckets: a 30-day chart still ends at the last poll.
+
+Raw rows may come from elsewhere: past one box they are also written to a raw-series store
+(VictoriaMetrics, ``LAGSCOPE_SERIES_URL``), which answers the raw buckets through
+:class:`RawSeries` with the same figures as the SQL (docs/operations.md, "Which store").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 from sqlalchemy import (
     BigInteger,
@@ -223,6 +227,30 @@ class Series:
     note: str | None
 
 
+# (key, bucket, the newest row's time in µs): one bucket of one channel's or instance's series.
+Bucket = tuple[int, Point, int]
+
+
+class RawSeries(Protocol):
+    """Where raw (per-poll) series are read from when it is not the store's ``samples`` tables:
+    the seam a raw-series store past one box plugs into (series_store/victoria.py).
+
+    ``buckets``: the buckets of ``plan`` over the rows in [lo_us, plan.hi_us) of ``metric``
+    for ``keys`` (channel ids, or instance ids for a per-instance metric), per key in time
+    order, with the figures :func:`_sql_buckets` gives for the same rows; ``scale`` is the one
+    the store's column rounds to (a value is kept as ``round(value * scale)``)."""
+
+    def buckets(
+        self,
+        metric: str,
+        per: Literal["channel", "instance"],
+        scale: int,
+        plan: BucketPlan,
+        keys: Sequence[int],
+        lo_us: int,
+    ) -> Iterable[Bucket]: ...
+
+
 def merge_points(a: Point, b: Point) -> Point:
     """One bucket read partly from a table (``a``) and partly from a finer one's newer tail."""
     n = a["n"] + b["n"]
@@ -287,21 +315,14 @@ def _bucket_query(source: Source, plan: BucketPlan, keys: Sequence[int], lo_us: 
     return select(buckets, newest_value).order_by(buckets.c.key, buckets.c.k)
 
 
-def _read_buckets(
-    session: Session,
-    source: Source,
-    plan: BucketPlan,
-    keys: Sequence[int],
-    lo_us: int,
-    into: dict[int, list[Point]],
-) -> int | None:
-    """Append one table's buckets in [lo, plan.hi) to ``into`` (per key, in time order), merging
-    the one a coarser table already began; returns the newest row's time, if any."""
+def _sql_buckets(
+    session: Session, source: Source, plan: BucketPlan, keys: Sequence[int], lo_us: int
+) -> Iterator[Bucket]:
+    """One table's buckets in [lo, plan.hi), per key in time order."""
     s_min, s_avg, s_max, s_last = (
         _scale(c) for c in (source.min, source.avg, source.max, source.last)
     )
     origin, width = plan.origin_us, plan.width_us
-    newest_seen = None
     # Rows are streamed, not fetched into a list: each is gone before the next arrives, so
     # thousands of them never outlive a young-generation collection.
     for key, k, low, total, high, n, newest, last in session.connection().execute(
@@ -315,6 +336,14 @@ def _read_buckets(
             "last": None if last is None else last / s_last,
             "n": int(n),
         }
+        yield key, point, int(newest)
+
+
+def _merge_buckets(buckets: Iterable[Bucket], into: dict[int, list[Point]]) -> int | None:
+    """Append buckets to ``into`` (per key, in time order), merging the one a coarser table
+    already began; returns the newest row's time, if any."""
+    newest_seen = None
+    for key, point, newest in buckets:
         points = into.setdefault(key, [])
         if points and points[-1]["t"] == point["t"]:
             points[-1] = merge_points(points[-1], point)
@@ -322,23 +351,32 @@ def _read_buckets(
             points.append(point)
         if newest_seen is None or newest > newest_seen:
             newest_seen = newest
-    return None if newest_seen is None else int(newest_seen)
+    return newest_seen
 
 
 def collect(
-    session: Session, metric: Metric, plan: BucketPlan, keys: Sequence[int]
+    session: Session,
+    metric: Metric,
+    plan: BucketPlan,
+    keys: Sequence[int],
+    raw: RawSeries | None = None,
 ) -> dict[int, list[Point]]:
     """Buckets per key in time order: the planned table, then finer ones for the tail it lacks.
 
     A tail starts after the newest row of the coarser table, so its buckets come after that
-    table's, except the one bucket they may share, which is merged.
+    table's, except the one bucket they may share, which is merged. Raw rows come from ``raw``
+    when a raw-series store is configured, else from the store's ``samples`` tables.
     """
     by_key: dict[int, list[Point]] = {}
     chosen = RESOLUTION_US[plan.resolution]
     sources = [s for s in metric.sources if RESOLUTION_US[s.resolution] <= chosen]
     lo = plan.lo_us
     for source in reversed(sources):
-        newest = _read_buckets(session, source, plan, keys, lo, by_key)
+        if source.resolution == "raw" and raw is not None:
+            buckets = raw.buckets(metric.name, metric.per, _scale(source.avg), plan, keys, lo)
+        else:
+            buckets = _sql_buckets(session, source, plan, keys, lo)
+        newest = _merge_buckets(buckets, by_key)
         if newest is not None:
             lo = max(lo, newest + RESOLUTION_US[source.resolution])
         if lo >= plan.hi_us:
@@ -392,6 +430,7 @@ def query_series(
     points: int = 500,
     retention: Retention | None = None,
     now: datetime | None = None,
+    raw: RawSeries | None = None,
 ) -> list[Series]:
     """One series per channel (or instance) of ``metric_name`` over [start, end)."""
     metric = METRICS.get(metric_name)
@@ -415,11 +454,16 @@ def query_series(
         # jit_above_cost, and compiling the plan then takes ~200 ms: several times the query.
         session.execute(text("SET LOCAL jit = off"))
     start_us, end_us = to_micros(start), to_micros(end)
+    if raw is not None:
+        # The raw-series store keeps milliseconds: a range cut inside one would count a
+        # sample there differently from the SQL (the API's ranges are whole milliseconds).
+        start_us, end_us = start_us // 1000 * 1000, max(end_us // 1000, start_us // 1000 + 1) * 1000
     oldest = _oldest_kept(retention, to_micros(now or datetime.now(UTC)))
     available = [s.resolution for s in metric.sources]
     resolution = choose_resolution(start_us, end_us, points, available, oldest)
     plan = plan_buckets(start_us, end_us, points, resolution)
-    by_key = collect(session, metric, plan, [iid if cid is None else cid for cid, iid in keys])
+    key_ids = [iid if cid is None else cid for cid, iid in keys]
+    by_key = collect(session, metric, plan, key_ids, raw)
     # A raw-only metric's note always holds; a partial rollup's only when rolled-up rows are read.
     note = metric.note if len(metric.sources) == 1 or resolution != "raw" else None
     return [
@@ -440,6 +484,7 @@ def query_metrics(
     points: int = 500,
     retention: Retention | None = None,
     now: datetime | None = None,
+    raw: RawSeries | None = None,
 ) -> list[Series]:
     """Several metrics of the same channels or instances over [start, end): each metric's
     series in the order the metrics were asked (a repeated one once), as :func:`query_series`
@@ -451,7 +496,7 @@ def query_metrics(
     for name in dict.fromkeys(metric_names):
         found += query_series(
             session, name, start, end, channel_ids=channel_ids, instance_ids=instance_ids,
-            points=points, retention=retention, now=now,
+            points=points, retention=retention, now=now, raw=raw,
         )  # fmt: skip
         if len(found) * points > MAX_ANSWER_POINTS:
             raise InvalidInput(

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -54,8 +54,14 @@ class RemoteWriter:
         timeout_s: float = 5.0,
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
+        to_points: Callable[[NamedTick], Iterable[Point]] = tick_points,
+        name: str = "remote write",
     ) -> None:
+        """``to_points``: which samples a tick makes (the ``/metrics`` names by default; the
+        raw-series store's by id, series_store/points.py); ``name``: for the log."""
         self.url = url
+        self.name = name
+        self._to_points = to_points
         self.every_s = every_s
         self.max_waiting = max_waiting
         self.stats = SenderStats()
@@ -83,7 +89,8 @@ class RemoteWriter:
             self._handed.extend(named)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="lagscope-remote-write", daemon=True)
+        thread_name = "lagscope-" + self.name.replace(" ", "-")
+        self._thread = threading.Thread(target=self._run, name=thread_name, daemon=True)
         self._thread.start()
 
     def stop(self, timeout_s: float = 5.0) -> None:
@@ -107,13 +114,13 @@ class RemoteWriter:
         with self._lock:
             handed, self._handed = self._handed, []
         for tick in handed:
-            self._waiting.extend(tick_points(tick))
+            self._waiting.extend(self._to_points(tick))
         over = len(self._waiting) - self.max_waiting
         if over > 0:
             for _ in range(over):
                 self._waiting.popleft()
             self.stats.samples_dropped += over
-            log.warning("remote write: %d samples dropped, the receiver is behind", over)
+            log.warning("%s: %d samples dropped, the receiver is behind", self.name, over)
         if self._clock() < self._retry_at:
             self.stats.waiting = len(self._waiting)
             return
@@ -145,7 +152,8 @@ class RemoteWriter:
         self.stats.samples_dropped += len(points)
         self.stats.last_error = f"HTTP {answer.status_code}: {_excerpt(answer)}"
         log.warning(
-            "remote write: %s refused %d samples for good (%s)",
+            "%s: %s refused %d samples for good (%s)",
+            self.name,
             self.url,
             len(points),
             self.stats.last_error,
@@ -157,7 +165,8 @@ class RemoteWriter:
         self.stats.last_error = error
         self._retry_at = self._clock() + self._backoff_s
         log.warning(
-            "remote write: %s failed (%s); %d samples wait, next try in %.0f s",
+            "%s: %s failed (%s); %d samples wait, next try in %.0f s",
+            self.name,
             self.url,
             error,
             len(self._waiting),

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 from pydantic_core import to_json
 
-from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
+from lagscope.api.deps import PrincipalDep, RawSeriesDep, SessionDep, SettingsDep
 from lagscope.api.schemas.series import SeriesQuery, SeriesResponse
 from lagscope.history import series
 from lagscope.models.types import to_micros
@@ -21,11 +21,12 @@ def get_series(
     _: PrincipalDep,
     session: SessionDep,
     settings: SettingsDep,
+    raw: RawSeriesDep,
 ) -> Response:
     """One or several metrics (``metric`` repeated: the explorer's strips in one request) of
     the same channels or instances. At most ``points`` buckets per series with min/avg/max (a
     spike survives as a max), read from the coarsest table that still gives that many: raw
-    samples, 1-minute or 1-hour rollups.
+    samples (from the raw-series store when one is configured), 1-minute or 1-hour rollups.
 
     The answer is serialized straight from the service's typed results (``SeriesResponse`` is
     its documented shape): validating 10,000 points again would add ~15 ms to every chart."""
@@ -40,6 +41,7 @@ def get_series(
         instance_ids=query.instance_id,
         points=query.points,
         retention=settings.retention(),
+        raw=raw,
     )
     body = {
         "metric": metrics[0],
