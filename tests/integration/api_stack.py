@@ -80,6 +80,8 @@ def api_server(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        if app.state.raw_series is not None:  # closed by the lifespan, which is off here
+            app.state.raw_series.close()
         engine.dispose()
 
 
