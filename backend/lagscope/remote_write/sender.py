@@ -181,7 +181,11 @@ def as_series(points: Sequence[Point]) -> list[Series]:
     grouped: dict[tuple[tuple[str, str], ...], list[tuple[int, float]]] = {}
     for labels, at_ms, value in points:
         grouped.setdefault(labels, []).append((at_ms, value))
-    return [Series(labels, sorted(samples)) for labels, samples in grouped.items()]
+    # Most series have one sample a request (a request per second, a poll per second).
+    return [
+        Series(labels, samples if len(samples) == 1 else sorted(samples))
+        for labels, samples in grouped.items()
+    ]
 
 
 def _excerpt(answer: httpx.Response) -> str:
