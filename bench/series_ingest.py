@@ -263,15 +263,19 @@ def fleet(args: argparse.Namespace, count: int, server: ThrowawayPostgres, vm_di
               f"({timed_polls:,} channel-polls timed, {values} values each)")  # fmt: skip
         for name, t in (("PostgreSQL", pg), ("VictoriaMetrics", victoria)):
             per_poll = (t.own + t.server) / timed_polls * 1e6
-            print(f"  {name:>15}: writer CPU {t.own / timed_polls * 1e6:.1f} µs + server CPU "
-                  f"{t.server / timed_polls * 1e6:.1f} µs = {per_poll:.1f} µs per channel-poll "
-                  f"({per_poll / values:.2f} µs per value); wall {t.wall:.1f} s for "
-                  f"{args.seconds} s of polls ({args.seconds / t.wall:.1f}x real time)")
-        print(f"  disk per channel-poll: PostgreSQL {pg_bytes / polls:.0f} B "
-              f"({pg_bytes / polls / values:.1f} B per value); VictoriaMetrics "
-              f"{vm_flushed / polls:.1f} B flushed, {vm_merged / polls:.1f} B merged "
-              f"({vm_merged / polls / values:.2f} B per value); "
-              f"{polls:,} channel-polls stored")
+            print(
+                f"  {name:>15}: writer CPU {t.own / timed_polls * 1e6:.1f} µs + server CPU "
+                f"{t.server / timed_polls * 1e6:.1f} µs = {per_poll:.1f} µs per channel-poll "
+                f"({per_poll / values:.2f} µs per value); wall {t.wall:.1f} s for "
+                f"{args.seconds} s of polls ({args.seconds / t.wall:.1f}x real time)"
+            )
+        print(
+            f"  disk per channel-poll: PostgreSQL {pg_bytes / polls:.0f} B "
+            f"({pg_bytes / polls / values:.1f} B per value); VictoriaMetrics "
+            f"{vm_flushed / polls:.1f} B flushed, {vm_merged / polls:.1f} B merged "
+            f"({vm_merged / polls / values:.2f} B per value); "
+            f"{polls:,} channel-polls stored"
+        )
         query(args, sessions, vm, queried, now)
         vm.close()
         writer.stop()
