@@ -238,7 +238,7 @@ class Settings(BaseSettings):
 
     # The raw-series store past one box (docs/operations.md, "Which store"): a VictoriaMetrics
     # single node (http://host:8428) or a cluster's vminsert base
-    # (http://vminsert:8480/insert/0/prometheus) with its vmselect base in
+    # (http://vminsert:8480/insert/0) with its vmselect base in
     # series_select_url. Every poll's raw series are written there too, and the explorer
     # reads raw ranges from it. Empty: the store's own tables only.
     series_url: str = ""

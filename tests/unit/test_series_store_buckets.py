@@ -6,7 +6,7 @@ holding the same rows. By hand first, then on random rows at every bucket width.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from lagscope.models import Channel, InstanceSample, Sample
 from lagscope.models.types import to_micros
 from lagscope.remote_write.points import NamedTick
 from lagscope.series_store.buckets import bucketed
-from lagscope.series_store.points import metric_name, series_points
+from lagscope.series_store.points import encode, metric_name, series_lines
 
 from ..factories import make_cluster, sqlite_file
 
@@ -86,17 +86,36 @@ def random_rows(
 
 
 def as_exported(samples: list[dict[str, Any]], polled: list[dict[str, Any]]) -> dict[Any, Any]:
-    """The rows as the raw-series store holds them: (series name, key) → [(ms, value)]."""
+    """The rows as the raw-series store holds them once it has parsed their lines, as
+    VictoriaMetrics does (<measurement>_<field>): (series name, key) → [(ms, value)]."""
     held: dict[Any, list[tuple[int, float]]] = {}
     for row in samples:
-        one = NamedTick({}, {}, {row["channel_id"]: row}, {}, {})
-        for labels, at_ms, value in series_points(one):
-            held.setdefault((labels[0][1], int(labels[1][1])), []).append((at_ms, value))
+        lines = series_lines(NamedTick({}, {}, {row["channel_id"]: row}, {}, {}))
+        parse(lines, held)
     for row in polled:
-        one = NamedTick({}, {}, {}, {row["instance_id"]: row}, {})
-        for labels, at_ms, value in series_points(one):
-            held.setdefault((labels[0][1], int(labels[1][1])), []).append((at_ms, value))
+        parse(series_lines(NamedTick({}, {}, {}, {row["instance_id"]: row}, {})), held)
     return held
+
+
+def parse(lines: Iterable[str], held: dict[Any, list[tuple[int, float]]]) -> None:
+    for line in lines:
+        head, fields, at = line.split(" ")
+        measurement, tag = head.split(",")
+        key = int(tag.split("=")[1])
+        for field in fields.split(","):
+            name, value = field.split("=")
+            held.setdefault((f"{measurement}_{name}", key), []).append((int(at), float(value)))
+
+
+def test_a_line_per_poll_leaves_out_what_the_poll_did_not_have() -> None:
+    row = {"ts": T0 + timedelta(microseconds=1_999), "lag_s": 1.23456, "trx_behind": 7,
+           "seconds_behind_source": None, "apply_rate": None}  # fmt: skip
+    (line,) = series_lines(NamedTick({}, {}, {12: row}, {}, {}))
+    at = to_micros(T0) // 1000 + 1  # floored to its millisecond
+    assert line == f"lagscope_raw,channel_id=12 lag_s=1.235,trx_behind=7.0 {at}"
+    assert encode([line, line]) == f"{line}\n{line}\n".encode()
+    # A server that answered nothing the store charts makes no line at all.
+    assert list(series_lines(NamedTick({}, {}, {}, {3: {"ts": T0, "reachable": False}}, {}))) == []
 
 
 @pytest.mark.parametrize("seed", range(4))

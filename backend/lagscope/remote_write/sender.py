@@ -17,8 +17,9 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -54,19 +55,24 @@ class RemoteWriter:
         timeout_s: float = 5.0,
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
-        to_points: Callable[[NamedTick], Iterable[Point]] = tick_points,
+        to_points: Callable[[NamedTick], Iterable[Any]] = tick_points,
+        encode: Callable[[list[Any]], bytes] | None = None,
+        headers: Mapping[str, str] = HEADERS,
         name: str = "remote write",
     ) -> None:
-        """``to_points``: which samples a tick makes (the ``/metrics`` names by default; the
-        raw-series store's by id, series_store/points.py); ``name``: for the log."""
+        """By default a tick's samples under the ``/metrics`` names, sent as remote write.
+        ``to_points``, ``encode`` and ``headers`` send something else: the raw-series store's
+        lines (series_store/points.py), a request's body made of up to
+        ``MAX_SAMPLES_PER_REQUEST`` of them by ``encode``. ``name``: for the log."""
         self.url = url
         self.name = name
         self._to_points = to_points
+        self._encode = encode or _remote_write_body
         self.every_s = every_s
         self.max_waiting = max_waiting
         self.stats = SenderStats()
         self._clock = clock
-        headers = dict(HEADERS)
+        headers = dict(headers)
         if bearer_token:
             headers["Authorization"] = f"Bearer {bearer_token}"
         # No redirects: the token goes to the URL it was configured for and nowhere else.
@@ -75,7 +81,7 @@ class RemoteWriter:
         )
         self._lock = threading.Lock()
         self._handed: list[NamedTick] = []
-        self._waiting: deque[Point] = deque()
+        self._waiting: deque[Any] = deque()
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -134,9 +140,9 @@ class RemoteWriter:
                 self._waiting.popleft()
         self.stats.waiting = len(self._waiting)
 
-    def _post(self, points: list[Point]) -> bool:
+    def _post(self, points: list[Any]) -> bool:
         """True when the chunk is done with (taken, or refused for good)."""
-        body = compress(write_request(as_series(points)))
+        body = self._encode(points)
         try:
             answer = self._client.post(self.url, content=body)
         except httpx.HTTPError as exc:
@@ -174,6 +180,10 @@ class RemoteWriter:
         )
         self._backoff_s = min(self._backoff_s * 2, BACKOFF_CAP_S)
         return False
+
+
+def _remote_write_body(points: list[Point]) -> bytes:
+    return compress(write_request(as_series(points)))
 
 
 def as_series(points: Sequence[Point]) -> list[Series]:

@@ -1,17 +1,19 @@
-"""A batch of ticks as raw-series samples: every series metric of the catalog (the ones the
-explorer charts), per channel and per server, keyed by id.
+"""A batch of ticks as the raw-series store's lines: every series metric of the catalog (the
+ones the explorer charts), per channel and per server, keyed by id.
 
 Not the names of ``/metrics`` (remote_write/points.py gives those, for the user's own TSDB):
 this store is read back by Lagscope by channel and instance id, which a rename does not change.
-``lagscope_raw_<metric>{channel_id="12"}`` or ``{instance_id="3"}``, at the poll's time in
+One InfluxDB line protocol line per channel-poll and per server-poll,
+``lagscope_raw,channel_id=12 lag_s=3.25,trx_behind=80.0 1796514718066``, which VictoriaMetrics
+keeps as the series ``lagscope_raw_lag_s{channel_id="12"}``… at the poll's time in
 milliseconds (floored, so a sample stays in the millisecond bucket its row is in), with the
-value the store keeps (rounded as its column rounds). A NULL is no sample, as the SQL bucket
-query skips it.
+value the store keeps (rounded as its column rounds). A NULL is no field, as the SQL bucket
+query skips it. One line carries a poll's ~20 values: a remote-write sample each cost the
+owner three times the CPU (bench/series_ingest.py).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -19,20 +21,22 @@ from lagscope.alerts.tick_figures import as_stored
 from lagscope.metrics_catalog import SERIES
 from lagscope.models import InstanceSample, Sample
 from lagscope.models.types import Scaled, to_micros
-from lagscope.remote_write.points import Labels, NamedTick, Point
+from lagscope.remote_write.points import NamedTick
 
-PREFIX = "lagscope_raw_"
+MEASUREMENT = "lagscope_raw"
 CHANNEL_LABEL = "channel_id"
 INSTANCE_LABEL = "instance_id"
+# VictoriaMetrics names a field's series <measurement>_<field>.
+HEADERS = {"Content-Type": "text/plain; charset=utf-8"}
 
 
 def metric_name(metric: str) -> str:
-    return PREFIX + metric
+    return f"{MEASUREMENT}_{metric}"
 
 
 def _as_stored(table: Any, column: str) -> Callable[[Any], float]:
     """The value as its column gives it back: Scaled's rounding inlined (as_stored through the
-    type's two calls cost more than the rest of the sample), anything else as as_stored does."""
+    type's two calls cost more than the rest of the line), anything else as as_stored does."""
     kind = table.c[column]
     if isinstance(kind.type, Scaled):
         scale = kind.type.scale
@@ -40,39 +44,39 @@ def _as_stored(table: Any, column: str) -> Callable[[Any], float]:
     return lambda value: float(as_stored(kind, value))
 
 
-# (series name, column, the value as a sample), looked up once.
+# (column, the value as stored), looked up once.
 _CHANNEL = tuple(
-    (metric_name(m.name), m.name, _as_stored(Sample.__table__, m.name))
-    for m in SERIES
-    if m.per == "channel"
+    (m.name, _as_stored(Sample.__table__, m.name)) for m in SERIES if m.per == "channel"
 )
 _INSTANCE = tuple(
-    (metric_name(m.name), m.name, _as_stored(InstanceSample.__table__, m.name))
-    for m in SERIES
-    if m.per == "instance"
+    (m.name, _as_stored(InstanceSample.__table__, m.name)) for m in SERIES if m.per == "instance"
 )
 
 
-def series_points(tick: NamedTick) -> Iterator[Point]:
+def series_lines(tick: NamedTick) -> Iterator[str]:
     for channel_id, row in tick.samples.items():
-        yield from _points(_CHANNEL, CHANNEL_LABEL, channel_id, row)
+        line = _line(_CHANNEL, f"{MEASUREMENT},{CHANNEL_LABEL}={channel_id:d} ", row)
+        if line:
+            yield line
     for instance_id, row in tick.polled.items():
-        yield from _points(_INSTANCE, INSTANCE_LABEL, instance_id, row)
+        line = _line(_INSTANCE, f"{MEASUREMENT},{INSTANCE_LABEL}={instance_id:d} ", row)
+        if line:
+            yield line
 
 
-def _points(
-    metrics: tuple[tuple[str, str, Callable[[Any], float]], ...],
-    label: str,
-    key: int,
-    row: Mapping[str, Any],
-) -> Iterator[Point]:
-    at_ms = to_micros(row["ts"]) // 1000
-    for name, column, as_sample in metrics:
-        value = row.get(column)
-        if value is not None:
-            yield _labels(name, label, key), at_ms, as_sample(value)
+def _line(
+    metrics: tuple[tuple[str, Callable[[Any], float]], ...], head: str, row: Mapping[str, Any]
+) -> str | None:
+    fields = ",".join(
+        f"{column}={as_sample(value)!r}"
+        for column, as_sample in metrics
+        if (value := row.get(column)) is not None
+    )
+    if not fields:
+        return None  # a line needs a field: a poll with no figure at all makes none
+    return f"{head}{fields} {to_micros(row['ts']) // 1000}"
 
 
-@functools.lru_cache(maxsize=1 << 19)
-def _labels(name: str, label: str, key: int) -> Labels:
-    return (("__name__", name), (label, str(key)))
+def encode(lines: list[str]) -> bytes:
+    """A request's body: the lines, one per line."""
+    return ("\n".join(lines) + "\n").encode()

@@ -1,10 +1,11 @@
-"""VictoriaMetrics as the raw-series store past one box: written with the remote-write protocol
-by the poll owner (every poll, at its own millisecond), read back for the explorer's raw
-ranges with ``/api/v1/export`` (every sample, not a query's evaluation steps), and bucketed
-here exactly as the SQL bucket query buckets the same rows (series_store/buckets.py).
+"""VictoriaMetrics as the raw-series store past one box: written by the poll owner with the
+InfluxDB line protocol (``/influx/write``: one line per poll, at its own millisecond; sent,
+retried and bounded by remote_write's sender), read back for the explorer's raw ranges with
+``/api/v1/export`` (every sample, not a query's evaluation steps), and bucketed here exactly
+as the SQL bucket query buckets the same rows (series_store/buckets.py).
 
 A single node serves both at one URL (``http://host:8428``). A cluster writes through vminsert
-and reads through vmselect: ``LAGSCOPE_SERIES_URL=http://vminsert:8480/insert/0/prometheus`` and
+and reads through vmselect: ``LAGSCOPE_SERIES_URL=http://vminsert:8480/insert/0`` and
 ``LAGSCOPE_SERIES_SELECT_URL=http://vmselect:8481/select/0/prometheus`` (tenant 0). The bearer
 token, if any, goes to these URLs and nowhere else (no redirect is followed).
 """
@@ -26,9 +27,11 @@ from lagscope.remote_write.sender import RemoteWriter
 from lagscope.series_store.buckets import bucketed
 from lagscope.series_store.points import (
     CHANNEL_LABEL,
+    HEADERS,
     INSTANCE_LABEL,
+    encode,
     metric_name,
-    series_points,
+    series_lines,
 )
 
 # Read back one second either side of the range, then cut exactly: the export's bounds are not
@@ -55,7 +58,7 @@ class VictoriaMetrics:
 
     @property
     def write_url(self) -> str:
-        return f"{self.insert_url}/api/v1/write"
+        return f"{self.insert_url}/influx/write?precision=ms"
 
     @property
     def export_url(self) -> str:
@@ -69,7 +72,9 @@ class VictoriaMetrics:
             every_s=every_s,
             max_waiting=max_waiting,
             timeout_s=timeout_s,
-            to_points=series_points,
+            to_points=series_lines,
+            encode=encode,
+            headers=HEADERS,
             name="raw-series store",
         )
 
