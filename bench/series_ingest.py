@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -313,6 +314,8 @@ def main() -> None:
     parser.add_argument("--query-channels", type=int, default=20)
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
+    # Stopped with SIGTERM, the servers it started are stopped too (the finally blocks run).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     server = start_postgres()
     try:
         with tempfile.TemporaryDirectory(prefix="series-ingest-") as tmp:

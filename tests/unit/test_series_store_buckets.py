@@ -112,7 +112,7 @@ def test_a_line_per_poll_leaves_out_what_the_poll_did_not_have() -> None:
            "seconds_behind_source": None, "apply_rate": None}  # fmt: skip
     (line,) = series_lines(NamedTick({}, {}, {12: row}, {}, {}))
     at = to_micros(T0) // 1000 + 1  # floored to its millisecond
-    assert line == f"lagscope_raw,channel_id=12 lag_s=1.235,trx_behind=7.0 {at}"
+    assert line == f"lagscope_raw,channel_id=12 lag_s=1.235,trx_behind=7.0,ts_micros=999 {at}"
     assert encode([line, line]) == f"{line}\n{line}\n".encode()
     # A server that answered nothing the store charts makes no line at all.
     assert list(series_lines(NamedTick({}, {}, {}, {3: {"ts": T0, "reachable": False}}, {}))) == []

@@ -8,7 +8,9 @@ One InfluxDB line protocol line per channel-poll and per server-poll,
 keeps as the series ``lagscope_raw_lag_s{channel_id="12"}``… at the poll's time in
 milliseconds (floored, so a sample stays in the millisecond bucket its row is in), with the
 value the store keeps (rounded as its column rounds). A NULL is no field, as the SQL bucket
-query skips it. One line carries a poll's ~20 values: a remote-write sample each cost the
+query skips it. A channel's line also carries its ``verdict`` and ``ts_micros``, the poll's
+microseconds within its millisecond, so that the journal's windows can be read back as the SQL
+gives them, to the microsecond (written now; the journal does not read them from here yet). One line carries a poll's ~20 values: a remote-write sample each cost the
 owner three times the CPU (bench/series_ingest.py).
 """
 
@@ -44,28 +46,39 @@ def _as_stored(table: Any, column: str) -> Callable[[Any], float]:
     return lambda value: float(as_stored(kind, value))
 
 
+# The journal's windows read a poll's verdict too, and its time to the microsecond: the store
+# keeps milliseconds, so a line carries the microseconds within its millisecond as a field.
+VERDICT = "verdict"
+MICROS = "ts_micros"
 # (column, the value as stored), looked up once.
-_CHANNEL = tuple(
-    (m.name, _as_stored(Sample.__table__, m.name)) for m in SERIES if m.per == "channel"
+_CHANNEL = (
+    *((m.name, _as_stored(Sample.__table__, m.name)) for m in SERIES if m.per == "channel"),
+    (VERDICT, float),
 )
 _INSTANCE = tuple(
     (m.name, _as_stored(InstanceSample.__table__, m.name)) for m in SERIES if m.per == "instance"
 )
 
 
+_CHANNEL_HEAD = f"{MEASUREMENT},{CHANNEL_LABEL}="
+
+
 def series_lines(tick: NamedTick) -> Iterator[str]:
     for channel_id, row in tick.samples.items():
-        line = _line(_CHANNEL, f"{MEASUREMENT},{CHANNEL_LABEL}={channel_id:d} ", row)
+        line = _line(_CHANNEL, f"{_CHANNEL_HEAD}{channel_id:d} ", row, micros=True)
         if line:
             yield line
     for instance_id, row in tick.polled.items():
-        line = _line(_INSTANCE, f"{MEASUREMENT},{INSTANCE_LABEL}={instance_id:d} ", row)
+        line = _line(_INSTANCE, f"{MEASUREMENT},{INSTANCE_LABEL}={instance_id:d} ", row, False)
         if line:
             yield line
 
 
 def _line(
-    metrics: tuple[tuple[str, Callable[[Any], float]], ...], head: str, row: Mapping[str, Any]
+    metrics: tuple[tuple[str, Callable[[Any], float]], ...],
+    head: str,
+    row: Mapping[str, Any],
+    micros: bool,
 ) -> str | None:
     fields = ",".join(
         f"{column}={as_sample(value)!r}"
@@ -74,7 +87,10 @@ def _line(
     )
     if not fields:
         return None  # a line needs a field: a poll with no figure at all makes none
-    return f"{head}{fields} {to_micros(row['ts']) // 1000}"
+    at_ms, within = divmod(to_micros(row["ts"]), 1000)
+    if micros:
+        fields += f",{MICROS}={within}"
+    return f"{head}{fields} {at_ms}"
 
 
 def encode(lines: list[str]) -> bytes:
