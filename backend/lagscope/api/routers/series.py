@@ -26,7 +26,7 @@ def get_series(
     """One or several metrics (``metric`` repeated: the explorer's strips in one request) of
     the same channels or instances. At most ``points`` buckets per series with min/avg/max (a
     spike survives as a max), read from the coarsest table that still gives that many: raw
-    samples (from the raw-series store when one is configured), 1-minute or 1-hour rollups.
+    samples, 1-minute or 1-hour rollups.
 
     The answer is serialized straight from the service's typed results (``SeriesResponse`` is
     its documented shape): validating 10,000 points again would add ~15 ms to every chart."""
