@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import secrets
 import signal
 import statistics
 import sys
@@ -54,6 +55,7 @@ from tests.integration.postgres import ThrowawayPostgres, start_postgres  # noqa
 from tests.integration.victoria_server import victoria_server  # noqa: E402
 
 from lagscope.alerts.tick_figures import TickFigures  # noqa: E402
+from lagscope.config import Settings  # noqa: E402
 from lagscope.db import make_engine, make_session_factory  # noqa: E402
 from lagscope.history.series import query_series  # noqa: E402
 from lagscope.ingest.tick_writes import TickWrites  # noqa: E402
@@ -62,7 +64,7 @@ from lagscope.metrics_catalog import SERIES  # noqa: E402
 from lagscope.models import Channel, Cluster, InstanceSample, Sample  # noqa: E402
 from lagscope.models.types import Scaled  # noqa: E402
 from lagscope.security.secret_box import SecretBox  # noqa: E402
-from lagscope.series_store.victoria import VictoriaMetrics  # noqa: E402
+from lagscope.series_store.victoria import VictoriaMetrics, series_writer  # noqa: E402
 from lagscope.store_setup import upgrade  # noqa: E402
 
 BATCH = 60  # servers per transaction: the owner's default batch (owner_batch_instances)
@@ -223,7 +225,15 @@ def fleet(args: argparse.Namespace, count: int, server: ThrowawayPostgres, vm_di
     rng = random.Random(count)
     with victoria_server(vm_dir) as vm_url:
         vm = VictoriaMetrics(vm_url)
-        writer = vm.writer(1.0, 10**9, 30.0)
+        writer = series_writer(
+            Settings(
+                series_url=vm_url,
+                secret_key=secrets.token_urlsafe(32),
+                remote_write_max_waiting=10**9,
+                remote_write_timeout_s=30.0,
+            )
+        )
+        assert writer is not None
         vm_pid = pid_listening(int(vm_url.rsplit(":", 1)[1]))
         postmaster = int((server.data_dir / "postmaster.pid").read_text().split()[0])
         pg, victoria = Timed(children_of(postmaster)), Timed(lambda: [vm_pid])

@@ -25,7 +25,7 @@ from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import options_from
 from lagscope.remote_write.sender import RemoteWriter
 from lagscope.security.secret_box import store_box
-from lagscope.series_store.victoria import from_settings as raw_series_store
+from lagscope.series_store.victoria import series_writer
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def run_owner(settings: Settings | None = None) -> None:
     sessions = make_session_factory(engine)
     name = owner_name()
     hooks: list[BatchHook] = [AlertJudge(sessions)]
-    writers = [w for w in (remote_writer(settings), raw_series_writer(settings)) if w]
+    writers = [w for w in (remote_writer(settings), series_writer(settings)) if w]
     for writer in writers:
         hooks.append(writer)
         writer.start()
@@ -85,20 +85,6 @@ def remote_writer(settings: Settings) -> RemoteWriter | None:
         every_s=settings.remote_write_every_s,
         max_waiting=settings.remote_write_max_waiting,
         timeout_s=settings.remote_write_timeout_s,
-    )
-
-
-def raw_series_writer(settings: Settings) -> RemoteWriter | None:
-    """Every poll's raw series to the raw-series store, if one is configured; sent, retried and
-    bounded like the remote write (its every_s, max_waiting and timeout)."""
-    store = raw_series_store(settings)
-    if store is None:
-        return None
-    store.close()  # only its URLs and token are needed: the writer has a client of its own
-    return store.writer(
-        settings.remote_write_every_s,
-        settings.remote_write_max_waiting,
-        settings.remote_write_timeout_s,
     )
 
 

@@ -48,35 +48,15 @@ class VictoriaMetrics:
         timeout_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.insert_url = insert_url.rstrip("/")
         self.select_url = (select_url or insert_url).rstrip("/")
-        self.bearer_token = bearer_token
         headers = {"Authorization": f"Bearer {bearer_token}"} if bearer_token else {}
         self._client = httpx.Client(
             headers=headers, timeout=timeout_s, follow_redirects=False, transport=transport
         )
 
     @property
-    def write_url(self) -> str:
-        return f"{self.insert_url}/influx/write?precision=ms"
-
-    @property
     def export_url(self) -> str:
         return f"{self.select_url}/api/v1/export"
-
-    def writer(self, every_s: float, max_waiting: int, timeout_s: float) -> RemoteWriter:
-        """The poll owner's sender of every poll's raw series to this store."""
-        return RemoteWriter(
-            self.write_url,
-            bearer_token=self.bearer_token,
-            every_s=every_s,
-            max_waiting=max_waiting,
-            timeout_s=timeout_s,
-            to_points=series_lines,
-            encode=encode,
-            headers=HEADERS,
-            name="raw-series store",
-        )
 
     def close(self) -> None:
         self._client.close()
@@ -153,4 +133,22 @@ def from_settings(settings: Settings) -> VictoriaMetrics | None:
         settings.series_select_url,
         settings.series_bearer_token,
         timeout_s=settings.remote_write_timeout_s * 2,
+    )
+
+
+def series_writer(settings: Settings) -> RemoteWriter | None:
+    """The poll owner's sender of every poll's raw series to the configured store, sent, retried
+    and bounded like the remote write (its every_s, max_waiting and timeout); None without one."""
+    if not settings.series_url:
+        return None
+    return RemoteWriter(
+        f"{settings.series_url.rstrip('/')}/influx/write?precision=ms",
+        bearer_token=settings.series_bearer_token,
+        every_s=settings.remote_write_every_s,
+        max_waiting=settings.remote_write_max_waiting,
+        timeout_s=settings.remote_write_timeout_s,
+        to_points=series_lines,
+        encode=encode,
+        headers=HEADERS,
+        name="raw-series store",
     )
