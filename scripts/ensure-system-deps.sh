@@ -26,6 +26,8 @@ ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || need+=(faketime)
 have victoria-metrics || need+=(victoria-metrics)
 # Alert webhooks are checked by a real Alertmanager consuming the Alertmanager-format body.
 have prometheus-alertmanager || need+=(prometheus-alertmanager)
+# The lag check for proxies is checked with a real HAProxy health-checking the lab's replicas.
+have haproxy || need+=(haproxy)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
