@@ -40,6 +40,9 @@ SUPERUSER = "postgres"
 FALLBACK_OS_USER = "lagscope-pg"
 # Throwaway data: nothing needs to survive a crash, so skip every flush to disk.
 _FAST_SETTINGS = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
+# Each row's commit time (pg_xact_commit_timestamp): lets a test say two transactions did not
+# overlap without guessing how long one takes.
+_TEST_SETTINGS = ("track_commit_timestamp=on",)
 _PORT_CLASH = re.compile(r"could not bind|Address already in use")
 # A bind race (another process takes the port between choosing and binding) is rare; three
 # tries make it vanishingly so without hiding a server that fails for another reason.
@@ -194,7 +197,7 @@ class ThrowawayPostgres:
 
     def _pg_ctl_start(self) -> None:
         options = [f"-k {self.root}", f"-p {self.port}", "-c listen_addresses=127.0.0.1"]
-        options += [f"-c {setting}" for setting in _FAST_SETTINGS]
+        options += [f"-c {setting}" for setting in (*_FAST_SETTINGS, *_TEST_SETTINGS)]
         # A fresh log per attempt, so a port clash is judged on this attempt's lines only.
         self.log_file.unlink(missing_ok=True)
         self.run(

@@ -22,7 +22,7 @@ from lagscope.health.facts import gather
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import poll_cluster
 from lagscope.inventory import instances as inventory
-from lagscope.models import Cluster, Instance, InstanceSample, PollGap, Sample
+from lagscope.models import Cluster, Instance, InstanceSample, PollGap
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
 
@@ -205,19 +205,33 @@ def test_two_workers_share_the_clusters_and_one_takes_over_when_the_other_is_kil
             assert all(g.reason == "not_polled" and g.missed >= 2 for g in frozen_gaps), [
                 (g.reason, g.missed) for g in frozen_gaps
             ]
-            # No tick recorded twice: per channel, no two samples of one dispatch (ms apart).
-            stamps: dict[int, list[datetime]] = {}
-            for channel_id, ts in s.execute(
-                select(Sample.channel_id, Sample.ts).where(Sample.ts >= began).order_by(Sample.ts)
+            # No tick recorded twice, and no two ticks of one cluster at once: per channel, each
+            # sample was read after the transaction that stored the one before it committed (a
+            # tick locks its cluster's row until it commits). A spacing threshold would not do:
+            # two dispatches legitimately run back to back after a late beat or a store outage.
+            stamps: dict[int, list[tuple[int, datetime]]] = {}
+            for channel_id, ts_us, committed in s.execute(
+                text(
+                    "SELECT channel_id, ts, pg_xact_commit_timestamp(xmin) FROM samples"
+                    " WHERE ts >= :began ORDER BY channel_id, ts"
+                ),
+                {"began": int(began.timestamp() * 1_000_000)},
             ):
-                stamps.setdefault(channel_id, []).append(ts)
+                stamps.setdefault(channel_id, []).append((ts_us, committed))
+            overlaps = [
+                (channel_id, earlier, later)
+                for channel_id, series in stamps.items()
+                for earlier, later in itertools.pairwise(series)
+                if later[0] <= earlier[1].timestamp() * 1_000_000
+            ]
             closest = min(
-                (later - earlier).total_seconds()
+                later[0] - earlier[0]
                 for series in stamps.values()
                 for earlier, later in itertools.pairwise(series)
             )
-            print(f"closest two samples of one channel: {closest:.3f} s")
-            assert closest > 0.1 * INTERVAL_S
+            print(f"closest two samples of one channel: {closest / 1e6:.3f} s")
+            assert sum(len(v) for v in stamps.values()) > CLUSTERS * 10
+            assert not overlaps, overlaps[:5]
 
             # Every hole in a cluster's ticks is a recorded gap, with its reason.
             gaps = s.scalars(select(PollGap)).all()
