@@ -2,7 +2,8 @@
 engine with ``LAGSCOPE_SERIES_URL`` set writes every poll's raw series there as well as into the
 store, and the explorer's ``/series`` gives identical series read from SQLite, from PostgreSQL
 (the same run's tables copied there) and from VictoriaMetrics: every series metric, per channel
-and per server, at poll resolution and in wider buckets."""
+and per server, at poll resolution and in wider buckets. The journal's windows and the
+comparisons read their samples through the same seam: the same answers from either store."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.db import make_engine, make_session_factory
 from lagscope.demo.processes import free_port
 from lagscope.errors import SeriesStoreUnavailable
+from lagscope.journal.annotations import create_annotation
 from lagscope.lab import Lab
 from lagscope.metrics_catalog import SERIES
 from lagscope.models import Base, Instance
@@ -83,6 +85,13 @@ def explorer(api: ApiServer, params: dict[str, Any]) -> list[dict[str, Any]]:
     return list(answer.json()["series"])
 
 
+def answer(api: ApiServer, path: str, params: dict[str, Any]) -> Any:
+    with api.client() as client:
+        got = client.get(path, params=params)
+    assert got.status_code == 200, got.text
+    return got.json()
+
+
 def test_same_run_reads_the_same_from_sqlite_postgresql_and_victoriametrics(
     pipeline: Pipeline, victoria: str, postgres: ThrowawayPostgres, tmp_path: Path
 ):
@@ -105,6 +114,23 @@ def test_same_run_reads_the_same_from_sqlite_postgresql_and_victoriametrics(
         for metrics, key, ids in ((CHANNEL_METRICS, "channel_id", channel_ids),
                                   (INSTANCE_METRICS, "instance_id", instance_ids))
     ]  # fmt: skip
+    # Two tuning steps to judge, a third of the way in and two thirds.
+    third = (end - start) / 3
+    with pipeline.session() as session, session.begin():
+        for k in (1, 2):
+            create_annotation(session, pipeline.cluster_id, "test", start + k * third, f"step {k}")
+    # Windows of a few seconds: the run is ~20 s long.
+    steps = {"start": start.isoformat(), "end": end.isoformat(), "width_s": 5, "settle_s": 1,
+             "min_samples": 2, "group_s": 0}  # fmt: skip
+    mid = start + third
+    readings = [
+        (f"/api/v1/clusters/{pipeline.cluster_id}/journal", steps),
+        ("/api/v1/compare", {"channel_id": channel_ids[1], "a_start": start.isoformat(),
+                             "a_end": mid.isoformat(), "b_start": mid.isoformat(),
+                             "b_end": end.isoformat(), "min_samples": 2}),
+        ("/api/v1/compare", {"channel_id": channel_ids[1], "other_channel_id": channel_ids[0],
+                             "start": start.isoformat(), "end": end.isoformat()}),
+    ]  # fmt: skip
     store_url = pipeline.url
     with (
         api_server(store_url) as sqlite_api,
@@ -117,6 +143,13 @@ def test_same_run_reads_the_same_from_sqlite_postgresql_and_victoriametrics(
             timeout_s=30,
             message="VictoriaMetrics gives the series SQLite gives",
         )
+        read_sqlite = [answer(sqlite_api, path, params) for path, params in readings]
+        assert [answer(victoria_api, path, params) for path, params in readings] == read_sqlite
+    journal = read_sqlite[0]
+    assert len(journal["steps"]) == 2, journal
+    judged = [i["before"]["samples"] + i["after"]["samples"] for s in journal["steps"]
+              for i in s["impacts"]]  # fmt: skip
+    assert len(judged) == 4 and all(n >= 2 for n in judged), judged
     lag = next(s for s in from_sqlite[0] if s["metric"] == "lag_s" and s["points"])
     assert len(lag["points"]) >= 15, lag
     assert all(p["n"] == 1 for p in lag["points"])  # poll resolution: one poll a bucket

@@ -233,7 +233,8 @@ Bucket = tuple[int, Point, int]
 
 class RawSeries(Protocol):
     """Where raw (per-poll) series are read from when it is not the store's ``samples`` tables:
-    the seam a raw-series store past one box plugs into (series_store/victoria.py).
+    the seam a raw-series store past one box plugs into (series_store/victoria.py), for the
+    explorer (``buckets``) and the journal and comparisons (``rows``).
 
     ``buckets``: the buckets of ``plan`` over the rows in [lo_us, plan.hi_us) of ``metric``
     for ``keys`` (channel ids, or instance ids for a per-instance metric), per key in time
@@ -249,6 +250,15 @@ class RawSeries(Protocol):
         keys: Sequence[int],
         lo_us: int,
     ) -> Iterable[Bucket]: ...
+
+    def rows(
+        self, channel_id: int, columns: Sequence[str], spans_us: Sequence[tuple[int, int]]
+    ) -> list[tuple[int, dict[str, float]]]:
+        """One channel's polls inside the half-open ``spans_us`` (epoch µs, disjoint, in
+        order), in time order: (the poll's time in µs, as its ``samples`` row has it; {column:
+        value} for those of ``columns`` the poll had a value of). What the journal's windows
+        read (journal/steps.py)."""
+        ...
 
 
 def merge_points(a: Point, b: Point) -> Point:

@@ -31,6 +31,7 @@ from lagscope.analysis.backlog import (
 )
 from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact, window_stats
 from lagscope.errors import InvalidInput, NotFound
+from lagscope.history.series import RawSeries
 from lagscope.history.window import require_window
 from lagscope.journal.steps import SampleRow, load_samples, sample_backlog
 from lagscope.models import Channel, Instance
@@ -101,6 +102,7 @@ def compare_windows(
     a: tuple[datetime, datetime],
     b: tuple[datetime, datetime],
     min_samples: int = 10,
+    raw: RawSeries | None = None,
 ) -> Comparison:
     """Window ``b`` of a channel against window ``a``, its baseline."""
     require_window(*a, "a_start", "a_end")
@@ -108,7 +110,7 @@ def compare_windows(
     if min_samples < 1:
         raise InvalidInput("min_samples: must be at least 1")
     channel = get_channel(session, channel_id)
-    rows = load_samples(session, channel.id, [a, b])
+    rows = load_samples(session, channel.id, [a, b], raw)
     in_a, in_b = _inside(rows, *a), _inside(rows, *b)
     a_s, b_s = (a[1] - a[0]).total_seconds(), (b[1] - b[0]).total_seconds()
     # a re-timed to [−a_s, 0), b to [0, b_s): "before" and "after" a step at 0 with no settling.
@@ -125,7 +127,12 @@ def compare_windows(
 
 
 def compare_channels(
-    session: Session, channel_id: int, other_channel_id: int, start: datetime, end: datetime
+    session: Session,
+    channel_id: int,
+    other_channel_id: int,
+    start: datetime,
+    end: datetime,
+    raw: RawSeries | None = None,
 ) -> Comparison:
     """Two channels of one cluster over the same window, and why the one behind is behind."""
     require_window(start, end)
@@ -135,7 +142,7 @@ def compare_channels(
         raise InvalidInput("other_channel_id: the two channels must be in the same cluster")
     sides = []
     for channel in (first, second):
-        rows = load_samples(session, channel.id, [(start, end)])
+        rows = load_samples(session, channel.id, [(start, end)], raw)
         stats = window_stats(_points(rows, start), Window(0.0, (end - start).total_seconds()))
         sides.append(Side(channel, channel.instance, start, end, stats, backlog(rows)))
     return conclude_channels(*sides)

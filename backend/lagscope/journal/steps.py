@@ -27,7 +27,7 @@ control group that tells a tuning effect from a change of load.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -39,10 +39,11 @@ from lagscope.analysis.impact import Impact, Point, Window, impact
 from lagscope.analysis.parallel_apply import CapacityPrediction
 from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
 from lagscope.errors import InvalidInput
+from lagscope.history.series import RawSeries
 from lagscope.history.window import require_window
 from lagscope.inventory.instances import get_cluster, instance_in_cluster
 from lagscope.models import Annotation, Channel, Cluster, Instance, ParamChange, Sample
-from lagscope.models.types import to_micros
+from lagscope.models.types import Scaled, to_micros
 
 MAX_STEPS = 500  # a page of the journal; the next page starts at the last step's time
 _SPANS_PER_QUERY = 50  # SQLite parses an OR chain as a tree ~1000 deep at most
@@ -184,11 +185,19 @@ def merge_spans(spans: Sequence[tuple[datetime, datetime]]) -> list[tuple[dateti
 
 
 def load_samples(
-    session: Session, channel_id: int, spans: Sequence[tuple[datetime, datetime]]
+    session: Session,
+    channel_id: int,
+    spans: Sequence[tuple[datetime, datetime]],
+    raw: RawSeries | None = None,
 ) -> list[SampleRow]:
     """A channel's samples inside the half-open ``spans``, in time order: only the windows a
-    caller needs, in as few queries as the OR-chain limit allows (one for a typical journal)."""
+    caller needs, in as few queries as the OR-chain limit allows (one for a typical journal).
+    ``raw``: the raw-series store they are read from instead of the ``samples`` table."""
     merged = merge_spans(spans)
+    if raw is not None:
+        bounds = [(to_micros(lo), to_micros(hi)) for lo, hi in merged]
+        found = raw.rows(channel_id, _ROW_COLUMNS, bounds)
+        return [row for us, values in found if (row := _sample_row(us, values)) is not None]
     rows: list[SampleRow] = []
     for i in range(0, len(merged), _SPANS_PER_QUERY):
         chunk = merged[i : i + _SPANS_PER_QUERY]
@@ -215,6 +224,48 @@ def load_samples(
             for us, lag, verdict, apply, source, missing, queued in result
         )
     return rows
+
+
+_ROW_COLUMNS = (
+    "lag_s",
+    "verdict",
+    "apply_rate",
+    "source_rate",
+    "not_received",
+    "received_not_applied",
+)
+
+
+def _as_stored(column: str) -> Callable[[float], float | int]:
+    """A value read from the raw-series store (a float) as its ``samples`` column gives it back."""
+    kind = Sample.__table__.c[column].type
+    if isinstance(kind, Scaled):
+        scale = kind.scale
+        return lambda value: round(value * scale) / scale
+    return lambda value: round(value)
+
+
+_STORED = {column: _as_stored(column) for column in _ROW_COLUMNS}
+
+
+def _sample_row(us: int, values: dict[str, float]) -> SampleRow | None:
+    v = {c: _STORED[c](x) for c, x in values.items() if c in _STORED}
+    verdict = v.get("verdict")
+    if verdict is None:
+        return None  # every poll's line has one; a line without is not a poll the table has
+    return SampleRow(
+        us,
+        v.get("lag_s"),
+        int(verdict),
+        v.get("apply_rate"),
+        v.get("source_rate"),
+        _int_or_none(v.get("not_received")),
+        _int_or_none(v.get("received_not_applied")),
+    )
+
+
+def _int_or_none(value: float | None) -> int | None:
+    return None if value is None else int(value)
 
 
 def replica_channels(
@@ -333,8 +384,10 @@ def journal(
     start: datetime,
     end: datetime,
     settings: JournalSettings | None = None,
+    raw: RawSeries | None = None,
 ) -> Journal:
-    """The steps with ``at`` in [start, end), in time order, each with its impact per channel."""
+    """The steps with ``at`` in [start, end), in time order, each with its impact per channel
+    (the samples read from ``raw`` when the raw series live there)."""
     settings = settings or JournalSettings()
     settings.check()
     require_window(start, end)
@@ -353,7 +406,7 @@ def journal(
     sources = {i.id for i in cluster.instances if i.role == "source"}
     entries = [_entry(steps[i], frames[i]) for i in inside]
     for channel, instance in channels:
-        rows = load_samples(session, channel.id, spans) if spans else []
+        rows = load_samples(session, channel.id, spans, raw) if spans else []
         keys = [r.us for r in rows]
         for i, entry in zip(inside, entries, strict=True):
             entry.impacts.append(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
@@ -29,6 +30,7 @@ from lagscope.series_store.points import (
     CHANNEL_LABEL,
     HEADERS,
     INSTANCE_LABEL,
+    MICROS,
     encode,
     metric_name,
     series_lines,
@@ -37,6 +39,8 @@ from lagscope.series_store.points import (
 # Read back one second either side of the range, then cut exactly: the export's bounds are not
 # documented to the millisecond.
 _MARGIN_MS = 1_000
+# The catalog's column names; nothing else reaches a selector.
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class VictoriaMetrics:
@@ -87,6 +91,34 @@ class VictoriaMetrics:
         for key in sorted(by_key):
             for point, newest_us in bucketed(sorted(by_key[key]), scale, plan, lo_us):
                 yield key, point, newest_us
+
+    def rows(
+        self, channel_id: int, columns: Sequence[str], spans_us: Sequence[tuple[int, int]]
+    ) -> list[tuple[int, dict[str, float]]]:
+        """:class:`~lagscope.history.series.RawSeries`: a channel's polls, read from here. A
+        poll is the line its ``ts_micros`` came in (every channel line has one); its time is
+        that line's millisecond plus those microseconds, as the ``samples`` row has it."""
+        for column in columns:
+            if not _NAME.fullmatch(column):
+                raise ValueError(f"not a series column: {column!r}")
+        names = "|".join(metric_name(c) for c in (MICROS, *columns))
+        selector = f'{{__name__=~"{names}",{CHANNEL_LABEL}="{int(channel_id)}"}}'
+        prefix = len(metric_name(""))
+        found: list[tuple[int, dict[str, float]]] = []
+        for lo_us, hi_us in spans_us:
+            by_metric: dict[str, dict[int, float]] = {}
+            for labels, samples in self.export(
+                selector, lo_us // 1000 - _MARGIN_MS, hi_us // 1000 + _MARGIN_MS
+            ):
+                # A sample sent twice (a retry the store had in fact taken) counts once.
+                by_metric.setdefault(labels["__name__"][prefix:], {}).update(samples)
+            micros = by_metric.pop(MICROS, {})
+            for at_ms in sorted(micros):
+                at_us = at_ms * 1000 + int(micros[at_ms])
+                if lo_us <= at_us < hi_us:
+                    values = {c: v[at_ms] for c, v in by_metric.items() if at_ms in v}
+                    found.append((at_us, values))
+        return found
 
     def export(
         self, selector: str, start_ms: int, end_ms: int

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from lagscope.api.deps import PrincipalDep, SessionDep
+from lagscope.api.deps import PrincipalDep, RawSeriesDep, SessionDep
 from lagscope.api.schemas.compare import CompareOut, CompareQuery, compare_out, compare_query
 from lagscope.journal import compare as comparing
 
@@ -15,7 +15,10 @@ router = APIRouter(tags=["compare"])
 
 @router.get("/compare", response_model=CompareOut)
 def compare(
-    query: Annotated[CompareQuery, Depends(compare_query)], _: PrincipalDep, session: SessionDep
+    query: Annotated[CompareQuery, Depends(compare_query)],
+    _: PrincipalDep,
+    session: SessionDep,
+    raw: RawSeriesDep,
 ) -> CompareOut:
     """Two windows of ``channel_id`` (``a_start``, ``a_end``, ``b_start``, ``b_end``: the impact
     verdict of b against a), or ``channel_id`` against ``other_channel_id`` over ``start``–``end``
@@ -23,10 +26,10 @@ def compare(
     received_not_applied)."""
     if query.other_channel_id is None:
         result = comparing.compare_windows(
-            session, query.channel_id, query.a, query.b, query.min_samples
+            session, query.channel_id, query.a, query.b, query.min_samples, raw=raw
         )
     else:
         result = comparing.compare_channels(
-            session, query.channel_id, query.other_channel_id, *query.a
+            session, query.channel_id, query.other_channel_id, *query.a, raw=raw
         )
     return compare_out(result)

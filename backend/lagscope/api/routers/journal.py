@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
+from lagscope.api.deps import PrincipalDep, RawSeriesDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId, QueryId
 from lagscope.api.schemas.journal import JournalOut, ParamChangeOut, journal_out, param_change_out
 from lagscope.api.schemas.window import TimeRange, time_range
@@ -44,6 +44,7 @@ def get_journal(
     _: PrincipalDep,
     session: SessionDep,
     app_settings: SettingsDep,
+    raw: RawSeriesDep,
     width_s: Annotated[float, Query(ge=1, le=86_400, description=_WIDTH)] = 600,
     settle_s: Annotated[float, Query(ge=0, le=3_600, description=_SETTLE)] = 30,
     min_samples: Annotated[int, Query(ge=1, le=100_000, description=_MIN_SAMPLES)] = 10,
@@ -54,7 +55,7 @@ def get_journal(
     capacity predicted for it (from the source's writes; from its fsync cost) and the capacity
     measured after it."""
     settings = JournalSettings(width_s, settle_s, min_samples, group_s)
-    found = journal.journal(session, cluster_id, window.start, window.end, settings)
+    found = journal.journal(session, cluster_id, window.start, window.end, settings, raw)
     return journal_out(predicted(session, found, app_settings.replica_cores or None))
 
 
@@ -72,6 +73,7 @@ def export_journal(
     _: PrincipalDep,
     session: SessionDep,
     app_settings: SettingsDep,
+    raw: RawSeriesDep,
     format: Annotated[Literal["csv", "md"], Query(description="csv or md (Markdown)")] = "csv",
     width_s: Annotated[float, Query(ge=1, le=86_400, description=_WIDTH)] = 600,
     settle_s: Annotated[float, Query(ge=0, le=3_600, description=_SETTLE)] = 30,
@@ -85,7 +87,7 @@ def export_journal(
     settings = JournalSettings(width_s, settle_s, min_samples, group_s)
     found = predicted(
         session,
-        journal.journal(session, cluster_id, window.start, window.end, settings),
+        journal.journal(session, cluster_id, window.start, window.end, settings, raw),
         app_settings.replica_cores or None,
     )
     stamp = window.start.strftime("%Y%m%dT%H%M%SZ")
