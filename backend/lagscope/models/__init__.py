@@ -12,6 +12,7 @@ from lagscope.models.alerts import (
 )
 from lagscope.models.annotations import Annotation
 from lagscope.models.base import Base
+from lagscope.models.check_tokens import CheckToken, CheckTokenCluster
 from lagscope.models.demo import DemoStore
 from lagscope.models.episodes import Episode, EpisodeCause
 from lagscope.models.inventory import Channel, Cluster, Instance
@@ -41,6 +42,8 @@ __all__ = [
     "ApplierWorkerState",
     "Base",
     "Channel",
+    "CheckToken",
+    "CheckTokenCluster",
     "Cluster",
     "CommitSample",
     "Delivery",
