@@ -9,8 +9,8 @@ keeps as the series ``lagscope_raw_lag_s{channel_id="12"}``… at the poll's tim
 milliseconds (floored, so a sample stays in the millisecond bucket its row is in), with the
 value the store keeps (rounded as its column rounds). A NULL is no field, as the SQL bucket
 query skips it. A channel's line also carries its ``verdict`` and ``ts_micros``, the poll's
-microseconds within its millisecond, so that the journal's windows can be read back as the SQL
-gives them, to the microsecond (written now; the journal does not read them from here yet).
+microseconds within its millisecond, so that the journal's windows and the comparisons read
+back the polls the SQL gives, to the microsecond (victoria.py ``rows``).
 One line carries a poll's ~20 values: a remote-write sample each cost the
 owner three times the CPU (bench/series_ingest.py).
 """
