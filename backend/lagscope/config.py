@@ -82,6 +82,13 @@ class Settings(BaseSettings):
     # polls the store every second; more: 503).
     streams_per_user: int = 10
     streams_per_process: int = 200
+    # The lag check for proxies and throttlers (/api/v1/check/…): the max_lag (seconds) of a
+    # check that names none; recover_lag as a share of max_lag when a check names none (once over
+    # max_lag, a replica is usable again at or under it); and how many of a channel's newest
+    # polls that hysteresis looks back over (analysis/lag_check.py).
+    check_max_lag_s: PositiveFloat = 5.0
+    check_recover_ratio: float = 0.8
+    check_window_polls: PositiveInt = 30
     # Collector timeouts (seconds): see ConnectionSpec for why they are short.
     connect_timeout_s: float = 2.0
     read_timeout_s: float = 2.0
@@ -304,6 +311,13 @@ class Settings(BaseSettings):
     def _at_least_one(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("check_recover_ratio")
+    @classmethod
+    def _share(cls, value: float) -> float:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError("a share of max_lag: 0 to 1")
         return value
 
     @field_validator("binlog_dump_server_id")

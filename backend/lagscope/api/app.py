@@ -21,6 +21,7 @@ from lagscope.api.middleware import DemoHostMiddleware, EdgeMiddleware
 from lagscope.api.routers import (
     alerts,
     auth,
+    check,
     clusters,
     compare,
     demo,
@@ -114,6 +115,7 @@ def create_app(
         stream,
         workers,
         alerts,
+        check,
         demo,
     ):
         api.include_router(module.router)

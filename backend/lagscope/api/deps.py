@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -12,6 +15,7 @@ from sqlalchemy.orm import Session
 from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
 from lagscope.history.series import RawSeries
+from lagscope.security.check_tokens import authenticate_check, is_check_token
 from lagscope.security.secret_box import SecretBox
 from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate
 
@@ -109,3 +113,45 @@ def editor_apart(
 
 EditorApartDep = Annotated[Principal, Depends(editor_apart)]
 AdminDep = Annotated[Principal, Depends(admin)]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCaller:
+    """Who asks a lag check: a check token, for its clusters only, or a user's token or the
+    demo, for every cluster (``cluster_ids`` None)."""
+
+    cluster_ids: frozenset[int] | None
+
+
+def _basic_password(request: Request) -> str | None:
+    """The password of ``Authorization: Basic``: gh-ost's ``--throttle-http`` sends no header of
+    its own, but Go's HTTP client turns a URL's ``user:password@`` into Basic credentials."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode()
+    except (binascii.Error, ValueError):
+        raise NotAuthenticated("malformed Basic credentials") from None
+    return decoded.partition(":")[2] or None
+
+
+def check_caller(
+    request: Request,
+    session: SessionDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> CheckCaller:
+    """The lag check routes take a check token (Bearer, or as the Basic password), or anything
+    every other route takes: a user's token of any role, or, in demo mode, no token from this
+    machine (as ``get_principal`` says, which decides in demo mode whatever is sent)."""
+    settings: Settings = request.app.state.settings
+    token = credentials.credentials if credentials else _basic_password(request)
+    if token is not None and is_check_token(token) and not settings.demo:
+        return CheckCaller(authenticate_check(session, token).cluster_ids)
+    if credentials is None and token is not None:
+        credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+    get_principal(request, session, credentials)
+    return CheckCaller(None)
+
+
+CheckCallerDep = Annotated[CheckCaller, Depends(check_caller)]

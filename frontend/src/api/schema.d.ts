@@ -439,6 +439,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/check-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Check Tokens
+         * @description Every check token (admins), never the tokens themselves.
+         */
+        get: operations["list_check_tokens"];
+        put?: never;
+        /**
+         * Create Check Token
+         * @description A read-only token for proxies and throttlers, accepted by the check routes only and only
+         *     for these clusters (admins); shown once.
+         */
+        post: operations["create_check_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/check-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Check Token
+         * @description Revoke a check token: its next check answers 401.
+         */
+        delete: operations["revoke_check_token"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/check/{cluster}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check Cluster
+         * @description Every enabled replica of the cluster at once: 200 only if all are usable (for a
+         *     migration tool's throttle, e.g. gh-ost ``--throttle-http``), 429 if one is not, 503 if
+         *     Lagscope cannot judge one (and none is known to be unusable).
+         */
+        get: operations["check_cluster"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/check/{cluster}/{replica}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check Replica
+         * @description Is this replica usable for reads: 200 yes, 429 no, 503 Lagscope cannot judge. Accepts a
+         *     check token for the cluster (Bearer, or as the Basic password) or any user's token.
+         */
+        get: operations["check_replica"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters": {
         parameters: {
             query?: never;
@@ -1571,12 +1659,110 @@ export interface components {
             runs: components["schemas"]["VerdictRunOut"][];
         };
         /**
+         * CheckCauseOut
+         * @description The strongest cause of the episode in progress (its label and words only: no server
+         *     text reaches a check token).
+         */
+        CheckCauseOut: {
+            /** Cause */
+            cause: string;
+            /** Since */
+            since: string | null;
+            /** Words */
+            words: string;
+        };
+        /** CheckTokenCreatedOut */
+        CheckTokenCreatedOut: {
+            /** Cluster Ids */
+            cluster_ids: number[];
+            /** Clusters */
+            clusters: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Id */
+            id: number;
+            /**
+             * Last Used At
+             * @description to the minute
+             */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Token
+             * @description Send as 'Authorization: Bearer <token>' to /api/v1/check/… only. Shown once.
+             */
+            token: string;
+        };
+        /** CheckTokenIn */
+        CheckTokenIn: {
+            /**
+             * Clusters
+             * @description names, or ids
+             */
+            clusters: string[];
+            /** Name */
+            name: string;
+        };
+        /**
+         * CheckTokenOut
+         * @description A check token's metadata; the token itself is shown once, when made.
+         */
+        CheckTokenOut: {
+            /** Cluster Ids */
+            cluster_ids: number[];
+            /** Clusters */
+            clusters: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Id */
+            id: number;
+            /**
+             * Last Used At
+             * @description to the minute
+             */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+        };
+        /**
          * ClusterCausesOut
          * @description Cause segments overlapping the window, per channel (the why strip under a lag chart).
          */
         ClusterCausesOut: {
             /** Channels */
             channels: components["schemas"]["ChannelCausesOut"][];
+        };
+        /** ClusterCheckOut */
+        ClusterCheckOut: {
+            /** Cluster */
+            cluster: string;
+            /** Max Lag S */
+            max_lag_s: number;
+            /** Reason */
+            reason: string;
+            /** Recover Lag S */
+            recover_lag_s: number;
+            /** Replicas */
+            replicas: components["schemas"]["ReplicaCheckOut"][];
+            /** Usable */
+            usable: boolean;
+            /**
+             * Verdict
+             * @description the worst replica's
+             * @enum {string}
+             */
+            verdict: "usable" | "broken" | "stopped" | "unreachable" | "no_replication" | "lag_unknown" | "lagging" | "recovering" | "stale" | "not_polled" | "no_replicas";
         };
         /** ClusterIn */
         ClusterIn: {
@@ -3130,6 +3316,56 @@ export interface components {
              * @enum {string}
              */
             what: "redo log fsync" | "binary log fsync" | "relay-log wait";
+        };
+        /** ReplicaCheckOut */
+        ReplicaCheckOut: {
+            /** Age S */
+            age_s: number | null;
+            /** @description while a lag episode is open */
+            cause: components["schemas"]["CheckCauseOut"] | null;
+            /**
+             * Channel
+             * @description the channel that decided; '' is the default one
+             */
+            channel: string | null;
+            /** Cluster */
+            cluster: string;
+            /**
+             * Eta S
+             * @description time to catch up, when known
+             */
+            eta_s: number | null;
+            /**
+             * Lag S
+             * @description the newest poll's lag (of the deciding channel)
+             */
+            lag_s: number | null;
+            /**
+             * Lag Source
+             * @description heartbeat, applier, source_timeline or seconds_behind_source
+             */
+            lag_source: string | null;
+            /** Max Lag S */
+            max_lag_s: number;
+            /** Reason */
+            reason: string;
+            /** Recover Lag S */
+            recover_lag_s: number;
+            /** Replica */
+            replica: string;
+            /**
+             * Sample At
+             * @description the newest poll judged
+             */
+            sample_at: string | null;
+            /** Usable */
+            usable: boolean;
+            /**
+             * Verdict
+             * @description usable: 200; stale, not_polled: 503; else 429
+             * @enum {string}
+             */
+            verdict: "usable" | "broken" | "stopped" | "unreachable" | "no_replication" | "lag_unknown" | "lagging" | "recovering" | "stale" | "not_polled" | "no_replicas";
         };
         /** RuleIn */
         RuleIn: {
@@ -4935,6 +5171,196 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
+            };
+        };
+    };
+    list_check_tokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckTokenOut"][];
+                };
+            };
+        };
+    };
+    create_check_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckTokenIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckTokenCreatedOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    revoke_check_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    check_cluster: {
+        parameters: {
+            query?: {
+                /** @description seconds; over it a replica is not usable (default: LAGSCOPE_CHECK_MAX_LAG_S) */
+                max_lag?: number | null;
+                /** @description seconds, at most max_lag; once over max_lag, a replica is usable again at or under it (default: LAGSCOPE_CHECK_RECOVER_RATIO × max_lag) */
+                recover_lag?: number | null;
+            };
+            header?: never;
+            path: {
+                /** @description a name, or an id */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterCheckOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Not usable: lagging, recovering, stopped, broken or not answering */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterCheckOut"];
+                };
+            };
+            /** @description Lagscope cannot judge: no recent poll, or the store is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    check_replica: {
+        parameters: {
+            query?: {
+                /** @description seconds; over it a replica is not usable (default: LAGSCOPE_CHECK_MAX_LAG_S) */
+                max_lag?: number | null;
+                /** @description seconds, at most max_lag; once over max_lag, a replica is usable again at or under it (default: LAGSCOPE_CHECK_RECOVER_RATIO × max_lag) */
+                recover_lag?: number | null;
+            };
+            header?: never;
+            path: {
+                /** @description a name, or an id */
+                cluster: string;
+                /** @description a name, or an id */
+                replica: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicaCheckOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Not usable: lagging, recovering, stopped, broken or not answering */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicaCheckOut"];
+                };
+            };
+            /** @description Lagscope cannot judge: no recent poll, or the store is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,0 +1,157 @@
+"""Check tokens: read-only bearer tokens for proxies and throttlers (HAProxy's health checks, a
+ProxySQL scheduler, gh-ost's ``--throttle-http``).
+
+A check token is accepted by the lag check routes only (``/api/v1/check/…``) and only for the
+clusters it lists: every other route looks tokens up among the users' tokens, where it is not,
+so it answers 401 there. It is made, listed and revoked by an admin (the API or ``lagscope
+check-token``), shown once when made and stored as its SHA-256 only. A token asking about a
+cluster outside its list gets the same 404 as for a cluster that does not exist: it learns
+nothing about the others.
+
+The list holds cluster ids (rows of ``check_token_clusters`` that go with their cluster): a
+cluster deleted and another created later under its name is not in the token's list.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from lagscope.errors import InvalidInput, NotAuthenticated, NotFound
+from lagscope.models import CheckToken, CheckTokenCluster, Cluster
+
+CHECK_TOKEN_PREFIX = "lgc_"  # "lgs_" is a user's token: the prefix tells them apart in logs
+LAST_USED_EVERY = timedelta(minutes=1)
+MAX_CLUSTERS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CheckScope:
+    """A valid check token: which clusters it may ask about."""
+
+    token_id: int
+    cluster_ids: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTokenInfo:
+    """A check token as listed (never the token itself)."""
+
+    id: int
+    name: str
+    clusters: list[str]
+    cluster_ids: list[int]
+    created_by: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+def is_check_token(token: str) -> bool:
+    return token.startswith(CHECK_TOKEN_PREFIX)
+
+
+def create_check_token(
+    session: Session, name: str, clusters: Sequence[str], created_by: str
+) -> tuple[CheckTokenInfo, str]:
+    """A new token for ``clusters`` (names, or ids; a name wins over an id) and its plaintext,
+    to be shown once."""
+    if not clusters:
+        raise InvalidInput("clusters: name at least one cluster the token may ask about")
+    if len(clusters) > MAX_CLUSTERS:
+        raise InvalidInput(f"clusters: at most {MAX_CLUSTERS}")
+    found = {_cluster(session, ref).id for ref in clusters}
+    plaintext = CHECK_TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = CheckToken(
+        name=name,
+        token_hash=digest(plaintext),
+        created_by=created_by[:64],
+        created_at=_now(),
+        clusters=[CheckTokenCluster(cluster_id=cid) for cid in sorted(found)],
+    )
+    session.add(token)
+    session.flush()
+    return _info(session, token), plaintext
+
+
+def list_check_tokens(session: Session) -> list[CheckTokenInfo]:
+    tokens = session.scalars(
+        select(CheckToken).options(selectinload(CheckToken.clusters)).order_by(CheckToken.id)
+    ).all()
+    names = dict(session.execute(select(Cluster.id, Cluster.name)).tuples().all())
+    return [_info(session, token, names) for token in tokens]
+
+
+def revoke_check_token(session: Session, token_id: int) -> None:
+    """Deleted: its next check answers 401. (The caller's transaction rolls the scope rows'
+    delete back with the NotFound.)"""
+    # The foreign key's cascade would drop the scope rows too; deleted first and by hand, so a
+    # store without foreign key enforcement keeps no orphans either.
+    session.execute(delete(CheckTokenCluster).where(CheckTokenCluster.token_id == token_id))
+    gone = session.execute(delete(CheckToken).where(CheckToken.id == token_id))
+    if not getattr(gone, "rowcount", 0):
+        raise NotFound(f"check token {token_id} not found")
+
+
+def authenticate_check(session: Session, token: str) -> CheckScope:
+    """The token's scope, in one indexed read (its hash, then its clusters' rows)."""
+    rows = session.execute(
+        select(CheckToken.id, CheckToken.last_used_at, CheckTokenCluster.cluster_id)
+        .outerjoin(CheckTokenCluster, CheckTokenCluster.token_id == CheckToken.id)
+        .where(CheckToken.token_hash == digest(token))
+    ).all()
+    if not rows:
+        raise NotAuthenticated("unknown or revoked check token")
+    token_id, last_used_at = rows[0][0], rows[0][1]
+    now = _now()
+    # At most one write a minute per token: a proxy checks every half second, and a write per
+    # check would take SQLite's write lock as often.
+    if last_used_at is None or now - last_used_at >= LAST_USED_EVERY:
+        session.execute(
+            update(CheckToken).where(CheckToken.id == token_id).values(last_used_at=now)
+        )
+    return CheckScope(token_id, frozenset(cid for _, _, cid in rows if cid is not None))
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _cluster(session: Session, ref: str) -> Cluster:
+    """By name, else by id (the convention of ``?cluster=`` elsewhere)."""
+    found = session.scalar(select(Cluster).where(Cluster.name == ref))
+    if found is None and ref.isdigit() and len(ref) < 10:
+        found = session.get(Cluster, int(ref))
+    if found is None:
+        raise InvalidInput(f"clusters: cluster {ref!r} does not exist")
+    return found
+
+
+def _info(
+    session: Session, token: CheckToken, names: dict[int, str] | None = None
+) -> CheckTokenInfo:
+    ids = [row.cluster_id for row in token.clusters]
+    if names is None:
+        names = dict(
+            session.execute(select(Cluster.id, Cluster.name).where(Cluster.id.in_(ids)))
+            .tuples()
+            .all()
+        )
+    return CheckTokenInfo(
+        id=token.id,
+        name=token.name,
+        clusters=[names[cid] for cid in ids if cid in names],
+        cluster_ids=ids,
+        created_by=token.created_by,
+        created_at=token.created_at,
+        last_used_at=token.last_used_at,
+    )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
