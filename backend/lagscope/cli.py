@@ -649,6 +649,72 @@ def revoke_token_command(token_id: int) -> None:
     click.echo(json.dumps({"revoked": token_id}))
 
 
+@main.group("check-token")
+def check_token_group() -> None:
+    """Read-only tokens for the lag check routes (proxies, throttlers), each for some clusters."""
+
+
+def _check_token_json(info: Any) -> dict[str, object]:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "clusters": info.clusters,
+        "created_by": info.created_by,
+        "created_at": info.created_at.isoformat(),
+        "last_used_at": info.last_used_at.isoformat() if info.last_used_at else None,
+    }
+
+
+@check_token_group.command("create")
+@click.option(
+    "--cluster",
+    "clusters",
+    multiple=True,
+    required=True,
+    help="A cluster the token may ask about (its name, or id); repeat for more.",
+)
+@click.option("--name", default="check", show_default=True, help="What the token is for.")
+def create_check_token_command(clusters: tuple[str, ...], name: str) -> None:
+    """Make a check token and print it, with its clusters, as JSON: it is shown only now."""
+    from lagscope.api.schemas.common import printable
+    from lagscope.security import check_tokens
+
+    try:
+        name = printable(name.strip())[:128] or "check"
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--name") from None
+    try:
+        with _user_sessions()() as session, session.begin():
+            info, token = check_tokens.create_check_token(session, name, list(clusters), "cli")
+            click.echo(json.dumps({**_check_token_json(info), "token": token}))
+    except LagscopeError as exc:
+        _fail(exc)
+
+
+@check_token_group.command("list")
+def list_check_tokens_command() -> None:
+    """Every check token (never the token itself), one JSON object a line."""
+    from lagscope.security import check_tokens
+
+    with _user_sessions()() as session:
+        for info in check_tokens.list_check_tokens(session):
+            click.echo(json.dumps(_check_token_json(info)))
+
+
+@check_token_group.command("revoke")
+@click.argument("token_id", type=int)
+def revoke_check_token_command(token_id: int) -> None:
+    """Revoke a check token by id (see `lagscope check-token list`): its next check gets 401."""
+    from lagscope.security import check_tokens
+
+    try:
+        with _user_sessions()() as session, session.begin():
+            check_tokens.revoke_check_token(session, token_id)
+    except LagscopeError as exc:
+        _fail(exc)
+    click.echo(json.dumps({"revoked": token_id}))
+
+
 @main.group("secrets")
 def secrets_group() -> None:
     """Stored credentials and the secret key."""
