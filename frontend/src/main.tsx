@@ -5,6 +5,7 @@ import { BrowserRouter } from "react-router";
 import { ApiProblem } from "./api/client";
 import { App } from "./App";
 import { prefetchFor } from "./prefetch";
+import { startTheme } from "./theme/themeStore";
 import "./styles.css";
 
 const queryClient = new QueryClient({
@@ -19,6 +20,7 @@ const queryClient = new QueryClient({
   },
 });
 
+startTheme();
 void prefetchFor(queryClient, window.location.pathname, window.location.search);
 
 const root = document.getElementById("root");

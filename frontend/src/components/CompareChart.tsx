@@ -2,6 +2,7 @@ import { lagAxisTick } from "../format/lagTicks";
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatDuration, formatDurationTick, formatTimeTick } from "../format/format";
 import type { CompareModel } from "../viewmodels/compare";
+import { axisTheme, GRID_STROKE, LEGEND_STYLE, TOOLTIP_THEME } from "./chartTheme";
 
 /** Both lag lines on one axis; a null value is a gap, never a drop to 0. */
 export function CompareChart({ model }: { model: CompareModel }) {
@@ -19,23 +20,24 @@ export function CompareChart({ model }: { model: CompareModel }) {
       </figcaption>
       <ResponsiveContainer width="100%" height={280}>
         <LineChart margin={{ top: 8, right: 16, bottom: 4, left: 8 }}>
-          <CartesianGrid stroke="#e6e9ee" />
+          <CartesianGrid stroke={GRID_STROKE} />
           <XAxis
             type="number"
             dataKey="x"
             domain={chart.domain}
             allowDataOverflow
             tickFormatter={tick}
-            tick={{ fontSize: 12 }}
+            {...axisTheme(12)}
             tickCount={8}
           />
-          <YAxis tickFormatter={lagAxisTick} tick={{ fontSize: 12 }} width={52} />
+          <YAxis tickFormatter={lagAxisTick} {...axisTheme(12)} width={52} />
           <Tooltip
+            {...TOOLTIP_THEME}
             isAnimationActive={false}
             labelFormatter={(x) => (typeof x === "number" ? tick(x) : "")}
             formatter={(value) => (typeof value === "number" ? formatDuration(value) : "no value")}
           />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
+          <Legend wrapperStyle={LEGEND_STYLE} />
           {chart.lines.map((line) => (
             <Line
               key={line.key}

@@ -5,14 +5,13 @@ import { formatCount, formatDateTime } from "../format/format";
 import type { DecompositionPanel } from "../viewmodels/decomposition";
 import { Legend } from "./Legend";
 import { cursorHandlers } from "./chartCursor";
+import { NOT_APPLIED, NOT_RECEIVED } from "../theme/palette";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
+import { axisTheme, TOOLTIP_THEME } from "./chartTheme";
 import { timeAxisProps } from "./TimeAxis";
 import { VerdictBand } from "./VerdictBand";
 
 const EXPLORER_CURSOR = cursorHandlers("explorer");
-
-const NOT_RECEIVED = "#8e5ea2";
-const NOT_APPLIED = "#d08c2e";
 
 export function DecompositionChart({ panel, startMs, endMs }: { panel: DecompositionPanel; startMs: number; endMs: number }) {
   return (
@@ -26,10 +25,11 @@ export function DecompositionChart({ panel, startMs, endMs }: { panel: Decomposi
         <ResponsiveContainer width="100%" height={90}>
           <AreaChart data={panel.rows} margin={CHART_MARGIN} syncId="explorer" syncMethod="value" {...EXPLORER_CURSOR}>
             <XAxis {...timeAxisProps(startMs, endMs)} hide />
-            <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} tick={{ fontSize: 11 }} />
+            <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} {...axisTheme(11)} />
             <Area dataKey="nr" name="not received" stackId="b" stroke={NOT_RECEIVED} fill={NOT_RECEIVED} fillOpacity={0.5} isAnimationActive={false} connectNulls={false} />
             <Area dataKey="rna" name="received, not applied" stackId="b" stroke={NOT_APPLIED} fill={NOT_APPLIED} fillOpacity={0.5} isAnimationActive={false} connectNulls={false} />
             <Tooltip
+              {...TOOLTIP_THEME}
               isAnimationActive={false}
               labelFormatter={(t) => formatDateTime(Number(t))}
               formatter={(value, name) => [`${formatCount(Number(value))} trx`, name]}

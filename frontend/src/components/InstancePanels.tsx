@@ -3,6 +3,7 @@ import { formatBytesRate, formatCount, formatDateTime, formatRate } from "../for
 import type { DurabilityWarning, InstancePanel, PanelUnit } from "../viewmodels/instancePanels";
 import { Legend } from "./Legend";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
+import { axisTheme, TOOLTIP_THEME } from "./chartTheme";
 import { timeAxisProps } from "./TimeAxis";
 
 const TICK: Record<PanelUnit, (v: number) => string> = {
@@ -46,11 +47,12 @@ export function InstancePanels({ panels, startMs, endMs }: { panels: readonly In
               <ResponsiveContainer width="100%" height={110}>
                 <LineChart data={panel.rows} margin={CHART_MARGIN}>
                   <XAxis {...timeAxisProps(startMs, endMs, 4)} />
-                  <YAxis width={Y_AXIS_WIDTH} tickFormatter={TICK[panel.unit]} tick={{ fontSize: 11 }} />
+                  <YAxis width={Y_AXIS_WIDTH} tickFormatter={TICK[panel.unit]} {...axisTheme(11)} />
                   {panel.lines.map((l) => (
                     <Line key={l.key} dataKey={l.key} name={l.label} stroke={l.color} strokeDasharray={l.dash} dot={false} isAnimationActive={false} connectNulls={false} strokeWidth={1.4} />
                   ))}
                   <Tooltip
+                    {...TOOLTIP_THEME}
                     isAnimationActive={false}
                     labelFormatter={(t) => formatDateTime(Number(t))}
                     formatter={(value, name) => [VALUE[panel.unit](Number(value)), name]}

@@ -24,6 +24,8 @@ import { timeAtPx } from "../viewmodels/zoom";
 import { cursorHandlers } from "./chartCursor";
 import { CHART_MARGIN, RIGHT_MARGIN, Y_AXIS_WIDTH } from "./chartGeometry";
 import { timeAxisProps } from "./TimeAxis";
+import { axisTheme, TOOLTIP_THEME } from "./chartTheme";
+import { ACCENT, ANNOTATION, ANNOTATION_FILL, CHART_DRAG_ZOOM, PARAM } from "../theme/palette";
 
 const EXPLORER_CURSOR = cursorHandlers("explorer");
 
@@ -93,7 +95,7 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
             domain={model.log ? [LOG_FLOOR_S, model.yTop ?? "auto"] : [0, model.yTop ?? "auto"]}
             allowDataOverflow={model.log || model.yTop !== null}
             tickFormatter={formatDurationTick}
-            tick={{ fontSize: 11 }}
+            {...axisTheme(11)}
           />
           {model.gaps.map((gap, i) => (
             <ReferenceArea
@@ -121,7 +123,7 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
               key={`win-${m.id}`}
               x1={m.windowFromMs}
               x2={m.t}
-              fill="#7c5cbf"
+              fill={PARAM}
               fillOpacity={0.15}
               ifOverflow="hidden"
             />
@@ -133,9 +135,9 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
                 key={`ann-${a.id}`}
                 x1={a.drawFromMs}
                 x2={a.drawToMs}
-                fill="#e0a800"
+                fill={ANNOTATION_FILL}
                 fillOpacity={0.12}
-                stroke="#b38600"
+                stroke={ANNOTATION}
                 strokeOpacity={0.4}
                 ifOverflow="hidden"
               />
@@ -159,25 +161,26 @@ export function LagChart({ model, markers, annotations, height = 300, onSelect, 
             <ReferenceLine
               key={`mark-${m.id}`}
               x={m.t}
-              stroke="#7c5cbf"
+              stroke={PARAM}
               strokeDasharray="3 3"
               ifOverflow="hidden"
-              label={<MarkerLabel glyph="◆" color="#7c5cbf" title={`${m.title} — ${m.detail}`} kind="param-change" />}
+              label={<MarkerLabel glyph="◆" color={PARAM} title={`${m.title} — ${m.detail}`} kind="param-change" />}
             />
           ))}
           {annotations.map((a) => (
             <ReferenceLine
               key={`annl-${a.id}`}
               x={a.drawFromMs}
-              stroke="#b38600"
+              stroke={ANNOTATION}
               ifOverflow="hidden"
-              label={<MarkerLabel glyph="▲" color="#b38600" title={a.title} kind="annotation" />}
+              label={<MarkerLabel glyph="▲" color={ANNOTATION} title={a.title} kind="annotation" />}
             />
           ))}
           {drag && Math.abs(drag.to - drag.from) > 0 ? (
-            <ReferenceArea x1={Math.min(drag.from, drag.to)} x2={Math.max(drag.from, drag.to)} fill={dragMode === "zoom" ? "#555" : "#2f6fde"} fillOpacity={0.15} />
+            <ReferenceArea x1={Math.min(drag.from, drag.to)} x2={Math.max(drag.from, drag.to)} fill={dragMode === "zoom" ? CHART_DRAG_ZOOM : ACCENT} fillOpacity={0.15} />
           ) : null}
           <Tooltip
+            cursor={TOOLTIP_THEME.cursor}
             isAnimationActive={false}
             content={({ label }) => (
               <LagTooltip model={model} alerts={alerts} t={Number(label)} />

@@ -4,6 +4,7 @@ import { api } from "../api/client";
 import { clearToken, readToken } from "../api/auth";
 import { useMe } from "../hooks/useMe";
 import { HealthStrip } from "./HealthStrip";
+import { ThemeToggle } from "./ThemeToggle";
 
 export function Layout() {
   const me = useMe();
@@ -36,6 +37,7 @@ export function Layout() {
           <NavLink to="/settings">Settings</NavLink>
         </nav>
         <div className="who">
+          <ThemeToggle />
           {me.data ? (
             <span>
               {me.data.username} <span className="muted">({me.data.role})</span>

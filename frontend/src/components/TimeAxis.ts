@@ -1,5 +1,6 @@
 import { formatTimeTick } from "../format/format";
 import { localOffsetMs, timeTicks } from "../format/ticks";
+import { axisTheme } from "./chartTheme";
 
 /** Props for Recharts' XAxis over a time range: the fixed domain and round ticks. */
 export function timeAxisProps(startMs: number, endMs: number, count = 8) {
@@ -11,6 +12,6 @@ export function timeAxisProps(startMs: number, endMs: number, count = 8) {
     allowDataOverflow: true,
     ticks: timeTicks(startMs, endMs, count, localOffsetMs(startMs)),
     tickFormatter: (ms: number) => formatTimeTick(ms, span),
-    tick: { fontSize: 11 },
+    ...axisTheme(11),
   };
 }

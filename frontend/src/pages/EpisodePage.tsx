@@ -25,6 +25,7 @@ import { Legend } from "../components/Legend";
 import { ParallelismSection } from "../components/ParallelismSection";
 import { Loading, ProblemView } from "../components/States";
 import { CauseDetailView, WhyStrips } from "../components/WhyStrips";
+import { MUTED } from "../theme/palette";
 
 const LAG_POINTS = 600;
 
@@ -63,7 +64,7 @@ export function EpisodePage() {
   const colors = useMemo(() => channelColors(channels), [channels]);
   const drawn = lag?.data ? { startMs: lag.data.start, endMs: lag.data.end } : undefined;
   const model = useMemo(
-    () => (detail ? buildEpisodePage(detail, colors.get(detail.channel_id) ?? "#666", nowMs, drawn) : null),
+    () => (detail ? buildEpisodePage(detail, colors.get(detail.channel_id) ?? MUTED, nowMs, drawn) : null),
     // eslint-disable-next-line react-hooks/exhaustive-deps -- drawn is rebuilt from its two numbers
     [detail, colors, nowMs, drawn?.startMs, drawn?.endMs],
   );

@@ -7,6 +7,8 @@ import { ClusterNav } from "../components/ClusterNav";
 import { Empty, Loading, ProblemView } from "../components/States";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "../components/chartGeometry";
 import { timeAxisProps } from "../components/TimeAxis";
+import { axisTheme, LEGEND_STYLE, TOOLTIP_THEME } from "../components/chartTheme";
+import { LAG_FILL, LAG_LINE, SERIES } from "../theme/palette";
 import { WorkersHeatmap } from "../components/WorkersHeatmap";
 import { formatCount, formatDateTime, formatDuration } from "../format/format";
 import { useApplierWorkers, useGroupCommit } from "../hooks/useAppliers";
@@ -110,8 +112,8 @@ function LagStripView({ instanceId, spanMs, startMs, endMs }: { instanceId: numb
           <AreaChart data={strip.rows} margin={{ top: 2, right: 0, bottom: 0, left: 0 }}>
             <XAxis dataKey="t" type="number" domain={[startMs, endMs]} hide />
             <YAxis hide domain={[0, "auto"]} />
-            <Area dataKey="lag" stroke="#c2185b" fill="#f8d7e4" isAnimationActive={false} connectNulls={false} />
-            <Tooltip isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} formatter={(v) => [formatDuration(Number(v)), "lag"]} />
+            <Area dataKey="lag" stroke={LAG_LINE} fill={LAG_FILL} isAnimationActive={false} connectNulls={false} />
+            <Tooltip {...TOOLTIP_THEME} isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} formatter={(v) => [formatDuration(Number(v)), "lag"]} />
           </AreaChart>
         </ResponsiveContainer>
       </span>
@@ -136,23 +138,23 @@ function GroupCommitView({ model, startMs, endMs }: { model: GroupCommitModel; s
           <ResponsiveContainer width="100%" height={180}>
             <LineChart data={model.rows} margin={CHART_MARGIN}>
               <XAxis {...timeAxisProps(startMs, endMs)} />
-              <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} tick={{ fontSize: 11 }} />
-              <Tooltip isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} />
-              <Legend />
-              <Line dataKey="commits" name="binlog commits/s" stroke="#2f6fde" dot={false} isAnimationActive={false} />
-              <Line dataKey="groups" name="group commits/s" stroke="#0f9d8a" dot={false} isAnimationActive={false} />
-              <Line dataKey="logFsyncs" name="redo fsyncs/s" stroke="#8e44ad" dot={false} isAnimationActive={false} />
-              <Line dataKey="dataFsyncs" name="data fsyncs/s" stroke="#546e7a" dot={false} isAnimationActive={false} />
+              <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} {...axisTheme(11)} />
+              <Tooltip {...TOOLTIP_THEME} isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} />
+              <Legend wrapperStyle={LEGEND_STYLE} />
+              <Line dataKey="commits" name="binlog commits/s" stroke={SERIES[0]} dot={false} isAnimationActive={false} />
+              <Line dataKey="groups" name="group commits/s" stroke={SERIES[1]} dot={false} isAnimationActive={false} />
+              <Line dataKey="logFsyncs" name="redo fsyncs/s" stroke={SERIES[2]} dot={false} isAnimationActive={false} />
+              <Line dataKey="dataFsyncs" name="data fsyncs/s" stroke={SERIES[7]} dot={false} isAnimationActive={false} />
             </LineChart>
           </ResponsiveContainer>
           <ResponsiveContainer width="100%" height={120}>
             <LineChart data={model.rows} margin={CHART_MARGIN}>
               <XAxis {...timeAxisProps(startMs, endMs)} />
-              <YAxis width={Y_AXIS_WIDTH} tick={{ fontSize: 11 }} />
-              <Tooltip isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} />
-              <Legend />
-              <Line dataKey="perGroup" name="commits per group" stroke="#3d8b2f" dot={false} isAnimationActive={false} />
-              <Line dataKey="semiSyncWaitMs" name="semi-sync wait (ms)" stroke="#5d4037" dot={false} isAnimationActive={false} />
+              <YAxis width={Y_AXIS_WIDTH} {...axisTheme(11)} />
+              <Tooltip {...TOOLTIP_THEME} isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} />
+              <Legend wrapperStyle={LEGEND_STYLE} />
+              <Line dataKey="perGroup" name="commits per group" stroke={SERIES[3]} dot={false} isAnimationActive={false} />
+              <Line dataKey="semiSyncWaitMs" name="semi-sync wait (ms)" stroke={SERIES[6]} dot={false} isAnimationActive={false} />
             </LineChart>
           </ResponsiveContainer>
         </>

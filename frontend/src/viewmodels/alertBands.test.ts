@@ -76,7 +76,7 @@ describe("buildAlertBands", () => {
       resolvedMs: T0 + 20 * MIN,
       drawFromMs: T0 + 10 * MIN,
       drawToMs: T0 + 20 * MIN,
-      color: "#c62828",
+      color: "var(--bad)",
     });
     expect(model.bands[0]?.label).toBe(
       `critical: Lag over 30 s on replica1, fired ${formatClock(T0 + 10 * MIN)}–${formatClock(T0 + 20 * MIN)}`,
@@ -108,7 +108,7 @@ describe("buildAlertBands", () => {
       ["Lag over 30 s", T0 - 20 * MIN, T0, T0 + 5 * MIN],
       ["Apply slower than source", T0 + 25 * MIN, T0 + 25 * MIN, T0 + 30 * MIN],
     ]);
-    expect(model.bands[1]).toMatchObject({ subject: "replica2", severity: "warning", color: "#a15c00" });
+    expect(model.bands[1]).toMatchObject({ subject: "replica2", severity: "warning", color: "var(--warn)" });
   });
 
   it("leaves out incidents wholly outside the range", () => {

@@ -4,6 +4,7 @@
 // incident (firing, repeat, resolved) carries the same starts_at.
 import type { Schemas } from "../api/client";
 import { formatClock } from "../format/format";
+import { ACCENT, BAD, WARN } from "../theme/palette";
 
 type EventOut = Schemas["EventOut"];
 type FiringOut = Schemas["FiringOut"];
@@ -54,9 +55,9 @@ export interface AlertBandsInput {
 }
 
 export const SEVERITY_COLORS: Record<string, string> = {
-  critical: "#c62828",
-  warning: "#a15c00",
-  info: "#2f6fde",
+  critical: BAD,
+  warning: WARN,
+  info: ACCENT,
 };
 const SEVERITY_ORDER = ["critical", "warning", "info"];
 
@@ -161,7 +162,7 @@ export function buildAlertBands(input: AlertBandsInput): AlertBandsModel {
       resolvedMs: i.resolvedMs,
       drawFromMs: Math.max(i.firedMs, input.startMs),
       drawToMs: Math.min(toMs, input.endMs),
-      color: SEVERITY_COLORS[severity] ?? "#a15c00",
+      color: SEVERITY_COLORS[severity] ?? WARN,
       label: `${severity}: ${ruleName} on ${subject}, ${when}`,
     });
   }

@@ -7,6 +7,7 @@ import { drawnWords } from "./catchingUp";
 import { channelLabel } from "./colors";
 import { evidenceGroups, evidenceValueText, type EvidenceGroup } from "./evidence";
 import type { CauseSegment, ChannelCauses, CurrentCause, EvidenceValue } from "./episodeTypes";
+import { MUTED as MUTED_COLOR } from "../theme/palette";
 
 export type CauseTone = "bad" | "warn" | "muted";
 
@@ -215,7 +216,7 @@ export function buildWhyStrips(input: WhyStripsInput): WhyStripsModel {
     .map((r) => ({
       channelId: r.id,
       label: r.label,
-      color: colors.get(r.id) ?? "#666",
+      color: colors.get(r.id) ?? MUTED_COLOR,
       ...stripSegments(r.segments, startMs, endMs, nowMs, `${r.id}:`),
     }));
   return { strips, startMs, endMs, empty: strips.every((s) => s.segments.length === 0) };

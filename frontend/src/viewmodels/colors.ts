@@ -1,18 +1,10 @@
 // One accent colour per replica channel, stable across pages: the position of the channel
 // among its cluster's channels ordered by (instance id, channel name). Red and amber are kept
-// for problems, so the palette avoids them.
-export const PALETTE = [
-  "#2f6fde", // blue
-  "#0f9d8a", // teal
-  "#8e44ad", // purple
-  "#3d8b2f", // green
-  "#c2185b", // magenta
-  "#00838f", // cyan
-  "#5d4037", // brown
-  "#546e7a", // slate
-  "#7b8d00", // olive
-  "#3949ab", // indigo
-] as const;
+// for problems, so the palette avoids them. The colours are the theme's (--series-N in
+// styles.css): a lighter set on the dark theme.
+import { SERIES } from "../theme/palette";
+
+export const PALETTE = SERIES;
 
 export interface ChannelKey {
   id: number;

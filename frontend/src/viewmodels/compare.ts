@@ -7,6 +7,7 @@ import { causeInfo, impactInfo, type ImpactInfo } from "../format/impact";
 import { channelLabel, PALETTE } from "./colors";
 import { roundPercent, roundRate, roundSeconds } from "./journal";
 import { withGaps, type SeriesOut } from "./series";
+import { MUTED } from "../theme/palette";
 
 export type CompareOut = Schemas["CompareOut"];
 type Side = Schemas["CompareSideOut"];
@@ -195,7 +196,7 @@ export function buildCompareModel(
           header: "window a (baseline)",
           region: a.channel.region,
           window: windowText(a, timeZone),
-          color: "#7a8494",
+          color: MUTED,
           dashed: true,
         },
         {

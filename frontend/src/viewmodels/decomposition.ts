@@ -5,6 +5,7 @@ import { formatClock } from "../format/format";
 import { verdictInfo, type Tone } from "../format/verdict";
 import { channelLabel } from "./colors";
 import { mergeRows, withGaps, type Row } from "./series";
+import { MUTED } from "../theme/palette";
 
 type SeriesResponse = Schemas["SeriesResponse"];
 type VerdictsOut = Schemas["VerdictsOut"];
@@ -84,7 +85,7 @@ export function buildDecompositionModel(input: DecompositionInput): Decompositio
       return {
         channelId: channel.id,
         label: channelLabel(channel.instance, channel.name),
-        color: input.colors.get(channel.id) ?? "#666",
+        color: input.colors.get(channel.id) ?? MUTED,
         rows,
         band: buildVerdictBand(runs, input.startMs, input.endMs),
         empty: rows.length === 0,
@@ -123,7 +124,7 @@ export function buildRateModel(input: {
   const firstSource = input.sourceRate?.series.find((s) => shown.some((c) => c.id === s.channel_id));
   if (firstSource) {
     points.set("source", withGaps(firstSource.points, firstSource.bucket_ms, poll, input.endMs));
-    lines.push({ key: "source", label: "source writes", color: "#5b6575", dash: "5 3" });
+    lines.push({ key: "source", label: "source writes", color: MUTED, dash: "5 3" });
   }
   for (const channel of shown) {
     const s = input.applyRate?.series.find((x) => x.channel_id === channel.id);
@@ -133,7 +134,7 @@ export function buildRateModel(input: {
     lines.push({
       key,
       label: `${channelLabel(channel.instance, channel.name)} applies`,
-      color: input.colors.get(channel.id) ?? "#666",
+      color: input.colors.get(channel.id) ?? MUTED,
       dash: undefined,
     });
   }

@@ -1,6 +1,7 @@
 // Small pure pieces of the explorer page: its channel list, annotation scopes, refresh pace.
 import type { Schemas } from "../api/client";
 import { channelLabel } from "./colors";
+import { MUTED } from "../theme/palette";
 
 type ClusterOut = Schemas["ClusterOut"];
 type ChannelStatus = Schemas["ChannelStatusOut"];
@@ -21,7 +22,7 @@ export function buildExplorerChannels(
   return channels.map((c) => ({
     id: c.id,
     label: channelLabel(c.instance, c.name),
-    color: colors.get(c.id) ?? "#666",
+    color: colors.get(c.id) ?? MUTED,
     region: regions.get(c.instance_id) ?? "",
   }));
 }

@@ -121,7 +121,7 @@ describe("instance panels", () => {
       new Map([[9, "#2f6fde"]]),
     );
     expect([...colors]).toEqual([
-      [1, "#1c2330"],
+      [1, "var(--ink)"],
       [2, "#2f6fde"],
     ]);
   });

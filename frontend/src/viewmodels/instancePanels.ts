@@ -4,6 +4,7 @@
 import type { Schemas } from "../api/client";
 import type { MetricName } from "../api/metrics";
 import { mergeRows, withGaps, type GapPoint, type Row } from "./series";
+import { INK, MUTED } from "../theme/palette";
 
 type SeriesResponse = Schemas["SeriesResponse"];
 type InstanceStatus = Schemas["InstanceStatusOut"];
@@ -151,7 +152,7 @@ export function buildInstancePanels(input: {
         lines.push({
           key,
           label: `${instance.name}${part.suffix}`,
-          color: input.colors.get(instance.id) ?? "#666",
+          color: input.colors.get(instance.id) ?? MUTED,
           dash: part.dash,
         });
       }
@@ -178,8 +179,8 @@ export function instanceColors(
   return new Map(
     instances.map((i) => {
       const channel = channels.find((c) => c.instance_id === i.id);
-      const color = i.role === "source" ? "#1c2330" : channel ? channelColors.get(channel.id) : undefined;
-      return [i.id, color ?? "#8a94a6"];
+      const color = i.role === "source" ? INK : channel ? channelColors.get(channel.id) : undefined;
+      return [i.id, color ?? MUTED];
     }),
   );
 }

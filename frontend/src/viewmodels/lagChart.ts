@@ -7,6 +7,7 @@ import type { MetricName } from "../api/metrics";
 import { channelLabel } from "./colors";
 import type { LagSourceChoice } from "./explorerState";
 import { gapRanges, interpolate, withGaps, type GapPoint } from "./series";
+import { MUTED } from "../theme/palette";
 
 type SeriesResponse = Schemas["SeriesResponse"];
 type VerdictsOut = Schemas["VerdictsOut"];
@@ -140,7 +141,7 @@ export function buildLagChartModel(input: LagChartInput): LagChartModel {
       const points = withGaps(s.points, s.bucket_ms, input.pollIntervalS * 1000, input.endMs);
       coarse ||= s.bucket_ms >= 5 * input.pollIntervalS * 1000;
       perLine.set(key, points);
-      const color = input.colors.get(s.channel_id) ?? "#666";
+      const color = input.colors.get(s.channel_id) ?? MUTED;
       lines.push({
         key,
         channelId: s.channel_id,

@@ -5,6 +5,7 @@ import { lagSourceLabel, verdictInfo, type VerdictInfo } from "../format/verdict
 import { currentCauseView, type CurrentCauseView } from "./causes";
 import { channelColors, channelLabel } from "./colors";
 import { withGaps, type GapPoint } from "./series";
+import { MUTED } from "../theme/palette";
 
 type ClusterOut = Schemas["ClusterOut"];
 type StatusOut = Schemas["ClusterStatusOut"];
@@ -209,7 +210,7 @@ export function buildClusterCard(
   const instances = new Map((status?.instances ?? []).map((i) => [i.id, i]));
   const rowsByInstance = new Map<number, ChannelRow[]>();
   for (const channel of channels) {
-    const row = channelRow(channel, colors.get(channel.id) ?? "#666", spark, cluster.id);
+    const row = channelRow(channel, colors.get(channel.id) ?? MUTED, spark, cluster.id);
     rowsByInstance.set(channel.instance_id, [...(rowsByInstance.get(channel.instance_id) ?? []), row]);
   }
 

@@ -5,6 +5,7 @@ import { lagSourceLabel, verdictInfo, type VerdictInfo } from "../format/verdict
 import { currentCauseView, type CurrentCauseView } from "./causes";
 import { channelLabel } from "./colors";
 import { disagreementText } from "./overview";
+import { MUTED } from "../theme/palette";
 
 type ChannelStatus = Schemas["ChannelStatusOut"];
 
@@ -99,7 +100,7 @@ export function buildChannelPanels(
     return {
       channelId: c.id,
       label: channelLabel(c.instance, c.name),
-      color: colors.get(c.id) ?? "#666",
+      color: colors.get(c.id) ?? MUTED,
       verdict: verdictInfo(c.verdict),
       rows,
       errors,

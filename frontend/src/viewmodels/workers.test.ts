@@ -77,10 +77,12 @@ describe("buildHeatmapModel", () => {
 });
 
 describe("shareColor", () => {
-  it("goes from white to the accent, grey when unknown", () => {
-    expect(shareColor(0)).toBe("rgb(255, 255, 255)");
-    expect(shareColor(1)).toBe("rgb(47, 111, 222)");
-    expect(shareColor(null)).toBe("#eef0f3");
+  it("goes from the idle colour to the busy one, in the theme's colours, grey when unknown", () => {
+    expect(shareColor(0)).toBe("color-mix(in srgb, var(--heat-busy) 0%, var(--heat-idle))");
+    expect(shareColor(0.426)).toBe("color-mix(in srgb, var(--heat-busy) 43%, var(--heat-idle))");
+    expect(shareColor(1)).toBe("color-mix(in srgb, var(--heat-busy) 100%, var(--heat-idle))");
+    expect(shareColor(2)).toBe("color-mix(in srgb, var(--heat-busy) 100%, var(--heat-idle))");
+    expect(shareColor(null)).toBe("var(--heat-unknown)");
   });
 });
 

@@ -1,6 +1,7 @@
 // Applier workers: the API's per-bucket busy shares turned into a workers × time grid, and the
 // source's group-commit figures turned into chart rows. Pure: the components derive nothing.
 import type { Schemas } from "../api/client";
+import { HEAT_BUSY, HEAT_IDLE, HEAT_UNKNOWN } from "../theme/palette";
 
 type InstanceWorkers = Schemas["InstanceWorkersOut"];
 type GroupCommit = Schemas["GroupCommitOut"];
@@ -99,13 +100,13 @@ export function buildHeatmapModel(
   };
 }
 
-/** A share as a cell colour: white (idle) to the accent (always busy); grey when unknown. */
+/** A share as a cell colour: the panel's own (idle) to the accent (always busy); grey when
+ * unknown. A blend of the theme's colours, so the idle end is the dark panel in the dark theme
+ * rather than a white cell. */
 export function shareColor(share: number | null): string {
-  if (share === null) return "#eef0f3";
-  const clamped = Math.min(1, Math.max(0, share));
-  // #2f6fde at full share, blended towards white.
-  const mix = (c: number) => Math.round(255 - (255 - c) * clamped);
-  return `rgb(${mix(0x2f)}, ${mix(0x6f)}, ${mix(0xde)})`;
+  if (share === null) return HEAT_UNKNOWN;
+  const pct = Math.round(Math.min(1, Math.max(0, share)) * 100);
+  return `color-mix(in srgb, ${HEAT_BUSY} ${pct}%, ${HEAT_IDLE})`;
 }
 
 export interface GroupCommitRow {
