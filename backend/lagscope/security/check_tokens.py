@@ -83,7 +83,9 @@ def list_check_tokens(session: Session) -> list[CheckTokenInfo]:
     tokens = session.scalars(
         select(CheckToken).options(selectinload(CheckToken.clusters)).order_by(CheckToken.id)
     ).all()
-    names = dict(session.execute(select(Cluster.id, Cluster.name)).tuples().all())
+    names: dict[int, str] = {
+        cid: name for cid, name in session.execute(select(Cluster.id, Cluster.name))
+    }
     return [_info(session, token, names) for token in tokens]
 
 
@@ -137,11 +139,8 @@ def _info(
 ) -> CheckTokenInfo:
     ids = [row.cluster_id for row in token.clusters]
     if names is None:
-        names = dict(
-            session.execute(select(Cluster.id, Cluster.name).where(Cluster.id.in_(ids)))
-            .tuples()
-            .all()
-        )
+        found = session.execute(select(Cluster.id, Cluster.name).where(Cluster.id.in_(ids)))
+        names = {cid: name for cid, name in found}
     return CheckTokenInfo(
         id=token.id,
         name=token.name,
