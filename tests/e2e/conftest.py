@@ -12,14 +12,19 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect, sync_playwright
 
+from lagscope.analysis.causes.model import Cause
+from lagscope.models.episodes import Episode, EpisodeCause
 from tests.integration.api_stack import ApiServer, api_server
 from tests.integration.pipeline_stack import SECRET as PIPELINE_SECRET
 from tests.integration.pipeline_stack import Pipeline, start_pipeline
+from tests.integration.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "frontend" / "dist"
@@ -119,3 +124,112 @@ def shot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# --- Shared by the theme and export tests (tests/e2e/test_themes.py, test_exports.py) -----------
+
+# Server text an attacker could plant in a monitored server (a user name, a statement): the UI
+# and its exports must show it as text.
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def module_page(browser: Browser, api: ApiServer) -> Iterator[Page]:
+    """One signed-in page for a whole module whose tests only read: a context and a first load
+    per test cost seconds on a busy box. Uncaught script errors and dialogs (an injected
+    ``alert``) fail the module's last test."""
+    context = new_context(browser, api, api.admin_token)
+    opened = context.new_page()
+    troubles: list[str] = []
+
+    def dialog(shown: Dialog) -> None:
+        troubles.append(f"dialog: {shown.message}")
+        shown.dismiss()
+
+    opened.on("pageerror", lambda exc: troubles.append(f"error: {exc}"))
+    opened.on("dialog", dialog)
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert troubles == [], f"the page misbehaved: {troubles}"
+
+
+@dataclass(frozen=True)
+class StoredEpisode:
+    id: int
+    cluster_id: int
+    replica: str
+    started_at: datetime
+    ended_at: datetime
+
+
+def store_episode(pipeline: Pipeline, replica: str = "replica1") -> StoredEpisode:
+    """An ended lag episode of ``replica`` written straight into the store, as ingest writes one:
+    over the last half minute, blocked by a session whose user and statement are hostile text,
+    after a stretch of durable serial apply. Making a real one takes a held lock and waiting for
+    the catch-up (tests/e2e/test_why.py does); pages and exports only need one to read."""
+    channel_id = wait_until(
+        lambda: pipeline.channel_id(replica), timeout_s=60, message=f"{replica}'s channel"
+    )
+    ended = datetime.now(UTC) - timedelta(seconds=5)
+    started = ended - timedelta(seconds=30)
+    blocked_from = started + timedelta(seconds=8)
+    with pipeline.session() as s, s.begin():
+        episode = Episode(
+            cluster_id=pipeline.cluster_id,
+            channel_id=channel_id,
+            started_at=started,
+            ended_at=ended,
+            peak_lag_s=25.0,
+            peak_at=ended - timedelta(seconds=4),
+            main_cause=int(Cause.BLOCKED_BY_SESSION),
+            end_reason="by_itself",
+        )
+        s.add(episode)
+        s.flush()
+        s.add_all(
+            [
+                EpisodeCause(
+                    episode_id=episode.id,
+                    cause=int(Cause.DURABLE_APPLY),
+                    started_at=started,
+                    ended_at=blocked_from,
+                    confidence=0.6,
+                    sentence="Each applied transaction waits for its own redo fsync "
+                    "(innodb_flush_log_at_trx_commit=1, one applier).",
+                    action="Relax innodb_flush_log_at_trx_commit on the replica (journal step "
+                    "to verify).",
+                    evidence={"innodb_flush_log_at_trx_commit": "1", "workers": 1},
+                ),
+                EpisodeCause(
+                    episode_id=episode.id,
+                    cause=int(Cause.BLOCKED_BY_SESSION),
+                    started_at=blocked_from,
+                    ended_at=ended,
+                    confidence=0.95,
+                    sentence=f"Blocked for 22 s by session 4711 ({HOSTILE}@10.0.3.4, idle in "
+                    "transaction).",
+                    action="Ask the owner of session 4711 to commit or roll back; Lagscope "
+                    "never kills it.",
+                    evidence={
+                        "lock": "row",
+                        "wait_s": 22,
+                        "blocker_thread_id": 4711,
+                        "blocker_user": HOSTILE,
+                        "blocker_host": "10.0.3.4",
+                        "blocker_command": "Sleep",
+                        "blocker_time_s": 60,
+                        "blocker_statement": "SELECT * FROM shop.orders FOR UPDATE "
+                        "/* <script>alert(2)</script> */",
+                        "blocker_object": "shop.orders",
+                    },
+                ),
+            ]
+        )
+    return StoredEpisode(episode.id, pipeline.cluster_id, replica, started, ended)
+
+
+@pytest.fixture(scope="module")
+def stored_episode(pipeline: Pipeline) -> StoredEpisode:
+    return store_episode(pipeline)

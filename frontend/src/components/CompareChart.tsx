@@ -3,6 +3,7 @@ import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, X
 import { formatDuration, formatDurationTick, formatTimeTick } from "../format/format";
 import type { CompareModel } from "../viewmodels/compare";
 import { axisTheme, GRID_STROKE, LEGEND_STYLE, TOOLTIP_THEME } from "./chartTheme";
+import { legendText } from "./legendText";
 
 /** Both lag lines on one axis; a null value is a gap, never a drop to 0. */
 export function CompareChart({ model }: { model: CompareModel }) {
@@ -37,7 +38,7 @@ export function CompareChart({ model }: { model: CompareModel }) {
             labelFormatter={(x) => (typeof x === "number" ? tick(x) : "")}
             formatter={(value) => (typeof value === "number" ? formatDuration(value) : "no value")}
           />
-          <Legend wrapperStyle={LEGEND_STYLE} />
+          <Legend wrapperStyle={LEGEND_STYLE} formatter={legendText} />
           {chart.lines.map((line) => (
             <Line
               key={line.key}

@@ -3,6 +3,7 @@ import { lagAxisTick } from "../format/lagTicks";
 import type { StepChartModel } from "../viewmodels/journal";
 import { MUTED } from "../theme/palette";
 import { axisTheme, GRID_STROKE, LEGEND_STYLE, TOOLTIP_THEME } from "./chartTheme";
+import { legendText } from "./legendText";
 
 /** p95 lag per step per replica, as grouped bars; the chart derives nothing from the data. */
 export function StepChart({ model }: { model: StepChartModel }) {
@@ -27,7 +28,7 @@ export function StepChart({ model }: { model: StepChartModel }) {
             }}
             isAnimationActive={false}
           />
-          <Legend wrapperStyle={LEGEND_STYLE} />
+          <Legend wrapperStyle={LEGEND_STYLE} formatter={legendText} />
           {model.series.map((s) => (
             <Bar key={s.key} dataKey={s.key} name={s.label} fill={s.color} isAnimationActive={false} maxBarSize={42}>
               <LabelList dataKey={s.key} position="top" fontSize={11} fill={MUTED} />

@@ -8,6 +8,7 @@ import { Empty, Loading, ProblemView } from "../components/States";
 import { CHART_MARGIN, Y_AXIS_WIDTH } from "../components/chartGeometry";
 import { timeAxisProps } from "../components/TimeAxis";
 import { axisTheme, LEGEND_STYLE, TOOLTIP_THEME } from "../components/chartTheme";
+import { legendText } from "../components/legendText";
 import { LAG_FILL, LAG_LINE, SERIES } from "../theme/palette";
 import { WorkersHeatmap } from "../components/WorkersHeatmap";
 import { formatCount, formatDateTime, formatDuration } from "../format/format";
@@ -140,7 +141,7 @@ function GroupCommitView({ model, startMs, endMs }: { model: GroupCommitModel; s
               <XAxis {...timeAxisProps(startMs, endMs)} />
               <YAxis width={Y_AXIS_WIDTH} tickFormatter={formatCount} {...axisTheme(11)} />
               <Tooltip {...TOOLTIP_THEME} isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} />
-              <Legend wrapperStyle={LEGEND_STYLE} />
+              <Legend wrapperStyle={LEGEND_STYLE} formatter={legendText} />
               <Line dataKey="commits" name="binlog commits/s" stroke={SERIES[0]} dot={false} isAnimationActive={false} />
               <Line dataKey="groups" name="group commits/s" stroke={SERIES[1]} dot={false} isAnimationActive={false} />
               <Line dataKey="logFsyncs" name="redo fsyncs/s" stroke={SERIES[2]} dot={false} isAnimationActive={false} />
@@ -152,7 +153,7 @@ function GroupCommitView({ model, startMs, endMs }: { model: GroupCommitModel; s
               <XAxis {...timeAxisProps(startMs, endMs)} />
               <YAxis width={Y_AXIS_WIDTH} {...axisTheme(11)} />
               <Tooltip {...TOOLTIP_THEME} isAnimationActive={false} labelFormatter={(t) => formatDateTime(Number(t))} />
-              <Legend wrapperStyle={LEGEND_STYLE} />
+              <Legend wrapperStyle={LEGEND_STYLE} formatter={legendText} />
               <Line dataKey="perGroup" name="commits per group" stroke={SERIES[3]} dot={false} isAnimationActive={false} />
               <Line dataKey="semiSyncWaitMs" name="semi-sync wait (ms)" stroke={SERIES[6]} dot={false} isAnimationActive={false} />
             </LineChart>
