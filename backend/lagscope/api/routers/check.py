@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, bindparam, func, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from lagscope.analysis.codes import LagSource, Verdict, io_state_code
@@ -273,9 +274,8 @@ def _read(
     window_polls: int,
     now: datetime,
 ) -> _Found:
-    rows = _by_name(
-        session.execute(_topology(caller, cluster_ref, replica_ref)).all(), 1, cluster_ref
-    )
+    statement, params = _topology(caller, cluster_ref, replica_ref)
+    rows = _by_name(session.execute(statement, params).all(), 1, cluster_ref)
     if not rows:
         # Also for a cluster outside the token's list: the same answer as for none at all.
         raise NotFound(f"cluster {cluster_ref!r} not found")
@@ -301,14 +301,41 @@ def _read(
     return _Found(name, STALE_POLLS * interval, list(replicas.values()))
 
 
-def _topology(caller: CheckCaller, cluster_ref: str, replica_ref: str | None) -> Any:
+def _topology(
+    caller: CheckCaller, cluster_ref: str, replica_ref: str | None
+) -> tuple[Any, dict[str, Any]]:
     """The cluster named (or numbered) ``cluster_ref`` within the caller's clusters, with the
     instance ``replica_ref`` (every replica when None) and its current channels: one read."""
-    instance_match = (
-        _ref_match(Instance.name, Instance.id, replica_ref)
-        if replica_ref is not None
-        else Instance.role == "replica"
+    params: dict[str, Any] = {"cluster_name": cluster_ref}
+    cluster_id, replica_id = _as_id(cluster_ref), _as_id(replica_ref)
+    if cluster_id is not None:
+        params["cluster_id"] = cluster_id
+    if replica_ref is not None:
+        params["instance_name"] = replica_ref
+        if replica_id is not None:
+            params["instance_id"] = replica_id
+    if caller.cluster_ids is not None:
+        params["scope"] = sorted(caller.cluster_ids)
+    shape = (
+        cluster_id is not None,
+        replica_ref is not None,
+        replica_id is not None,
+        caller.cluster_ids is not None,
     )
+    return _topology_statement(*shape), params
+
+
+@lru_cache(maxsize=16)
+def _topology_statement(by_id: bool, one: bool, one_by_id: bool, scoped: bool) -> Any:
+    """Built once per shape, its values bound at each check: a check builds no SQL."""
+    instance_match: Any = Instance.role == "replica"
+    if one:
+        instance_match = Instance.name == bindparam("instance_name")
+        if one_by_id:
+            instance_match = or_(instance_match, Instance.id == bindparam("instance_id"))
+    cluster_match: Any = Cluster.name == bindparam("cluster_name")
+    if by_id:
+        cluster_match = or_(cluster_match, Cluster.id == bindparam("cluster_id"))
     query = (
         select(
             Cluster.id,
@@ -328,18 +355,16 @@ def _topology(caller: CheckCaller, cluster_ref: str, replica_ref: str | None) ->
         .select_from(Cluster)
         .outerjoin(Instance, and_(Instance.cluster_id == Cluster.id, instance_match))
         .outerjoin(Channel, and_(Channel.instance_id == Instance.id, Channel.gone_at.is_(None)))
-        .where(_ref_match(Cluster.name, Cluster.id, cluster_ref))
+        .where(cluster_match)
         .order_by(Instance.id, Channel.name)
     )
-    if caller.cluster_ids is not None:
-        query = query.where(Cluster.id.in_(sorted(caller.cluster_ids)))
+    if scoped:
+        query = query.where(Cluster.id.in_(bindparam("scope", expanding=True)))
     return query
 
 
-def _ref_match(name: Any, key: Any, ref: str) -> Any:
-    if ref.isdigit() and len(ref) < 10:
-        return or_(name == ref, key == int(ref))
-    return name == ref
+def _as_id(ref: str | None) -> int | None:
+    return int(ref) if ref is not None and ref.isdigit() and len(ref) < 10 else None
 
 
 def _by_name(rows: Sequence[Any], at: int, ref: str) -> list[Any]:
@@ -348,21 +373,27 @@ def _by_name(rows: Sequence[Any], at: int, ref: str) -> list[Any]:
     return named if named else list(rows)
 
 
+_POLLS = (
+    select(
+        Sample.channel_id,
+        Sample.ts,
+        Sample.lag_s,
+        Sample.lag_source,
+        Sample.verdict,
+        Sample.io_state,
+        Sample.sql_running,
+    )
+    .where(
+        Sample.channel_id.in_(bindparam("channels", expanding=True)),
+        Sample.ts >= bindparam("since"),
+    )
+    .order_by(Sample.channel_id, Sample.ts)
+)
+
+
 def _read_polls(session: Session, channels: dict[int, _Channel], since: datetime) -> None:
     """Each channel's polls since ``since``, oldest first: a range of the samples' key each."""
-    rows = session.execute(
-        select(
-            Sample.channel_id,
-            Sample.ts,
-            Sample.lag_s,
-            Sample.lag_source,
-            Sample.verdict,
-            Sample.io_state,
-            Sample.sql_running,
-        )
-        .where(Sample.channel_id.in_(sorted(channels)), Sample.ts >= since)
-        .order_by(Sample.channel_id, Sample.ts)
-    )
+    rows = session.execute(_POLLS, {"channels": sorted(channels), "since": since})
     for channel_id, ts, lag_s, lag_source, verdict, io_state, sql_running in rows:
         channel = channels[channel_id]
         channel.polls.append(
