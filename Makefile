@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 .PHONY: test check demo lint typecheck unit integration deps system-deps bench clean ui ui-check \
-	vitest client
+	vitest client oidc-provider
 
 # The product on one URL: a live MariaDB lab under load, polling, the API (demo mode) serving
 # the dashboard, and the tuning story (docs/demo.md). E.g. DEMO_ARGS="--scenario steady"
@@ -17,7 +17,7 @@ demo: deps ui
 
 # Everything a fresh Debian machine lacks, then every check and test (slow-marked ones too):
 # the full truth.
-test: deps lint typecheck ui ui-check
+test: deps lint typecheck ui ui-check oidc-provider
 	$(PY) -m pytest --durations=15 tests
 
 # The inner loop: lint, types, the unit tests without the slow ones, the UI's Vitest. No lab,
@@ -73,6 +73,15 @@ ui-check: $(UI_DEPS)
 vitest: $(UI_DEPS)
 	cd $(UI) && npx vitest run
 
+# The single sign-on tests' OpenID provider (oidc-provider from npm, run by Node): its
+# packages, installed when its lock changes (tests/integration/oidc_provider.py does the same).
+OIDC_PROVIDER_DEPS := tests/oidc_provider/node_modules/.lagscope-stamp
+$(OIDC_PROVIDER_DEPS): tests/oidc_provider/package-lock.json
+	cd tests/oidc_provider && npm ci --no-audit --no-fund
+	touch $@
+
+oidc-provider: system-deps $(OIDC_PROVIDER_DEPS)
+
 # Regenerate the UI's API client from the API's OpenAPI document (after changing the API).
 client: deps $(UI_DEPS)
 	$(PY) scripts/dump_openapi.py
@@ -82,4 +91,5 @@ bench: deps
 	$(PY) bench/lab_start.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis $(UI)/node_modules $(UI)/dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis $(UI)/node_modules $(UI)/dist \
+		tests/oidc_provider/node_modules
