@@ -27,8 +27,44 @@ from lagscope.errors import CollectorError, LagscopeError, NotFound
 
 @click.group()
 @click.version_option(package_name="lagscope")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Lagscope: why a MySQL/MariaDB replica is behind, and which tuning change fixed it."""
+    if ctx.invoked_subcommand is not None and ctx.invoked_subcommand not in _NOT_AUDITED:
+        _act_as_cli(ctx)
+
+
+# Servers and jobs write bookkeeping, not an operator's change; `annotate` goes through the API,
+# which records it; `migrate` changes the schema, not what is configured.
+_NOT_AUDITED = frozenset(
+    {"worker", "beat", "heartbeat", "api", "demo", "scenario", "health", "probe", "annotate",
+     "migrate", "lab"}
+)  # fmt: skip
+
+
+def _act_as_cli(ctx: click.Context) -> None:
+    """The changes this command makes go to the audit trail as the OS user's, from this host,
+    named by the command's words only (never its arguments: one may be a password)."""
+    import getpass
+    import socket
+
+    from lagscope.models.auditing import Who, act_as
+
+    words, command = ["lagscope"], ctx.command
+    for arg in sys.argv[1:]:
+        found = command.commands.get(arg) if isinstance(command, click.Group) else None
+        if found is None:
+            break
+        words.append(arg)
+        command = found
+    if len(words) == 1 and ctx.invoked_subcommand:  # run from code, not a shell
+        words.append(ctx.invoked_subcommand)
+    try:
+        os_user = getpass.getuser()
+    except (OSError, KeyError):  # a container's uid with no name
+        os_user = "unknown"
+    act_as(Who(f"cli:{os_user}", f"cli@{socket.gethostname()}", " ".join(words)))
+    ctx.call_on_close(lambda: act_as(None))  # one command's, not the process's for good
 
 
 def _epoch_ms(value: str | None, name: str) -> int | None:

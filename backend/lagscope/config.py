@@ -31,6 +31,8 @@ class Retention:
     # (both hold text from monitored servers: docs/security.md).
     episode_days: float = 90.0
     alert_days: float = 90.0
+    # Who changed what (models/audit.py).
+    audit_days: float = 365.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +172,7 @@ class Settings(BaseSettings):
     retention_1h_days: float = 730.0
     retention_episodes_days: PositiveFloat = 90.0
     retention_alerts_days: PositiveFloat = 90.0
+    retention_audit_days: PositiveFloat = 365.0
     # Keep statements' full text (values included) beside their digests, shown to editors and
     # admins only; off: only digests (literals as ?) are stored (docs/security.md).
     keep_statement_text: bool = False
@@ -265,6 +268,7 @@ class Settings(BaseSettings):
             self.retention_1h_days,
             self.retention_episodes_days,
             self.retention_alerts_days,
+            self.retention_audit_days,
         )
 
     def periodic_jobs(self) -> tuple[PeriodicJob, ...]:

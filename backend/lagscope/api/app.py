@@ -20,6 +20,7 @@ from lagscope.api.demo_inbox import DemoInbox
 from lagscope.api.middleware import DemoHostMiddleware, EdgeMiddleware
 from lagscope.api.routers import (
     alerts,
+    audit,
     auth,
     check,
     clusters,
@@ -116,6 +117,7 @@ def create_app(
         workers,
         alerts,
         check,
+        audit,
         demo,
     ):
         api.include_router(module.router)

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
 from lagscope.history.series import RawSeries
+from lagscope.models.auditing import AUDIT, Who
 from lagscope.security.check_tokens import authenticate_check, is_check_token
 from lagscope.security.secret_box import SecretBox
 from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate
@@ -67,10 +68,20 @@ def get_principal(
         client = request.client.host if request.client else ""
         if not settings.demo_allow_remote and not is_loopback(client):
             raise NotAuthenticated("demo mode answers loopback clients only")
-        return DEMO_PRINCIPAL
+        return _audited(request, session, DEMO_PRINCIPAL)
     if credentials is None:
         raise NotAuthenticated("send 'Authorization: Bearer <token>'")
-    return authenticate(session, credentials.credentials)
+    return _audited(request, session, authenticate(session, credentials.credentials))
+
+
+def _audited(request: Request, session: Session, principal: Principal) -> Principal:
+    """A request that may change things says who makes its changes: the audit trail records
+    them under that name (models/auditing.py)."""
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        client = request.client.host if request.client else ""
+        via = f"{request.method} {request.url.path}"
+        session.info[AUDIT] = Who(principal.username, client, via)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -26,6 +26,7 @@ from lagscope.ingest.partitions import maintain, partitioned_tables
 from lagscope.metrics_catalog import ROLLED_UP
 from lagscope.models import (
     ApplierWorkerSample,
+    AuditEvent,
     InstanceSample,
     Sample,
     SampleRollup1h,
@@ -149,6 +150,7 @@ def _retention_targets(retention: Retention) -> Iterable[tuple[str, Any, float]]
     yield "applier_worker_samples", ApplierWorkerSample.ts, retention.raw_days
     yield "samples_1m", SampleRollup1m.bucket, retention.minute_days
     yield "samples_1h", SampleRollup1h.bucket, retention.hour_days
+    yield "audit_events", AuditEvent.at, retention.audit_days
 
 
 def _at(epoch_s: float) -> datetime:

@@ -1,5 +1,6 @@
 """SQLAlchemy 2.0 typed models, one module per aggregate; ``Base.metadata`` is what Alembic sees."""
 
+from lagscope.models import auditing as _auditing  # noqa: F401  (registers the listener)
 from lagscope.models import revisions as _revisions  # noqa: F401  (registers the listener)
 from lagscope.models.alerts import (
     AlertEvent,
@@ -11,6 +12,7 @@ from lagscope.models.alerts import (
     WebhookTarget,
 )
 from lagscope.models.annotations import Annotation
+from lagscope.models.audit import AuditEvent
 from lagscope.models.base import Base
 from lagscope.models.check_tokens import CheckToken, CheckTokenCluster
 from lagscope.models.demo import DemoStore
@@ -40,6 +42,7 @@ __all__ = [
     "ApiToken",
     "ApplierWorkerSample",
     "ApplierWorkerState",
+    "AuditEvent",
     "Base",
     "Channel",
     "CheckToken",
