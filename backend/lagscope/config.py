@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -254,6 +254,10 @@ class Settings(BaseSettings):
     series_url: str = ""
     series_select_url: str = ""
     series_bearer_token: str = ""
+    # How far back the raw-series store keeps polls (its own -retentionPeriod): the explorer
+    # reads raw ranges that far back from it, while the SQL store's raw tables may keep only
+    # what rollups, status, episodes and alert previews need. None: the SQL raw retention.
+    series_retention_raw_days: PositiveFloat | None = None
 
     def webhook_allow(self) -> list[str]:
         return [h.strip() for h in self.webhook_allowed_hosts.split(",") if h.strip()]
@@ -270,6 +274,14 @@ class Settings(BaseSettings):
             self.retention_alerts_days,
             self.retention_audit_days,
         )
+
+    def explorer_retention(self) -> Retention:
+        """How far back the explorer finds each resolution: raw ranges as far back as the
+        raw-series store keeps them, when there is one."""
+        kept = self.retention()
+        if self.series_url and self.series_retention_raw_days is not None:
+            return replace(kept, raw_days=self.series_retention_raw_days)
+        return kept
 
     def periodic_jobs(self) -> tuple[PeriodicJob, ...]:
         return tuple(

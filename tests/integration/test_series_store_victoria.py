@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
@@ -22,7 +23,9 @@ from lagscope.errors import SeriesStoreUnavailable
 from lagscope.journal.annotations import create_annotation
 from lagscope.lab import Lab
 from lagscope.metrics_catalog import SERIES
-from lagscope.models import Base, Instance
+from lagscope.models import Base, Channel, Instance
+from lagscope.remote_write.points import NamedTick
+from lagscope.series_store.points import HEADERS, encode, series_lines
 from lagscope.series_store.victoria import VictoriaMetrics
 from lagscope.store_setup import upgrade
 from tests.factories import make_cluster
@@ -178,3 +181,53 @@ def test_the_explorer_answers_503_naming_a_series_store_that_does_not_answer(tmp
     assert answer.status_code == 503, answer.text
     assert answer.json()["title"] == "SeriesStoreUnavailable"
     assert down in answer.json()["detail"]
+
+
+def one_poll(row: dict[str, Any]) -> NamedTick:
+    """One channel's poll as the owner hands it to the writer."""
+    return NamedTick({}, {}, {row["channel_id"]: row}, {}, {})
+
+
+def test_raw_ranges_reach_as_far_back_as_the_raw_series_store_keeps_them(
+    tmp_path: Path, victoria: str
+):
+    """With the SQL store keeping one day of raw rows and VictoriaMetrics thirty, a ten-minute
+    range two days ago is read at poll resolution from VictoriaMetrics; told nothing of its
+    retention, the explorer keeps to the SQL's and gives minute buckets at best."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    with make_session_factory(engine)() as session, session.begin():
+        _, named = make_cluster(session, "c", [("r1", 3307)])
+        channel = Channel(instance_id=named["r1"].id, name="", first_seen_at=datetime.now(UTC))
+        session.add(channel)
+        session.flush()
+        channel_id = channel.id
+    engine.dispose()
+    start = whole_ms(datetime.now(UTC) - timedelta(days=2))
+    polls = [start + timedelta(seconds=k, microseconds=k * 1001) for k in range(30)]
+    lines = [
+        {"channel_id": channel_id, "ts": at, "lag_s": k / 4, "verdict": 1}
+        for k, at in enumerate(polls)
+    ]
+    body = encode([line for tick in lines for line in series_lines(one_poll(tick))])
+    written = httpx.post(f"{victoria}/influx/write?precision=ms", content=body, headers=HEADERS)
+    assert written.status_code == 204, written.text
+    ask = {"metric": "lag_s", "channel_id": channel_id, "start": start.isoformat(),
+           "end": (start + timedelta(minutes=10)).isoformat(), "points": 2000}  # fmt: skip
+    kept = {"series_url": victoria, "retention_raw_days": 1.0}
+    with (
+        api_server(url, **kept, series_retention_raw_days=30.0) as far,
+        api_server(url, **kept) as near,
+    ):
+        wait_until(
+            lambda: len(explorer(far, ask)[0]["points"]) == 30,
+            timeout_s=30,
+            message="the old polls read from VictoriaMetrics",
+        )
+        (series,) = explorer(far, ask)
+        assert series["resolution"] == "raw"
+        assert [p["last"] for p in series["points"]] == [k / 4 for k in range(30)]
+        (rolled,) = explorer(near, ask)
+        assert rolled["resolution"] == "1m"  # minute buckets (of the same polls)
+        assert sum(p["n"] for p in rolled["points"]) == 30

@@ -40,7 +40,7 @@ def get_series(
         channel_ids=query.channel_id,
         instance_ids=query.instance_id,
         points=query.points,
-        retention=settings.retention(),
+        retention=settings.explorer_retention(),
         raw=raw,
     )
     body = {
