@@ -166,3 +166,6 @@ def check_caller(
 
 
 CheckCallerDep = Annotated[CheckCaller, Depends(check_caller)]
+# The bearer credentials alone (an async dependency: no thread of its own), for a route that
+# authenticates inside its own transaction (the lag check, which a proxy asks twice a second).
+BearerCredentialsDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field
 from sqlalchemy import and_, bindparam, func, or_, select
@@ -40,7 +40,13 @@ from lagscope.analysis.lag_check import (
     thresholds,
     worst,
 )
-from lagscope.api.deps import AdminDep, CheckCaller, CheckCallerDep, SessionDep, SettingsDep
+from lagscope.api.deps import (
+    AdminDep,
+    BearerCredentialsDep,
+    CheckCaller,
+    SessionDep,
+    check_caller,
+)
 from lagscope.api.schemas.common import Name, PathId, Schema
 from lagscope.collectors.snapshot import IoState
 from lagscope.config import Settings
@@ -143,17 +149,21 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
 def check_replica(
     cluster: Ref,
     replica: Ref,
-    caller: CheckCallerDep,
-    session: SessionDep,
-    settings: SettingsDep,
+    request: Request,
+    credentials: BearerCredentialsDep,
     max_lag: MaxLag = None,
     recover_lag: RecoverLag = None,
 ) -> Response:
     """Is this replica usable for reads: 200 yes, 429 no, 503 Lagscope cannot judge. Accepts a
     check token for the cluster (Bearer, or as the Basic password) or any user's token."""
+    settings: Settings = request.app.state.settings
     limits = _limits(settings, max_lag, recover_lag)
-    now = datetime.now(UTC)
-    found = _read(session, caller, cluster, replica, settings.check_window_polls, now)
+    # One transaction opened here rather than by dependencies (each sync dependency is a hop
+    # to the thread pool and back): a check is small, and asked often.
+    with request.app.state.sessions() as session, session.begin():
+        caller = check_caller(request, session, credentials)
+        now = datetime.now(UTC)
+        found = _read(session, caller, cluster, replica, settings.check_window_polls, now)
     if not found.replicas:
         raise NotFound(f"cluster {found.name!r} has no instance {replica!r}")
     out = _replica_out(found, found.replicas[0], limits, now)
@@ -164,13 +174,12 @@ def check_replica(
 def check_replica_head(
     cluster: Ref,
     replica: Ref,
-    caller: CheckCallerDep,
-    session: SessionDep,
-    settings: SettingsDep,
+    request: Request,
+    credentials: BearerCredentialsDep,
     max_lag: MaxLag = None,
     recover_lag: RecoverLag = None,
 ) -> Response:
-    return check_replica(cluster, replica, caller, session, settings, max_lag, recover_lag)
+    return check_replica(cluster, replica, request, credentials, max_lag, recover_lag)
 
 
 @router.get(
@@ -180,18 +189,20 @@ def check_replica_head(
 )
 def check_cluster(
     cluster: Ref,
-    caller: CheckCallerDep,
-    session: SessionDep,
-    settings: SettingsDep,
+    request: Request,
+    credentials: BearerCredentialsDep,
     max_lag: MaxLag = None,
     recover_lag: RecoverLag = None,
 ) -> Response:
     """Every enabled replica of the cluster at once: 200 only if all are usable (for a
     migration tool's throttle, e.g. gh-ost ``--throttle-http``), 429 if one is not, 503 if
     Lagscope cannot judge one (and none is known to be unusable)."""
+    settings: Settings = request.app.state.settings
     limits = _limits(settings, max_lag, recover_lag)
-    now = datetime.now(UTC)
-    found = _read(session, caller, cluster, None, settings.check_window_polls, now)
+    with request.app.state.sessions() as session, session.begin():
+        caller = check_caller(request, session, credentials)
+        now = datetime.now(UTC)
+        found = _read(session, caller, cluster, None, settings.check_window_polls, now)
     replicas = [_replica_out(found, r, limits, now) for r in found.replicas if r.enabled]
     decided = worst(CheckVerdict(r.verdict) for r in replicas) or CheckVerdict.NO_REPLICAS
     deciding = next((r for r in replicas if r.verdict == decided), None)
@@ -213,13 +224,12 @@ def check_cluster(
 @router.head("/check/{cluster}", include_in_schema=False)
 def check_cluster_head(
     cluster: Ref,
-    caller: CheckCallerDep,
-    session: SessionDep,
-    settings: SettingsDep,
+    request: Request,
+    credentials: BearerCredentialsDep,
     max_lag: MaxLag = None,
     recover_lag: RecoverLag = None,
 ) -> Response:
-    return check_cluster(cluster, caller, session, settings, max_lag, recover_lag)
+    return check_cluster(cluster, request, credentials, max_lag, recover_lag)
 
 
 def _answer(body: dict[str, Any], status: int) -> Response:
