@@ -134,6 +134,16 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 @pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the theme and export tests keep their screenshots and downloads for a person to look
+    at: $LAGSCOPE_SCREENSHOT_DIR, else a pytest temporary directory."""
+    configured = os.environ.get("LAGSCOPE_SCREENSHOT_DIR")
+    path = Path(configured) if configured else tmp_path_factory.mktemp("shots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
 def module_page(browser: Browser, api: ApiServer) -> Iterator[Page]:
     """One signed-in page for a whole module whose tests only read: a context and a first load
     per test cost seconds on a busy box. Uncaught script errors and dialogs (an injected

@@ -6,12 +6,11 @@ axis labels and the chart's background (3:1). The header's toggle overrides the 
 and the choice outlives a reload.
 
 One context for the module, pages visited in order. Screenshots go to $LAGSCOPE_SCREENSHOT_DIR
-(default: a pytest temporary directory), printed at the start.
+(default: a pytest temporary directory; conftest's ``shots``), printed at the start.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -141,18 +140,6 @@ MEASURE = """
   };
 }
 """
-
-
-def screenshot_dir(factory: pytest.TempPathFactory) -> Path:
-    configured = os.environ.get("LAGSCOPE_SCREENSHOT_DIR")
-    path = Path(configured) if configured else factory.mktemp("themes")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return screenshot_dir(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

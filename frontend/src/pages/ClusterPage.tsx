@@ -1,7 +1,7 @@
 // The cluster lag explorer: lag chart with parameter lanes and annotations, receive vs apply,
 // rates, and the replicas' latest status. Its state is in the URL; its data comes from
 // useExplorerData, its view models from buildExplorerModel; this file lays them out.
-import { useMemo, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { useCreateAnnotation, useDeleteAnnotation, useUpdateAnnotation } from "../hooks/useAnnotations";
 import { useCluster } from "../hooks/useCluster";
@@ -40,6 +40,10 @@ import { SidePanel } from "../components/SidePanel";
 import { ClusterNav } from "../components/ClusterNav";
 import { CompareWithLink } from "../components/CompareWithLink";
 import { Empty, Loading, ProblemView } from "../components/States";
+import { downloadBlob } from "../components/download";
+import { ExportButton } from "../components/ExportButton";
+import { exportFileName } from "../export/fileName";
+import { elementPngBlob } from "../export/png";
 
 type Draft = { startsMs: number; endsMs: number | null; editing: number | null };
 
@@ -62,6 +66,7 @@ export function ClusterPage() {
   const parallelism = useParallelism(clusterId);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [dragMode, setDragMode] = useState<"annotate" | "zoom">("annotate");
+  const lagPanel = useRef<HTMLElement>(null);
 
   const navigate = (next: Partial<ExplorerState>) => setParams(explorerSearch({ ...state, ...next }));
 
@@ -76,6 +81,15 @@ export function ClusterPage() {
     ? buildParallelismView(parallelism.data, { nowMs: explorer.nowMs, channels: errors.status ? [] : data.status?.channels })
     : null;
   const editing = draft?.editing != null ? data.annotations.find((a) => a.id === draft.editing) : undefined;
+
+  // The lag chart as a picture: the panel as shown (lines, alert bands, why strips, parameter
+  // lanes, annotations), named after the replicas drawn and the range.
+  async function exportLagPng() {
+    if (!lagPanel.current) throw new Error("the chart is not shown");
+    const replicas = model.channels.filter((c) => !state.hidden.includes(c.id)).map((c) => c.label);
+    const name = exportFileName({ what: "lag", cluster: data?.cluster.name ?? "", replicas, fromMs: startMs, toMs: endMs, ext: "png" });
+    downloadBlob(name, await elementPngBlob(lagPanel.current));
+  }
 
   function select(fromMs: number, toMs: number) {
     if (dragMode === "zoom") {
@@ -151,21 +165,24 @@ export function ClusterPage() {
       <DurabilityBanner warnings={model.warnings} />
       <div className="explorer-body">
         <div className="explorer-main">
-          <section className="panel" aria-labelledby="lag-title">
+          <section className="panel" aria-labelledby="lag-title" ref={lagPanel}>
             <div className="panel-head">
               <h2 id="lag-title">How far behind is each replica?</h2>
-              <span className="muted small">
+              <span className="muted small" data-export="skip">
                 {writable
                   ? dragMode === "annotate"
                     ? "click the chart to annotate a moment, drag to annotate a range"
                     : "drag across the chart to zoom in"
                   : "read-only: annotations need an editor"}
               </span>
-              {writable ? (
-                <button type="button" onClick={() => setDraft({ startsMs: endMs, endsMs: null, editing: null })}>
-                  Add annotation
-                </button>
-              ) : null}
+              <span className="export-actions" data-export="skip">
+                {writable ? (
+                  <button type="button" onClick={() => setDraft({ startsMs: endMs, endsMs: null, editing: null })}>
+                    Add annotation
+                  </button>
+                ) : null}
+                <ExportButton label="Download PNG" make={exportLagPng} testId="export-lag-png" />
+              </span>
             </div>
             <Legend items={lagModel.lines} label="Lines">
               {lagModel.showBand ? <span className="muted small">shaded: min–max within each bucket</span> : null}
@@ -194,18 +211,20 @@ export function ClusterPage() {
             {errors.causes ? <ProblemView error={errors.causes} what="the causes" /> : null}
             {explorer.causesPending ? <Loading what="the causes" /> : <WhyStrips strips={model.why.strips} />}
             {draft ? (
-              <AnnotationForm
-                key={`${draft.startsMs}-${draft.endsMs}-${draft.editing}`}
-                title={draft.editing !== null ? "Edit annotation" : draft.endsMs === null ? "New point annotation" : "New range annotation"}
-                startsMs={editing ? Date.parse(editing.starts_at) : draft.startsMs}
-                endsMs={editing ? (editing.ends_at ? Date.parse(editing.ends_at) : null) : draft.endsMs}
-                scopes={model.annotationScopes}
-                initial={editing ? { text: editing.text, tags: editing.tags, scope: scopeOf(editing) } : undefined}
-                pending={create.isPending || update.isPending}
-                error={create.error ?? update.error}
-                onSubmit={save}
-                onCancel={() => setDraft(null)}
-              />
+              <div data-export="skip">
+                <AnnotationForm
+                  key={`${draft.startsMs}-${draft.endsMs}-${draft.editing}`}
+                  title={draft.editing !== null ? "Edit annotation" : draft.endsMs === null ? "New point annotation" : "New range annotation"}
+                  startsMs={editing ? Date.parse(editing.starts_at) : draft.startsMs}
+                  endsMs={editing ? (editing.ends_at ? Date.parse(editing.ends_at) : null) : draft.endsMs}
+                  scopes={model.annotationScopes}
+                  initial={editing ? { text: editing.text, tags: editing.tags, scope: scopeOf(editing) } : undefined}
+                  pending={create.isPending || update.isPending}
+                  error={create.error ?? update.error}
+                  onSubmit={save}
+                  onCancel={() => setDraft(null)}
+                />
+              </div>
             ) : null}
             <h3 className="sub">Parameter changes</h3>
             {errors.changes ? <ProblemView error={errors.changes} what="parameter changes" /> : <ParamLanes model={model.lanes} />}

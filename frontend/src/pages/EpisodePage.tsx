@@ -3,7 +3,7 @@
 // relaxing its flush settings would give, each cause's evidence (the blocking session, the
 // transaction, the table), the other replicas during it, and the parameter change that ended it
 // with a link to the journal.
-import { useMemo } from "react";
+import { useMemo, useRef } from "react";
 import { Link, useParams } from "react-router";
 import { useCluster } from "../hooks/useCluster";
 import { useClusterStatus } from "../hooks/useClusterStatus";
@@ -25,6 +25,13 @@ import { Legend } from "../components/Legend";
 import { ParallelismSection } from "../components/ParallelismSection";
 import { Loading, ProblemView } from "../components/States";
 import { CauseDetailView, WhyStrips } from "../components/WhyStrips";
+import { downloadBlob, downloadText } from "../components/download";
+import { ExportButton } from "../components/ExportButton";
+import { buildEpisodeReport } from "../export/episodeReport";
+import { exportFileName } from "../export/fileName";
+import { episodeHtml } from "../export/html";
+import { episodeMarkdown } from "../export/markdown";
+import { elementPngBlob, elementPngDataUrl } from "../export/png";
 import { MUTED } from "../theme/palette";
 
 const LAG_POINTS = 600;
@@ -34,6 +41,8 @@ export function EpisodePage() {
   const clusterId = Number(params.clusterId);
   const episodeId = Number(params.episodeId);
   const episode = useEpisode(episodeId);
+  const pageRef = useRef<HTMLElement>(null);
+  const chartRef = useRef<HTMLElement>(null);
   const cluster = useCluster(clusterId);
   const status = useClusterStatus(clusterId, 10_000);
   const nowMs = useNow(5000);
@@ -91,7 +100,7 @@ export function EpisodePage() {
   );
   if (!Number.isInteger(episodeId) || episodeId < 1) return <ProblemView error={new Error("no such episode")} />;
   if (episode.isPending) return <Loading what="the episode" />;
-  if (episode.error || !model) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
+  if (episode.error || !model || !detail) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
 
   const row = model.row;
   // Drain and relaxed-flush lines for this episode's channel only; no drain line while the status
@@ -100,8 +109,34 @@ export function EpisodePage() {
     ? buildParallelismView(parallelism.data, { nowMs, channels: status.error ? [] : channels, channelId: model.channelId })
     : null;
   const clusterName = cluster.data?.name ?? `cluster ${clusterId}`;
+
+  // The exports: the page as a picture, and the episode as a report (Markdown, or HTML with the
+  // lag chart embedded), each named after the replica and the episode's own span in UTC.
+  const fileName = (ext: "png" | "md" | "html") =>
+    exportFileName({
+      what: `episode-${model.id}`,
+      cluster: clusterName,
+      replicas: [row.replica],
+      fromMs: model.episodeFromMs,
+      toMs: model.episodeToMs,
+      ext,
+    });
+  const report = () =>
+    buildEpisodeReport({ episode: detail, clusterName, nowMs: Date.now(), pageUrl: document.location.href, chartFile: fileName("png") });
+  async function exportPng() {
+    if (!pageRef.current) throw new Error("the page is not shown");
+    downloadBlob(fileName("png"), await elementPngBlob(pageRef.current));
+  }
+  function exportMarkdown() {
+    downloadText(fileName("md"), episodeMarkdown(report()), "text/markdown;charset=utf-8");
+  }
+  async function exportHtml() {
+    // The report still goes out without its chart if the picture cannot be made.
+    const chart = chartRef.current ? await elementPngDataUrl(chartRef.current).catch(() => null) : null;
+    downloadText(fileName("html"), episodeHtml(report(), chart), "text/html;charset=utf-8");
+  }
   return (
-    <section className="page episode-page" data-testid="episode-page" data-episode-id={model.id}>
+    <section className="page episode-page" data-testid="episode-page" data-episode-id={model.id} ref={pageRef}>
       <header className="page-head">
         <h1>
           <Link to="/" className="crumb">
@@ -112,6 +147,11 @@ export function EpisodePage() {
         </h1>
         <ClusterNav clusterId={clusterId} />
       </header>
+      <div className="export-actions" role="group" aria-label="Export the episode" data-export="skip">
+        <ExportButton label="Download PNG" make={exportPng} testId="export-episode-png" />
+        <ExportButton label="Markdown report" make={exportMarkdown} testId="export-episode-md" />
+        <ExportButton label="HTML report" make={exportHtml} testId="export-episode-html" />
+      </div>
       <dl className="episode-facts" aria-label="The episode">
         <div>
           <dt>Replica</dt>
@@ -160,7 +200,7 @@ export function EpisodePage() {
         </div>
       </dl>
 
-      <section className="panel" aria-labelledby="episode-lag-title">
+      <section className="panel" aria-labelledby="episode-lag-title" ref={chartRef}>
         <div className="panel-head">
           <h2 id="episode-lag-title">How far behind, and why</h2>
         </div>
