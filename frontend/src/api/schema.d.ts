@@ -337,6 +337,27 @@ export interface paths {
         patch: operations["update_annotation"];
         trace?: never;
     };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Audit Events
+         * @description Changes made through the API or the CLI, newest first: who, when, from where, what
+         *     changed (secrets never with their values).
+         */
+        get: operations["list_audit_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -1319,6 +1340,62 @@ export interface components {
             number: number;
             /** Status Code */
             status_code: number | null;
+        };
+        /** AuditEventOut */
+        AuditEventOut: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "create" | "update" | "delete";
+            /**
+             * Actor
+             * @description A username, "demo", or "cli:<os user>" for the CLI.
+             */
+            actor: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Changes
+             * @description {field: [before, after]}; a secret (a password, a token, a webhook secret) only as "set", "replaced" or "cleared", never its value; a webhook URL by its origin.
+             */
+            changes: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id: number;
+            /**
+             * Kind
+             * @description What was changed: cluster, instance, alert_rule, user, …
+             */
+            kind: string;
+            /** Object Id */
+            object_id: number | null;
+            /** Object Name */
+            object_name: string;
+            /**
+             * Source
+             * @description The client's address, or "cli@<host>".
+             */
+            source: string;
+            /**
+             * Via
+             * @description The request ("PATCH /api/v1/instances/3") or CLI command.
+             */
+            via: string;
+        };
+        /** AuditEventsOut */
+        AuditEventsOut: {
+            /** Events */
+            events: components["schemas"]["AuditEventOut"][];
+            /**
+             * Next Before Id
+             * @description Ask again with before_id set to this for the next (older) page.
+             */
+            next_before_id: number | null;
         };
         /**
          * BacklogOut
@@ -4990,6 +5067,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnnotationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_audit_events: {
+        parameters: {
+            query?: {
+                actor?: string | null;
+                kind?: string | null;
+                action?: string | null;
+                object_id?: number | null;
+                /** @description ISO-8601 with a UTC offset */
+                start?: string | null;
+                /** @description ISO-8601 with a UTC offset */
+                end?: string | null;
+                before_id?: number | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventsOut"];
                 };
             };
             /** @description Validation Error */

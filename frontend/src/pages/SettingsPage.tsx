@@ -2,6 +2,7 @@ import { NavLink, Navigate, Route, Routes } from "react-router";
 import { Loading } from "../components/States";
 import { useMe } from "../hooks/useMe";
 import { PasswordSettings, TokensSettings, UsersSettings } from "./settings/AccessSettings";
+import { AuditSettings } from "./settings/AuditSettings";
 import { ServersSettings } from "./settings/ServersSettings";
 
 export function SettingsPage() {
@@ -16,6 +17,7 @@ export function SettingsPage() {
         {me.data.role === "admin" ? <NavLink to="/settings/users">Users</NavLink> : null}
         <NavLink to="/settings/tokens">API tokens</NavLink>
         {me.data.user_id !== null ? <NavLink to="/settings/password">Your password</NavLink> : null}
+        {me.data.role === "admin" ? <NavLink to="/settings/audit">Audit</NavLink> : null}
       </nav>
       <Routes>
         <Route index element={<Navigate to="servers" replace />} />
@@ -23,6 +25,7 @@ export function SettingsPage() {
         <Route path="users" element={<UsersSettings me={me.data} />} />
         <Route path="tokens" element={<TokensSettings me={me.data} />} />
         <Route path="password" element={<PasswordSettings me={me.data} />} />
+        <Route path="audit" element={<AuditSettings me={me.data} />} />
       </Routes>
     </section>
   );
