@@ -256,3 +256,34 @@ def test_changing_your_password_asks_for_the_current_one(anonymous_page: Page, a
     page.get_by_label("Password").fill("the-new-password")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("form", name="Change your password")).to_be_visible()
+
+
+def test_the_audit_page_shows_who_changed_what_and_never_a_secret(page: Page, api: ApiServer, lab):
+    cluster_id = make_cluster(api, {"name": "audited"})["id"]
+    made = make_instance(api, lab, cluster_id, "audited-r")
+    page.goto("/settings/servers")
+    cluster = page.get_by_role("region", name="cluster audited")
+    cluster.get_by_role("button", name="Edit", exact=True).click()
+    form = page.get_by_role("form", name="Edit cluster audited")
+    form.get_by_label("Poll every (s)").fill("3")
+    patch_body(page, form.get_by_role("button", name="Save cluster"))
+    expect(form).to_be_hidden()
+
+    page.get_by_role("link", name="Audit").click()
+    trail = page.get_by_role("table", name="Audit trail")
+    newest = trail.locator("tbody tr").first
+    expect(newest).to_contain_text("update cluster audited")
+    expect(newest).to_contain_text("poll_interval_s: 1 → 3")
+    expect(newest).to_contain_text("admin")
+    expect(newest).to_contain_text("127.0.0.1")
+    created = trail.locator("tbody tr", has_text="create instance audited-r")
+    expect(created).to_contain_text("password set")
+    _, password = lab.credentials.monitor
+    assert password not in page.content()
+    page.get_by_role("form", name="Filter the audit trail").get_by_label("What").select_option(
+        "instance"
+    )
+    expect(trail.locator("tbody tr", has_text="cluster audited")).to_have_count(0)
+    expect(trail.locator("tbody tr", has_text="create instance audited-r")).to_have_count(1)
+    shot(page, "settings-audit")
+    assert made["name"] == "audited-r"
