@@ -286,6 +286,8 @@ def test_tokens_are_made_listed_and_revoked_by_admins(
         raw = session.connection().exec_driver_sql("SELECT * FROM check_tokens").all()
     assert token not in repr(raw)
     assert check(api, "other", token).status_code in (200, 429, 503)
+    used = {t["id"]: t for t in admin.get("/api/v1/check-tokens").json()}[created["id"]]
+    assert used["last_used_at"] is not None
 
     assert admin.delete(f"/api/v1/check-tokens/{created['id']}").status_code == 204
     revoked = check(api, "shop", token)

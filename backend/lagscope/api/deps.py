@@ -16,7 +16,7 @@ from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
 from lagscope.history.series import RawSeries
 from lagscope.models.auditing import AUDIT, Who
-from lagscope.security.check_tokens import authenticate_check, is_check_token
+from lagscope.security.check_tokens import digest, is_check_token
 from lagscope.security.secret_box import SecretBox
 from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate
 
@@ -128,10 +128,11 @@ AdminDep = Annotated[Principal, Depends(admin)]
 
 @dataclass(frozen=True, slots=True)
 class CheckCaller:
-    """Who asks a lag check: a check token, for its clusters only, or a user's token or the
-    demo, for every cluster (``cluster_ids`` None)."""
+    """Who asks a lag check: a check token (its SHA-256; checked, with its clusters, inside
+    the check's own read: security/check_tokens.py), or None for a user's token or the demo,
+    which may ask about every cluster."""
 
-    cluster_ids: frozenset[int] | None
+    token_hash: str | None
 
 
 def _basic_password(request: Request) -> str | None:
@@ -158,7 +159,7 @@ def check_caller(
     settings: Settings = request.app.state.settings
     token = credentials.credentials if credentials else _basic_password(request)
     if token is not None and is_check_token(token) and not settings.demo:
-        return CheckCaller(authenticate_check(session, token).cluster_ids)
+        return CheckCaller(digest(token))
     if credentials is None and token is not None:
         credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     get_principal(request, session, credentials)

@@ -19,8 +19,9 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import and_, bindparam, delete, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from lagscope.errors import InvalidInput, NotAuthenticated, NotFound
@@ -29,14 +30,6 @@ from lagscope.models import CheckToken, CheckTokenCluster, Cluster
 CHECK_TOKEN_PREFIX = "lgc_"  # "lgs_" is a user's token: the prefix tells them apart in logs
 LAST_USED_EVERY = timedelta(minutes=1)
 MAX_CLUSTERS = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class CheckScope:
-    """A valid check token: which clusters it may ask about."""
-
-    token_id: int
-    cluster_ids: frozenset[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,28 +93,44 @@ def revoke_check_token(session: Session, token_id: int) -> None:
         raise NotFound(f"check token {token_id} not found")
 
 
-# Built once: a proxy asks every half second per replica, and a check should build no SQL.
-_SCOPE = (
-    select(CheckToken.id, CheckToken.last_used_at, CheckTokenCluster.cluster_id)
-    .outerjoin(CheckTokenCluster, CheckTokenCluster.token_id == CheckToken.id)
-    .where(CheckToken.token_hash == bindparam("token_hash"))
-)
+def scope_joins(query: Any, cluster_key: Any) -> Any:
+    """``query`` narrowed to the clusters of the check token whose hash is bound as
+    ``token_hash``, with the token's id and ``last_used_at`` as two more columns (:func:`used`
+    takes them): the token is checked inside the check's own read, not by a query of its own.
+    No row: the token is unknown (:func:`known` tells) or the cluster is not in its list."""
+    return (
+        query.add_columns(CheckToken.id, CheckToken.last_used_at)
+        .join(CheckTokenCluster, CheckTokenCluster.cluster_id == cluster_key)
+        .join(
+            CheckToken,
+            and_(
+                CheckToken.id == CheckTokenCluster.token_id,
+                CheckToken.token_hash == bindparam("token_hash"),
+            ),
+        )
+    )
 
 
-def authenticate_check(session: Session, token: str) -> CheckScope:
-    """The token's scope, in one indexed read (its hash, then its clusters' rows)."""
-    rows = session.execute(_SCOPE, {"token_hash": digest(token)}).all()
-    if not rows:
-        raise NotAuthenticated("unknown or revoked check token")
-    token_id, last_used_at = rows[0][0], rows[0][1]
+def known(session: Session, token_hash: str) -> bool:
+    """Whether a check token with this hash exists (asked only when a check found nothing)."""
+    return session.scalar(_KNOWN, {"token_hash": token_hash}) is not None
+
+
+_KNOWN = select(CheckToken.id).where(CheckToken.token_hash == bindparam("token_hash"))
+
+
+def used(session: Session, token_id: int, last_used_at: datetime | None) -> None:
+    """Record the token's use, at most once a minute: a proxy checks every half second, and a
+    write per check would take SQLite's write lock as often."""
     now = _now()
-    # At most one write a minute per token: a proxy checks every half second, and a write per
-    # check would take SQLite's write lock as often.
     if last_used_at is None or now - last_used_at >= LAST_USED_EVERY:
         session.execute(
             update(CheckToken).where(CheckToken.id == token_id).values(last_used_at=now)
         )
-    return CheckScope(token_id, frozenset(cid for _, _, cid in rows if cid is not None))
+
+
+def unknown_token() -> NotAuthenticated:
+    return NotAuthenticated("unknown or revoked check token")
 
 
 def digest(token: str) -> str:

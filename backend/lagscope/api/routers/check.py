@@ -287,8 +287,12 @@ def _read(
     statement, params = _topology(caller, cluster_ref, replica_ref)
     rows = _by_name(session.execute(statement, params).all(), 1, cluster_ref)
     if not rows:
+        if caller.token_hash is not None and not check_tokens.known(session, caller.token_hash):
+            raise check_tokens.unknown_token()
         # Also for a cluster outside the token's list: the same answer as for none at all.
         raise NotFound(f"cluster {cluster_ref!r} not found")
+    if caller.token_hash is not None:  # the token's id and last use, after the check's columns
+        check_tokens.used(session, rows[0][13], rows[0][14])
     name, interval = rows[0][1], rows[0][2]
     if replica_ref is not None:
         rows = _by_name(rows, 4, replica_ref)
@@ -324,13 +328,13 @@ def _topology(
         params["instance_name"] = replica_ref
         if replica_id is not None:
             params["instance_id"] = replica_id
-    if caller.cluster_ids is not None:
-        params["scope"] = sorted(caller.cluster_ids)
+    if caller.token_hash is not None:
+        params["token_hash"] = caller.token_hash
     shape = (
         cluster_id is not None,
         replica_ref is not None,
         replica_id is not None,
-        caller.cluster_ids is not None,
+        caller.token_hash is not None,
     )
     return _topology_statement(*shape), params
 
@@ -368,8 +372,8 @@ def _topology_statement(by_id: bool, one: bool, one_by_id: bool, scoped: bool) -
         .where(cluster_match)
         .order_by(Instance.id, Channel.name)
     )
-    if scoped:
-        query = query.where(Cluster.id.in_(bindparam("scope", expanding=True)))
+    if scoped:  # a check token: only its clusters, and the token checked in the same read
+        query = check_tokens.scope_joins(query, Cluster.id)
     return query
 
 
