@@ -12,6 +12,7 @@ temporary directory; conftest's ``shots``).
 
 from __future__ import annotations
 
+import base64
 import re
 import struct
 from datetime import UTC, datetime, timedelta
@@ -47,6 +48,34 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
+# In a blank page of the browser: the picture decoded, one pixel read back (RGBA).
+READ_PIXEL = """
+async ([b64, x, y]) => {
+  const img = new Image();
+  img.src = "data:image/png;base64," + b64;
+  await img.decode();
+  const canvas = document.createElement("canvas");
+  canvas.width = img.naturalWidth;
+  canvas.height = img.naturalHeight;
+  const g = canvas.getContext("2d");
+  g.drawImage(img, 0, 0);
+  return [...g.getImageData(x, y, 1, 1).data];
+}
+"""
+
+
+def corner_luminance(page: Page, path: Path) -> float:
+    """How light the picture's top-left corner is (its margin: the backdrop the page had), 0–1."""
+    blank = page.context.new_page()
+    try:
+        r, g, b, _ = blank.evaluate(
+            READ_PIXEL, [base64.b64encode(path.read_bytes()).decode(), 4, 4]
+        )
+    finally:
+        blank.close()
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
 def utc_minute(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%dT%H%MZ")
 
@@ -72,6 +101,8 @@ def test_the_explorer_chart_downloads_as_a_png_named_after_replicas_and_range(
     with capsys.disabled():
         print(f"\nexported files: {shots}")
     page = module_page
+    # In the dark theme: the picture is the chart as the page shows it.
+    page.emulate_media(color_scheme="dark")
     page.goto(f"/clusters/{pipeline.cluster_id}?range=15m")
     chart = page.get_by_test_id("lag-chart")
     expect(chart.locator(".recharts-line-curve")).to_have_count(2)
@@ -86,14 +117,17 @@ def test_the_explorer_chart_downloads_as_a_png_named_after_replicas_and_range(
     # The last 15 minutes, to whole minutes around them.
     assert timedelta(minutes=15) <= end - start <= timedelta(minutes=17), name
     assert abs(end - datetime.now(UTC)) < timedelta(minutes=3), name
-    width, height = png_size(saved(got, shots))
+    path = saved(got, shots)
+    width, height = png_size(path)
     assert width > 300 and height > 300, (width, height)
+    assert corner_luminance(page, path) < 0.25  # the dark theme's panel
 
 
 def test_an_episode_downloads_as_a_png_and_as_reports_that_show_server_text_as_text(
     module_page: Page, pipeline: Pipeline, stored_episode: StoredEpisode, shots: Path
 ) -> None:
     page = module_page
+    page.emulate_media(color_scheme="light")
     page.goto(f"/clusters/{pipeline.cluster_id}/episodes/{stored_episode.id}")
     main_cause = page.get_by_test_id("episode-main-cause")
     expect(main_cause).to_have_text("blocked by a session on the replica")
@@ -106,8 +140,10 @@ def test_an_episode_downloads_as_a_png_and_as_reports_that_show_server_text_as_t
 
     picture = download(page, "export-episode-png")
     assert picture.suggested_filename == f"{stem}.png"
-    width, height = png_size(saved(picture, shots))
+    path = saved(picture, shots)
+    width, height = png_size(path)
     assert width > 300 and height > 300, (width, height)
+    assert corner_luminance(page, path) > 0.9  # the light theme's page background
 
     markdown = download(page, "export-episode-md")
     assert markdown.suggested_filename == f"{stem}.md"

@@ -18,7 +18,7 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 24px 0 8px; } h3 { font-size: 15px; margin: 16px 0 4px; }
 .muted { color: #5b6575; } a { color: #2a63c9; }
 table { border-collapse: collapse; margin: 6px 0 12px; } th, td { text-align: left; vertical-align: top; padding: 3px 14px 3px 0; border-bottom: 1px solid #e3e6eb; }
-th { font-weight: 600; } table.facts th { color: #5b6575; font-weight: normal; }
+th { font-weight: 600; } table.facts th { color: #5b6575; font-weight: normal; } caption { text-align: left; font-weight: 600; padding-bottom: 2px; }
 code { white-space: pre-wrap; overflow-wrap: anywhere; background: #f1f3f6; padding: 1px 4px; border-radius: 3px; }
 figure { margin: 12px 0; } figure img { max-width: 100%; border: 1px solid #e3e6eb; border-radius: 6px; }
 section.cause { border-left: 3px solid #a15c00; padding: 2px 0 2px 12px; margin: 12px 0; }
@@ -28,7 +28,7 @@ function evidence(group: ReportEvidence): string {
   const rows = group.rows
     .map((r) => `<tr><th scope="row">${escapeHtml(r.label)}</th><td>${r.code ? `<code>${escapeHtml(r.text)}</code>` : escapeHtml(r.text)}</td></tr>`)
     .join("");
-  return `<table><caption class="muted">${escapeHtml(group.title)}</caption>${rows}</table>`;
+  return `<table><caption>${escapeHtml(group.title)}</caption>${rows}</table>`;
 }
 
 /** `chartPng`: the chart as a PNG data URL, embedded when it is one. */

@@ -15,7 +15,7 @@ function backdrop(node: HTMLElement): string {
 }
 
 // A margin of the backdrop around the picture, so a panel's border or a page's first letters do
-// not touch the image's edge; the content keeps its width (content-box), the canvas grows.
+// not touch the image's edge: the element keeps its size, the canvas grows around it.
 const MARGIN_PX = 16;
 
 async function options(node: HTMLElement) {
@@ -24,7 +24,7 @@ async function options(node: HTMLElement) {
     backgroundColor: backdrop(node),
     width: Math.ceil(width) + 2 * MARGIN_PX,
     height: Math.ceil(height) + 2 * MARGIN_PX,
-    style: { margin: "0", padding: `${MARGIN_PX}px`, boxSizing: "content-box", width: `${Math.ceil(width)}px`, height: `${Math.ceil(height)}px` },
+    style: { margin: `${MARGIN_PX}px`, width: `${Math.ceil(width)}px`, height: `${Math.ceil(height)}px` },
     // Sharp on a high-density screen and when zoomed in a document; html-to-image scales a
     // canvas down that would pass the browsers' size limit.
     pixelRatio: Math.max(2, window.devicePixelRatio || 1),
