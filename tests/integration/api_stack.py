@@ -43,8 +43,13 @@ class ApiServer:
 
 @contextmanager
 def api_server(
-    store_url: str, demo: bool = False, secret_key: str = SECRET, **overrides: object
+    store_url: str,
+    demo: bool = False,
+    secret_key: str = SECRET,
+    port: int | None = None,
+    **overrides: object,
 ) -> Iterator[ApiServer]:
+    """``port``: one picked beforehand (a URL the test gave elsewhere first); else a free one."""
     upgrade(store_url)
     settings = Settings(
         database_url=store_url,
@@ -60,7 +65,7 @@ def api_server(
         with sessions() as session, session.begin():
             mark_demo_store(session)
     app = create_app(settings, sessions)
-    port = free_port()
+    port = port or free_port()
     server = uvicorn.Server(
         server_config(app, settings, "127.0.0.1", port, log_level="warning", lifespan="off")
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String
+from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from lagscope.models.base import Base
@@ -15,6 +15,8 @@ ROLES = ("viewer", "editor", "admin")
 
 class User(Base):
     __tablename__ = "users"
+    # A single sign-on user is found by who the provider says they are, never by username.
+    __table_args__ = (UniqueConstraint("oidc_issuer", "oidc_subject"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     username: Mapped[str] = mapped_column(String(64), unique=True)
@@ -22,6 +24,10 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16), default="viewer")
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(EpochMicros)
+    # Set for a user made by single sign-on (security/sso.py): the provider's issuer and the
+    # ID token's subject. Such a user has no password; their role is their groups' at sign-in.
+    oidc_issuer: Mapped[str | None] = mapped_column(String(255), default=None)
+    oidc_subject: Mapped[str | None] = mapped_column(String(255), default=None)
 
     tokens: Mapped[list[ApiToken]] = relationship(
         back_populates="user", cascade="all, delete-orphan"

@@ -27,13 +27,16 @@ def login(
     password: str,
     address: str | None,
     policy: throttle.Policy,
+    allowed: bool = True,
+    refusal: str = "wrong username or password",
 ) -> str:
+    """``allowed`` and ``refusal``: see ``users.login`` (password sign-in turned off)."""
     now = datetime.now(UTC)
     with sessions() as session, session.begin():
         throttle.check(session, username, address, now)
     try:
         with sessions() as session, session.begin():
-            token = users.login(session, username, password)
+            token = users.login(session, username, password, allowed, refusal)
             throttle.record_success(session, username, address)
             return token
     except NotAuthenticated:

@@ -69,16 +69,26 @@ def ensure_admin(session: Session, username: str | None, password: str | None) -
     return create_user(session, username, password, "admin")
 
 
-def login(session: Session, username: str, password: str) -> str:
-    """A session token (plaintext, shown once) for a valid username and password."""
-    user = find_user(session, username)
+def login(
+    session: Session,
+    username: str,
+    password: str,
+    allowed: bool = True,
+    refusal: str = "wrong username or password",
+) -> str:
+    """A session token (plaintext, shown once) for a valid username and password.
+
+    ``allowed`` False (password sign-in off for this username: LAGSCOPE_LOCAL_LOGIN) refuses
+    like a wrong password, after the same work, with the same ``refusal``: neither the answer
+    nor its time tells which username is the break-glass one."""
+    user = find_user(session, username) if allowed else None
     if user is None:
         # Verify against a dummy hash so an unknown name costs the same argon2 work as a wrong
         # password: the answer time must not tell which usernames exist.
         _verify(_DUMMY_HASH, password)
-        raise NotAuthenticated("wrong username or password")
+        raise NotAuthenticated(refusal)
     if not _verify(user.password_hash, password) or user.disabled:
-        raise NotAuthenticated("wrong username or password")
+        raise NotAuthenticated(refusal)
     # Expired tokens are useless and would pile up (a login every 12 h per person): purge them.
     session.execute(delete(ApiToken).where(ApiToken.expires_at <= _now()))
     return issue_token(session, user, "login", kind="session", ttl=SESSION_TTL)

@@ -370,7 +370,8 @@ export interface paths {
         /**
          * Login
          * @description Exchange a username and password for a bearer token valid 12 hours. Repeated failures
-         *     for a username or from an address are answered 429 with ``Retry-After``.
+         *     for a username or from an address are answered 429 with ``Retry-After``. With
+         *     LAGSCOPE_LOCAL_LOGIN off, only the break-glass account signs in with a password.
          */
         post: operations["login"];
         delete?: never;
@@ -408,6 +409,89 @@ export interface paths {
         };
         /** Me */
         get: operations["me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Auth Methods
+         * @description What the login page offers: password sign-in (for all, the break-glass account only, or
+         *     off) and single sign-on with the named provider. Needs no token.
+         */
+        get: operations["auth_methods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sso Callback
+         * @description Where the provider sends the browser back (the redirect URL registered there).
+         */
+        get: operations["sso_callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sso Session
+         * @description The outcome of the single sign-on that just came back to this browser, taken once: a
+         *     session token (shown once, valid 12 hours) and the page to go to, or why not.
+         */
+        post: operations["sso_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sso Start
+         * @description Sign in with single sign-on: a browser navigation (not a fetch) that ends back at
+         *     ``/login?sso=1``. ``next``: the page to return to, a path on this site.
+         */
+        get: operations["sso_start"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1396,6 +1480,23 @@ export interface components {
              * @description Ask again with before_id set to this for the next (older) page.
              */
             next_before_id: number | null;
+        };
+        /**
+         * AuthMethodsOut
+         * @description How one may sign in here (asked before signing in: no token needed).
+         */
+        AuthMethodsOut: {
+            /**
+             * Password
+             * @description password sign-in: for everyone, for the break-glass account only, or off
+             * @enum {string}
+             */
+            password: "on" | "break_glass" | "off";
+            /**
+             * Sso Name
+             * @description the single sign-on provider's name ('Sign in with …'); null: none here
+             */
+            sso_name: string | null;
         };
         /**
          * BacklogOut
@@ -3828,6 +3929,19 @@ export interface components {
             /** Workers */
             workers: number;
         };
+        /** SsoSessionOut */
+        SsoSessionOut: {
+            /**
+             * Next
+             * @description the page the sign-in started from (a path on this site)
+             */
+            next: string;
+            /**
+             * Token
+             * @description Send as 'Authorization: Bearer <token>'. Shown only once.
+             */
+            token: string;
+        };
         /**
          * StepOut
          * @description A burst of param changes and/or annotations at ``at``; it happened in
@@ -5194,6 +5308,122 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MeOut"];
+                };
+            };
+        };
+    };
+    auth_methods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthMethodsOut"];
+                };
+            };
+        };
+    };
+    sso_callback: {
+        parameters: {
+            query?: {
+                code?: string | null;
+                state?: string | null;
+                error?: string | null;
+                error_description?: string | null;
+                iss?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to /login?sso=1, where the UI collects the outcome */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    sso_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSessionOut"];
+                };
+            };
+            /** @description no sign-in to collect, or it failed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description signed in at the provider, but no access here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sso_start: {
+        parameters: {
+            query?: {
+                next?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the provider's sign-in page */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -1,4 +1,5 @@
-"""Routes: log in and out, who am I, API tokens (list, create, revoke), users (admin)."""
+"""Routes: log in and out, who am I, API tokens (list, create, revoke), users (admin); single
+sign-on's routes are in oidc.py, included here."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy import select
 
 from lagscope.api.deps import AdminDep, BearerDep, PrincipalDep, SessionDep, SettingsDep
+from lagscope.api.routers import oidc
 from lagscope.api.schemas.auth import (
     LoginIn,
     MeOut,
@@ -28,8 +30,10 @@ from lagscope.models import User
 from lagscope.security import access, users
 from lagscope.security import login as login_service
 from lagscope.security import login_throttle as throttle
+from lagscope.security.sso_settings import password_login_allowed, sso_config
 
 router = APIRouter(tags=["auth"])
+router.include_router(oidc.router)
 
 
 @router.post(
@@ -39,7 +43,8 @@ router = APIRouter(tags=["auth"])
 )
 async def login(body: LoginIn, request: Request) -> TokenOut:
     """Exchange a username and password for a bearer token valid 12 hours. Repeated failures
-    for a username or from an address are answered 429 with ``Retry-After``."""
+    for a username or from an address are answered 429 with ``Retry-After``. With
+    LAGSCOPE_LOCAL_LOGIN off, only the break-glass account signs in with a password."""
     state = request.app.state
     settings: Settings = state.settings
     if getattr(state, "login_limiter", None) is None:
@@ -51,6 +56,8 @@ async def login(body: LoginIn, request: Request) -> TokenOut:
         body.password,
         _client(request),
         _policy(settings),
+        password_login_allowed(settings, body.username),
+        _refusal(settings),
     )
     token = await anyio.to_thread.run_sync(work, limiter=state.login_limiter)
     return TokenOut(token=token)
@@ -170,6 +177,16 @@ def _client(request: Request) -> str | None:
 
 def _policy(settings: Settings) -> throttle.Policy:
     return throttle.Policy(settings.login_free_failures_user, settings.login_free_failures_address)
+
+
+def _refusal(settings: Settings) -> str:
+    """What a failed password login says: the same for every username, the break-glass one
+    included (nothing tells which it is)."""
+    if settings.local_login:
+        return "wrong username or password"
+    config = sso_config(settings)
+    via = f"sign in with {config.provider_name}" if config else "password sign-in is off"
+    return f"wrong username or password (passwords sign in the break-glass account only: {via})"
 
 
 @router.delete("/users/{user_id}", status_code=204, response_class=Response)

@@ -75,3 +75,18 @@ class UserOut(Schema):
     username: str
     role: Role
     disabled: bool
+
+
+class AuthMethodsOut(Schema):
+    """How one may sign in here (asked before signing in: no token needed)."""
+
+    password: Literal["on", "break_glass", "off"] = Field(
+        description="password sign-in: for everyone, for the break-glass account only, or off"
+    )
+    sso_name: str | None = Field(
+        description="the single sign-on provider's name ('Sign in with …'); null: none here"
+    )
+
+
+class SsoSessionOut(TokenOut):
+    next: str = Field(description="the page the sign-in started from (a path on this site)")
