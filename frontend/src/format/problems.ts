@@ -29,3 +29,12 @@ export function loginErrorText(error: unknown): string {
   }
   return "The API did not answer.";
 }
+
+/** Single sign-on that did not end signed in: the API's own sentence says why (no group that
+ * gives a role, a disabled account, an expired sign-in, the provider's refusal). */
+export function ssoErrorText(error: unknown): string {
+  if (error instanceof ApiProblem && (error.status === 401 || error.status === 403) && error.detail) {
+    return `Single sign-on failed: ${error.detail}`;
+  }
+  return loginErrorText(error);
+}

@@ -1,6 +1,7 @@
 // One key factory for every query, so invalidation after a write names exactly what it touched.
 export const keys = {
   me: () => ["me"] as const,
+  authMethods: () => ["auth", "methods"] as const,
   readiness: () => ["readiness"] as const,
   journal: (clusterId: number, params: object) => ["clusters", clusterId, "journal", params] as const,
   compare: (params: object) => ["compare", params] as const,
