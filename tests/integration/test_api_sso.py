@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
@@ -348,3 +348,15 @@ def test_unsigned_and_symmetric_tokens_are_refused(stack: Stack, client: OidcCli
 def test_a_code_the_provider_does_not_know_is_refused(stack: Stack, client: OidcClient):
     with pytest.raises(SsoFailed, match="refused the code"):
         client.finish("not-a-code", Flow("s", "n", "v" * 64, "/"))
+
+
+def test_a_provider_that_is_not_the_configured_issuer_or_is_down_is_refused(stack: Stack):
+    config = sso_config(stack.api.settings)
+    assert config is not None
+    # Discovery answers, but names its issuer without the trailing slash configured here.
+    misnamed = OidcClient(replace(config, issuer=stack.provider.issuer + "/"))
+    with pytest.raises(SsoFailed, match="names the issuer"):
+        misnamed.start("/")
+    down = OidcClient(replace(config, issuer=f"http://127.0.0.1:{free_port()}"))
+    with pytest.raises(SsoFailed, match="discovery document"):
+        down.start("/")
