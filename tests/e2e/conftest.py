@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect, sync_playwright
+from sqlalchemy import select
 
 from lagscope.analysis.causes.model import Cause
+from lagscope.models import Instance
 from lagscope.models.episodes import Episode, EpisodeCause
+from lagscope.models.params import ParamChange
 from tests.integration.api_stack import ApiServer, api_server
 from tests.integration.pipeline_stack import SECRET as PIPELINE_SECRET
 from tests.integration.pipeline_stack import Pipeline, start_pipeline
@@ -177,8 +180,11 @@ class StoredEpisode:
 def store_episode(pipeline: Pipeline, replica: str = "replica1") -> StoredEpisode:
     """An ended lag episode of ``replica`` written straight into the store, as ingest writes one:
     over the last half minute, blocked by a session whose user and statement are hostile text,
-    after a stretch of durable serial apply. Making a real one takes a held lock and waiting for
-    the catch-up (tests/e2e/test_why.py does); pages and exports only need one to read."""
+    after a stretch of durable serial apply, with a parameter change inside it (a journal step,
+    a lane in the explorer). Making a real one takes a held lock and waiting for the catch-up
+    (tests/e2e/test_why.py does); pages and exports only need one to read. The change is a
+    record only: the servers' parameters are untouched, and the pipeline compares its polls
+    with the values it keeps (``ParamValue``), not with this."""
     channel_id = wait_until(
         lambda: pipeline.channel_id(replica), timeout_s=60, message=f"{replica}'s channel"
     )
@@ -197,6 +203,21 @@ def store_episode(pipeline: Pipeline, replica: str = "replica1") -> StoredEpisod
             end_reason="by_itself",
         )
         s.add(episode)
+        instance_id = s.scalar(
+            select(Instance.id).where(
+                Instance.cluster_id == pipeline.cluster_id, Instance.name == replica
+            )
+        )
+        s.add(
+            ParamChange(
+                instance_id=instance_id,
+                name="innodb_flush_log_at_trx_commit",
+                old_value="1",
+                new_value="2",
+                last_old_at=blocked_from - timedelta(seconds=1),
+                first_new_at=blocked_from,
+            )
+        )
         s.flush()
         s.add_all(
             [

@@ -155,6 +155,7 @@ def test_an_episode_downloads_as_a_png_and_as_reports_that_show_server_text_as_t
     # The hostile user name, escaped: a Markdown viewer shows it, makes no element of it.
     assert "\\<img src=x onerror=alert(1)\\>@10.0.3.4" in md
     assert HOSTILE not in md
+    assert ": innodb\\_flush\\_log\\_at\\_trx\\_commit 1→2\n" in md  # the change inside it
 
     report = download(page, "export-episode-html")
     assert report.suggested_filename == f"{stem}.html"
