@@ -7,10 +7,11 @@ answers for every enabled replica of the cluster at once (200 only if all are us
 answers the same without a body (gh-ost's ``--throttle-http`` sends HEAD).
 
 A check never speaks to a monitored server: it reads what polling stored, in two small indexed
-reads — the cluster's instances and current channels (by the names' unique keys), then each
-channel's polls of the hysteresis window (a range of the samples' ``(channel_id, ts)`` key) —
-after the token's own lookup. The judgement is analysis/lag_check.py's. (These reads belong with
-the other status reads in history/; they sit here while that package is being edited.)
+reads — the cluster's instances and current channels (by the names' unique keys; a check
+token's clusters joined to them, so the token is checked in the same read), then each channel's
+polls of the hysteresis window (a range of the samples' ``(channel_id, ts)`` key). The
+judgement is analysis/lag_check.py's. (These reads belong with the other status reads in
+history/; they sit here while that package is being edited by others.)
 """
 
 from __future__ import annotations
