@@ -6,61 +6,47 @@ when Lagscope cannot judge (no recent poll, the store unreachable); ``GET /check
 answers for every enabled replica of the cluster at once (200 only if all are usable). HEAD
 answers the same without a body (gh-ost's ``--throttle-http`` sends HEAD).
 
-A check never speaks to a monitored server: it reads what polling stored, in two small indexed
-reads — the cluster's instances and current channels (by the names' unique keys; a check
-token's clusters joined to them, so the token is checked in the same read), then each channel's
-polls of the hysteresis window (a range of the samples' ``(channel_id, ts)`` key). The
-judgement is analysis/lag_check.py's. (These reads belong with the other status reads in
-history/; they sit here while that package is being edited by others.)
+A check never speaks to a monitored server: it reads what polling stored (history/lag_check.py,
+two small indexed reads) and judges it (analysis/lag_check.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
-from typing import Annotated, Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import Field
-from sqlalchemy import and_, bindparam, func, or_, select
-from sqlalchemy.orm import Session, aliased
 
-from lagscope.analysis.codes import LagSource, Verdict, io_state_code
+from lagscope.analysis.codes import LagSource
 from lagscope.analysis.eta import eta_from_json
 from lagscope.analysis.lag_check import (
-    ChannelJudgement,
     CheckVerdict,
-    Poll,
     Thresholds,
     http_status,
-    judge_channel,
     reason,
     thresholds,
     worst,
 )
-from lagscope.api.deps import (
-    AdminDep,
-    BearerCredentialsDep,
-    CheckCaller,
-    SessionDep,
-    check_caller,
+from lagscope.api.deps import AdminDep, BearerCredentialsDep, SessionDep, check_caller
+from lagscope.api.schemas.check import (
+    CheckCauseOut,
+    CheckTokenCreatedOut,
+    CheckTokenIn,
+    CheckTokenOut,
+    ClusterCheckOut,
+    ReplicaCheckOut,
 )
-from lagscope.api.schemas.common import Name, PathId, Schema
-from lagscope.collectors.snapshot import IoState
+from lagscope.api.schemas.common import PathId
 from lagscope.config import Settings
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.history.episodes import current_causes
-from lagscope.history.status import STALE_POLLS
-from lagscope.models import Channel, Cluster, Instance, Sample
+from lagscope.history.lag_check import CheckedCluster, CheckedReplica, judge_replica, read_cluster
 from lagscope.security import check_tokens
 
 router = APIRouter(tags=["check"])
 
 MAX_LAG_LIMIT_S = 366 * 86400.0
-_IO_NO = io_state_code(IoState.NO)
 _NO_STORE = {"Cache-Control": "no-store"}
 
 Ref = Annotated[str, Path(min_length=1, max_length=128, description="a name, or an id")]
@@ -83,59 +69,6 @@ RecoverLag = Annotated[
         "at or under it (default: LAGSCOPE_CHECK_RECOVER_RATIO × max_lag)",
     ),
 ]
-VerdictLabel = Literal[
-    "usable",
-    "broken",
-    "stopped",
-    "unreachable",
-    "no_replication",
-    "lag_unknown",
-    "lagging",
-    "recovering",
-    "stale",
-    "not_polled",
-    "no_replicas",
-]
-
-
-class CheckCauseOut(Schema):
-    """The strongest cause of the episode in progress (its label and words only: no server
-    text reaches a check token)."""
-
-    cause: str
-    words: str
-    since: datetime | None
-
-
-class ReplicaCheckOut(Schema):
-    cluster: str
-    replica: str
-    verdict: VerdictLabel = Field(description="usable: 200; stale, not_polled: 503; else 429")
-    usable: bool
-    reason: str
-    lag_s: float | None = Field(description="the newest poll's lag (of the deciding channel)")
-    lag_source: str | None = Field(
-        description="heartbeat, applier, source_timeline or seconds_behind_source"
-    )
-    channel: str | None = Field(description="the channel that decided; '' is the default one")
-    sample_at: datetime | None = Field(description="the newest poll judged")
-    age_s: float | None
-    cause: CheckCauseOut | None = Field(description="while a lag episode is open")
-    eta_s: float | None = Field(description="time to catch up, when known")
-    max_lag_s: float
-    recover_lag_s: float
-
-
-class ClusterCheckOut(Schema):
-    cluster: str
-    verdict: VerdictLabel = Field(description="the worst replica's")
-    usable: bool
-    reason: str
-    max_lag_s: float
-    recover_lag_s: float
-    replicas: list[ReplicaCheckOut]
-
-
 _ANSWERS: dict[int | str, dict[str, Any]] = {
     429: {"description": "Not usable: lagging, recovering, stopped, broken or not answering"},
     503: {"description": "Lagscope cannot judge: no recent poll, or the store is unreachable"},
@@ -164,7 +97,9 @@ def check_replica(
     with request.app.state.sessions() as session, session.begin():
         caller = check_caller(request, session, credentials)
         now = datetime.now(UTC)
-        found = _read(session, caller, cluster, replica, settings.check_window_polls, now)
+        found = read_cluster(
+            session, caller.token_hash, cluster, replica, settings.check_window_polls, now
+        )
     if not found.replicas:
         raise NotFound(f"cluster {found.name!r} has no instance {replica!r}")
     out = _replica_out(found, found.replicas[0], limits, now)
@@ -203,7 +138,9 @@ def check_cluster(
     with request.app.state.sessions() as session, session.begin():
         caller = check_caller(request, session, credentials)
         now = datetime.now(UTC)
-        found = _read(session, caller, cluster, None, settings.check_window_polls, now)
+        found = read_cluster(
+            session, caller.token_hash, cluster, None, settings.check_window_polls, now
+        )
     replicas = [_replica_out(found, r, limits, now) for r in found.replicas if r.enabled]
     decided = worst(CheckVerdict(r.verdict) for r in replicas) or CheckVerdict.NO_REPLICAS
     deciding = next((r for r in replicas if r.verdict == decided), None)
@@ -245,214 +182,10 @@ def _limits(settings: Settings, max_lag: float | None, recover_lag: float | None
         raise InvalidInput(str(exc)) from None
 
 
-# -- what polling stored ----------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Channel:
-    id: int
-    name: str
-    causes: Any
-    episode_id: int | None
-    eta: Any
-    polls: list[Poll] = field(default_factory=list)
-    lag_source: int | None = None
-    last_sample_at: datetime | None = None
-
-
-@dataclass(slots=True)
-class _Replica:
-    id: int
-    name: str
-    enabled: bool
-    last_polled_at: datetime | None
-    failed: bool  # the newest poll of the server failed
-    channels: list[_Channel] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Found:
-    name: str
-    stale_after_s: float
-    replicas: list[_Replica]
-
-
-def _read(
-    session: Session,
-    caller: CheckCaller,
-    cluster_ref: str,
-    replica_ref: str | None,
-    window_polls: int,
-    now: datetime,
-) -> _Found:
-    statement, params = _topology(caller, cluster_ref, replica_ref)
-    rows = _by_name(session.execute(statement, params).all(), 1, cluster_ref)
-    if not rows:
-        if caller.token_hash is not None and not check_tokens.known(session, caller.token_hash):
-            raise check_tokens.unknown_token()
-        # Also for a cluster outside the token's list: the same answer as for none at all.
-        raise NotFound(f"cluster {cluster_ref!r} not found")
-    if caller.token_hash is not None:  # the token's id and last use, after the check's columns
-        check_tokens.used(session, rows[0][13], rows[0][14])
-    name, interval = rows[0][1], rows[0][2]
-    if replica_ref is not None:
-        rows = _by_name(rows, 4, replica_ref)
-    replicas: dict[int, _Replica] = {}
-    channels: dict[int, _Channel] = {}
-    for row in rows:
-        if row[3] is None:  # the cluster has no such instance (no replica)
-            continue
-        replica = replicas.get(row[3])
-        if replica is None:
-            replica = replicas[row[3]] = _Replica(
-                row[3], row[4], row[5], row[6], row[7] is not None
-            )
-        if row[8] is not None:
-            channel = _Channel(row[8], row[9], row[10], row[11], row[12])
-            replica.channels.append(channel)
-            channels[channel.id] = channel
-    if channels:
-        _read_polls(session, channels, now - timedelta(seconds=window_polls * interval))
-    return _Found(name, STALE_POLLS * interval, list(replicas.values()))
-
-
-def _topology(
-    caller: CheckCaller, cluster_ref: str, replica_ref: str | None
-) -> tuple[Any, dict[str, Any]]:
-    """The cluster named (or numbered) ``cluster_ref`` within the caller's clusters, with the
-    instance ``replica_ref`` (every replica when None) and its current channels: one read."""
-    params: dict[str, Any] = {"cluster_name": cluster_ref}
-    cluster_id, replica_id = _as_id(cluster_ref), _as_id(replica_ref)
-    if cluster_id is not None:
-        params["cluster_id"] = cluster_id
-    if replica_ref is not None:
-        params["instance_name"] = replica_ref
-        if replica_id is not None:
-            params["instance_id"] = replica_id
-    if caller.token_hash is not None:
-        params["token_hash"] = caller.token_hash
-    shape = (
-        cluster_id is not None,
-        replica_ref is not None,
-        replica_id is not None,
-        caller.token_hash is not None,
-    )
-    return _topology_statement(*shape), params
-
-
-@lru_cache(maxsize=16)
-def _topology_statement(by_id: bool, one: bool, one_by_id: bool, scoped: bool) -> Any:
-    """Built once per shape, its values bound at each check: a check builds no SQL."""
-    instance_match: Any = Instance.role == "replica"
-    if one:
-        instance_match = Instance.name == bindparam("instance_name")
-        if one_by_id:
-            instance_match = or_(instance_match, Instance.id == bindparam("instance_id"))
-    cluster_match: Any = Cluster.name == bindparam("cluster_name")
-    if by_id:
-        cluster_match = or_(cluster_match, Cluster.id == bindparam("cluster_id"))
-    query = (
-        select(
-            Cluster.id,
-            Cluster.name,
-            Cluster.poll_interval_s,
-            Instance.id,
-            Instance.name,
-            Instance.enabled,
-            Instance.last_polled_at,
-            Instance.last_error_kind,
-            Channel.id,
-            Channel.name,
-            Channel.current_causes,
-            Channel.episode_id,
-            Channel.eta,
-        )
-        .select_from(Cluster)
-        .outerjoin(Instance, and_(Instance.cluster_id == Cluster.id, instance_match))
-        .outerjoin(Channel, and_(Channel.instance_id == Instance.id, Channel.gone_at.is_(None)))
-        .where(cluster_match)
-        .order_by(Instance.id, Channel.name)
-    )
-    if scoped:  # a check token: only its clusters, and the token checked in the same read
-        query = check_tokens.scope_joins(query, Cluster.id)
-    return query
-
-
-def _as_id(ref: str | None) -> int | None:
-    return int(ref) if ref is not None and ref.isdigit() and len(ref) < 10 else None
-
-
-def _by_name(rows: Sequence[Any], at: int, ref: str) -> list[Any]:
-    """A name wins over an id: when ``ref`` is one's name and another's id, the one named."""
-    named = [r for r in rows if r[at] == ref]
-    return named if named else list(rows)
-
-
-_POLLS = (
-    select(
-        Sample.channel_id,
-        Sample.ts,
-        Sample.lag_s,
-        Sample.lag_source,
-        Sample.verdict,
-        Sample.io_state,
-        Sample.sql_running,
-    )
-    .where(
-        Sample.channel_id.in_(bindparam("channels", expanding=True)),
-        Sample.ts >= bindparam("since"),
-    )
-    .order_by(Sample.channel_id, Sample.ts)
-)
-
-
-def _read_polls(session: Session, channels: dict[int, _Channel], since: datetime) -> None:
-    """Each channel's polls since ``since``, oldest first: a range of the samples' key each."""
-    rows = session.execute(_POLLS, {"channels": sorted(channels), "since": since})
-    for channel_id, ts, lag_s, lag_source, verdict, io_state, sql_running in rows:
-        channel = channels[channel_id]
-        channel.polls.append(
-            Poll(
-                at=ts,
-                lag_s=lag_s,
-                answered=io_state is not None or sql_running is not None,
-                sql_running=sql_running,
-                io_running=None if io_state is None else io_state != _IO_NO,
-                broken=verdict == Verdict.BROKEN,
-                caught_up=verdict == Verdict.CAUGHT_UP,
-            )
-        )
-        channel.lag_source = lag_source
-    quiet = [c for c in channels.values() if not c.polls]
-    if quiet:  # no poll in the window: when was the last one (a seek on the key each)?
-        newest = aliased(Sample)
-        last = (
-            select(func.max(newest.ts))
-            .where(newest.channel_id == Channel.id)
-            .correlate(Channel)
-            .scalar_subquery()
-        )
-        for channel_id, at in session.execute(
-            select(Channel.id, last).where(Channel.id.in_([c.id for c in quiet]))
-        ):
-            channels[channel_id].last_sample_at = at
-
-
 def _replica_out(
-    found: _Found, replica: _Replica, limits: Thresholds, now: datetime
+    found: CheckedCluster, replica: CheckedReplica, limits: Thresholds, now: datetime
 ) -> ReplicaCheckOut:
-    judged: list[tuple[ChannelJudgement, _Channel | None]] = [
-        (
-            judge_channel(c.polls, now, found.stale_after_s, limits, c.last_sample_at),
-            c,
-        )
-        for c in replica.channels
-    ]
-    if not judged:
-        judged = [(_without_channel(replica, found.stale_after_s, now), None)]
-    decided = worst(j.verdict for j, _ in judged)
-    assert decided is not None
-    judgement, channel = next((j, c) for j, c in judged if j.verdict is decided)
+    decided, judgement, channel = judge_replica(found, replica, limits, now)
     causes = current_causes(channel.causes) if channel and channel.episode_id else []
     eta = eta_from_json(channel.eta) if channel else None
     at = judgement.sample_at
@@ -482,44 +215,7 @@ def _replica_out(
     )
 
 
-def _without_channel(replica: _Replica, stale_after_s: float, now: datetime) -> ChannelJudgement:
-    """A server with no current channel: judged on its own newest poll."""
-    polled = replica.last_polled_at
-    if polled is None:
-        return ChannelJudgement(CheckVerdict.NOT_POLLED, None, None)
-    if (now - polled).total_seconds() > stale_after_s:
-        return ChannelJudgement(CheckVerdict.STALE, None, polled)
-    if replica.failed:
-        return ChannelJudgement(CheckVerdict.UNREACHABLE, None, polled)
-    return ChannelJudgement(CheckVerdict.NO_REPLICATION, None, polled)
-
-
 # -- check tokens -----------------------------------------------------------------------------
-
-
-class CheckTokenIn(Schema):
-    name: Name
-    clusters: list[Name] = Field(
-        min_length=1, max_length=check_tokens.MAX_CLUSTERS, description="names, or ids"
-    )
-
-
-class CheckTokenOut(Schema):
-    """A check token's metadata; the token itself is shown once, when made."""
-
-    id: int
-    name: str
-    clusters: list[str]
-    cluster_ids: list[int]
-    created_by: str
-    created_at: datetime
-    last_used_at: datetime | None = Field(description="to the minute")
-
-
-class CheckTokenCreatedOut(CheckTokenOut):
-    token: str = Field(
-        description="Send as 'Authorization: Bearer <token>' to /api/v1/check/… only. Shown once."
-    )
 
 
 @router.post("/check-tokens", response_model=CheckTokenCreatedOut, status_code=201)
