@@ -70,6 +70,9 @@ def test_changes_through_the_api_are_recorded_with_who_where_and_what(tmp_path: 
                       "secret": "hook-signing-secret"},
             )  # fmt: skip
             assert hook.status_code == 201, hook.text
+            check = c.post("/api/v1/check-tokens", json={"name": "proxy", "clusters": ["shop"]})
+            assert check.status_code == 201, check.text
+            check_token = check.json()["token"]
             user = c.post(
                 "/api/v1/users",
                 json={"username": "vera", "password": "a-long-password", "role": "viewer"},
@@ -82,7 +85,7 @@ def test_changes_through_the_api_are_recorded_with_who_where_and_what(tmp_path: 
 
         found = events(api)
         text = json.dumps(found)
-        assert not [s for s in SECRETS if s in text], text
+        assert not [s for s in (*SECRETS, check_token) if s in text], text
         rows = found["events"]
         assert all(r["actor"] == "admin" and r["source"] == "127.0.0.1" for r in rows), rows
         seen = [(r["action"], r["kind"], r["object_name"]) for r in reversed(rows)]
@@ -91,6 +94,8 @@ def test_changes_through_the_api_are_recorded_with_who_where_and_what(tmp_path: 
             ("create", "instance", "db1"),
             ("update", "instance", "db1"),
             ("create", "webhook_target", "ops"),
+            ("create", "check_token", "proxy"),
+            ("create", "check_token_cluster", ""),
             ("create", "user", "vera"),
             ("update", "user", "vera"),
             # Deleting the source clears the heartbeat password bound to it: recorded too.
@@ -109,6 +114,8 @@ def test_changes_through_the_api_are_recorded_with_who_where_and_what(tmp_path: 
         assert by[("create", "webhook_target")]["changes"]["url"] == [None, "http://127.0.0.1:9/…"]
         assert by[("create", "webhook_target")]["changes"]["secret_enc"] == "set"
         assert by[("update", "user")]["changes"] == {"role": ["viewer", "editor"]}
+        assert by[("create", "check_token")]["changes"]["token_hash"] == "set"
+        assert by[("create", "check_token_cluster")]["changes"]["cluster_id"] == [None, cid]
         assert "password_enc" not in by[("delete", "instance")]["changes"]
         assert by[("update", "cluster")]["changes"] == {"heartbeat_password_enc": "cleared"}
 
