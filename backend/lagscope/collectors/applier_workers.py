@@ -3,7 +3,7 @@
 SQL (by dialect):
 - MySQL 8.0+: ``performance_schema.replication_applier_status_by_worker`` with every timestamp
   turned into epoch seconds in SQL by ``UNIX_TIMESTAMP()`` (the columns render in the session
-  time zone; REPLICATION.md §3.2); the zero date reads as 0 and means "unset".
+  time zone; docs/replication.md, "Applier timestamps"); the zero date reads as 0 and means "unset".
 - MySQL 5.7: the same table, which has no timestamps (``LAST_SEEN_TRANSACTION`` only).
 - MariaDB: ``information_schema.PROCESSLIST`` rows of the replication threads (its P_S is OFF
   by default and has no commit timestamps). Workers belong to one pool shared by all
@@ -14,7 +14,7 @@ transaction); a MariaDB worker is idle only while it waits for work from the SQL
 serial SQL thread: while it has read all relay log, or sleeps for ``MASTER_DELAY``); MySQL 5.7
 cannot tell (``LAST_SEEN_TRANSACTION`` may still be applying), so ``busy`` is None there.
 
-Privileges (REPLICATION.md §6.2): MySQL refuses the P_S table without ``SELECT`` on
+Privileges (docs/replication.md, "Privileges"): MySQL refuses the P_S table without ``SELECT`` on
 ``performance_schema`` (an error, handled by the poller); MariaDB's PROCESSLIST silently hides
 the system threads from a user without ``PROCESS``, so an empty answer from a running replica
 is the sign (:func:`hidden_by_privilege`).
@@ -169,7 +169,7 @@ def _mariadb_worker(worker_id: int, r: dict[str, Any]) -> ApplierWorker:
 def applier_lag(dialect: Dialect, result: ResultSet) -> Mapping[str, float]:
     """Per channel: the oldest in-flight transaction's age, 0 when every worker is idle.
 
-    REPLICATION.md §3.3 rule 1: never ``now − last applied commit`` (it grows while idle).
+    Never ``now − last applied commit`` (it grows while idle).
     The figure mixes the source's commit clock with the replica's NOW: skew is included, and
     corrected upstream with the measured clock offsets.
     """

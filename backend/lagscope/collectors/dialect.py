@@ -1,9 +1,10 @@
 """Per-flavor SQL dialects, as data.
 
 :func:`dialect_for` is the only function in Lagscope that compares server versions
-(REPLICATION.md §1.1): MySQL < 8.0.22 (``SHOW SLAVE STATUS``), 8.0.22–8.3 (``SHOW REPLICA STATUS``),
-≥ 8.4 (``SHOW REPLICA STATUS`` and ``SHOW BINARY LOG STATUS`` only) and MariaDB 10.5+
-(``SHOW ALL SLAVES STATUS``). Collectors ask a dialect's capabilities, never the version.
+(docs/replication.md, "Which status statement"): MySQL < 8.0.22 (``SHOW SLAVE STATUS``),
+8.0.22–8.3 (``SHOW REPLICA STATUS``), ≥ 8.4 (``SHOW REPLICA STATUS`` and ``SHOW BINARY LOG
+STATUS`` only) and MariaDB 10.5+ (``SHOW ALL SLAVES STATUS``). Collectors ask a dialect's
+capabilities, never the version.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class Dialect:
     gtid_kind: Literal["mysql", "mariadb"]
     # Capability flags.
     sbm_null_unless_io_yes: (
-        bool  # MariaDB: SBM is NULL as soon as IO is not 'Yes' (REPLICATION.md §1.3)
+        bool  # MariaDB: SBM is NULL as soon as IO is not 'Yes' (docs/replication.md)
     )
     has_worker_timestamps: bool
     columns: Mapping[str, str] = field(default_factory=lambda: REPLICA_COLUMNS)
@@ -116,7 +117,7 @@ MYSQL_57 = Dialect(
     sbm_null_unless_io_yes=False,
     has_worker_timestamps=False,
 )
-# 8.0 adds commit/apply timestamps to the applier tables (REPLICATION.md §3.2).
+# 8.0 adds commit/apply timestamps to the applier tables (docs/replication.md).
 MYSQL_80_OLD = replace(
     MYSQL_57, name="mysql-8.0", workers="perf_schema_timestamps", has_worker_timestamps=True
 )

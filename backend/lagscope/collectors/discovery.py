@@ -37,7 +37,7 @@ from lagscope.errors import AccessDenied, UnsupportedServer
 
 IDENTITY_SQL = "SELECT @@global.server_id AS server_id, CURRENT_USER() AS account"
 DUMP_COMMANDS = ("Binlog Dump", "Binlog Dump GTID")
-# What SHOW SLAVE HOSTS / SHOW REPLICAS needs, per product (REPLICATION.md §6.2).
+# What SHOW SLAVE HOSTS / SHOW REPLICAS needs, per product (docs/replication.md, "Privileges").
 HOSTS_GRANT = {"mariadb": "REPLICATION MASTER ADMIN", "mysql": "REPLICATION SLAVE"}
 HOSTS_GRANT_NOTE = {
     "mariadb": "REPLICATION MASTER ADMIN (MariaDB 10.5.2+; it also allows setting a few "

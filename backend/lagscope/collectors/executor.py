@@ -2,7 +2,8 @@
 
 A poll sends all its statements joined by ``;`` as one multi-statement query
 (``CLIENT.MULTI_STATEMENTS``) and reads the result sets back in order: one network round trip
-instead of one per statement (DESIGN.md §11: ~0.56 ms vs ~1.16 ms for four trips).
+instead of one per statement (~0.56 ms vs ~1.16 ms for four trips: docs/architecture.md, "The
+cost of a poll").
 
 Connections are opened by :func:`lagscope.collectors.connection.open_connection` (TLS, and the
 refusals to send a password in clear or to a key the server supplies); :func:`translate_error`

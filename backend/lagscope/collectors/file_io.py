@@ -1,4 +1,5 @@
-"""Time spent in fsync per durability file class, from ``performance_schema`` (issue 22).
+"""Time spent in fsync per durability file class, from ``performance_schema``: the
+relaxed-flush prediction's input (docs/prediction.md, "Relaxed flush").
 
 SQL: ``SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC FROM
 performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN (<the classes below>)``.

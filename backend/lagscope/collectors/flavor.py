@@ -1,6 +1,6 @@
 """Flavor and version of a server, read once per connection.
 
-SQL: ``SELECT @@version, @@version_comment`` (REPLICATION.md §1.1 dispatch rules: a
+SQL: ``SELECT @@version, @@version_comment`` (docs/replication.md, "Which status statement": a
 ``-MariaDB`` suffix in ``@@version`` means MariaDB). Nothing here compares versions to choose
 behaviour; that is :func:`lagscope.collectors.dialect.dialect_for`'s job alone.
 """

@@ -4,7 +4,7 @@ Pure module: no SQL runs here and no driver is imported. The collectors read the
 (MySQL ``@@global.gtid_executed``, ``Retrieved_Gtid_Set``, ``Executed_Gtid_Set``; MariaDB
 ``@@gtid_binlog_pos``, ``Gtid_IO_Pos``, ``@@gtid_slave_pos``) and hand them to
 :func:`gtid_counts`, which answers "how many transactions behind" the same way for both products
-(REPLICATION.md §2.2 formats, §2.3 counting).
+(docs/replication.md, "GTID formats" and "Counting transactions behind").
 
 Parse errors raise :class:`ValueError` quoting the offending part; callers translate it into
 their own error type.
@@ -22,9 +22,9 @@ from typing import Literal
 Interval = tuple[int, int]
 """Inclusive ``(first, last)`` transaction numbers, ``1 <= first <= last <= MAX_GNO``."""
 
-MAX_GNO = 2**63 - 1  # MySQL stores sequence numbers as signed 64-bit (REPLICATION.md §2.2)
-_MAX_U32 = 2**32 - 1  # MariaDB domain_id and server_id are u32 (§2.2)
-_MAX_U64 = 2**64 - 1  # MariaDB seq_no is u64 (§2.2)
+MAX_GNO = 2**63 - 1  # MySQL stores sequence numbers as signed 64-bit
+_MAX_U32 = 2**32 - 1  # MariaDB domain_id and server_id are u32
+_MAX_U64 = 2**64 - 1  # MariaDB seq_no is u64
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # Tag grammar from MySQL's Tag::from_cstring: a letter or '_' first, then up to 31 more of
@@ -366,7 +366,7 @@ class GtidCounts:
 
 
 def mysql_counts(source_executed: GtidSet, retrieved: GtidSet, executed: GtidSet) -> GtidCounts:
-    """REPLICATION.md §2.3 for MySQL: plain set arithmetic, so always exact.
+    """Transactions behind on MySQL: plain set arithmetic, so always exact.
 
     ``retrieved`` may end with one partially received transaction (M80-SRS); it is counted as
     received-not-applied all the same, because it is the apply side's next job either way.
@@ -375,7 +375,7 @@ def mysql_counts(source_executed: GtidSet, retrieved: GtidSet, executed: GtidSet
         trx_behind=(source_executed - executed).count(),
         not_received=(source_executed - (retrieved | executed)).count(),
         received_not_applied=(retrieved - executed).count(),
-        # Errant: the reverse subtraction (§2.3 caveat); local writes on the replica are not lag.
+        # Errant: the reverse subtraction; local writes on the replica are not lag.
         errant=(executed - source_executed).count(),
         per_domain=None,
         exact=True,
@@ -385,7 +385,7 @@ def mysql_counts(source_executed: GtidSet, retrieved: GtidSet, executed: GtidSet
 def _domain_counts(src: Gtid | None, io: Gtid | None, slave: Gtid | None) -> DomainCounts:
     s, i, r = (0 if g is None else g.seq_no for g in (src, io, slave))
     # Positions, not sets: seq_no is one increasing counter per domain, so a difference of
-    # seq_nos is a number of transactions (exact only under gtid_strict_mode, §2.3).
+    # seq_nos is a number of transactions (exact only under gtid_strict_mode).
     received = max(i, r)  # Gtid_IO_Pos can lag slave_pos after a restart; applied implies received
     return DomainCounts(
         trx_behind=max(0, s - r),
@@ -400,7 +400,7 @@ def _domain_counts(src: Gtid | None, io: Gtid | None, slave: Gtid | None) -> Dom
 def mariadb_counts(
     source_binlog_pos: GtidPos, io_pos: GtidPos, slave_pos: GtidPos, strict_mode: bool = True
 ) -> GtidCounts:
-    """REPLICATION.md §2.3 for MariaDB: per-domain seq_no differences, summed over domains.
+    """Transactions behind on MariaDB: per-domain seq_no differences, summed over domains.
 
     Domains are independent streams applied out of order (KB-PAR), so each is counted alone.
     ``exact`` is False when ``strict_mode`` is off (seq_no may skip or run backwards), or when

@@ -5,7 +5,8 @@ SQL (by table kind):
   lagscope.heartbeat`` — ``ts`` is ``DATETIME(6)`` written with the source's ``UTC_TIMESTAMP(6)``;
   the difference is computed in SQL so no session time zone gets involved.
 - pt-heartbeat: ``SELECT server_id, ts FROM <db>.<table>`` — ``ts`` is the updater host's ISO
-  text (REPLICATION.md §6.1); UTC unless told otherwise (pt-heartbeat ``--utc``).
+  text (docs/replication.md, "The heartbeat table"); UTC unless told otherwise (pt-heartbeat
+  ``--utc``).
 
 Table names are configuration, not user text in SQL: they must match a strict identifier
 pattern and are back-quoted.

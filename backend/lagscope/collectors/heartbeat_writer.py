@@ -6,8 +6,9 @@ ON DUPLICATE KEY UPDATE ts = UTC_TIMESTAMP(6)``.
 
 The server_id is the source's ``@@server_id`` read once per connection and sent as a literal:
 ``@@server_id`` inside the statement would be evaluated on each replica under statement-based
-replication (REPLICATION.md §6.1). ``UTC_TIMESTAMP(6)`` is the source's clock; replicas see the
-value the source wrote (row events copy it; statement events carry the source's timestamp).
+replication (docs/replication.md, "The heartbeat table"). ``UTC_TIMESTAMP(6)`` is the source's
+clock; replicas see the value the source wrote (row events copy it; statement events carry the
+source's timestamp).
 """
 
 from __future__ import annotations

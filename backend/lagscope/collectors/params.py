@@ -1,11 +1,13 @@
-"""Tracked server parameters: parallel apply, durability, group commit (REPLICATION.md §4).
+"""Tracked server parameters: parallel apply, durability, group commit.
+
+The list and its names per flavor and version: docs/replication.md, "Tracked parameters".
 
 SQL:
 - once per connection, discovery: ``SELECT VARIABLE_NAME, VARIABLE_VALUE FROM
   performance_schema.global_variables`` (MySQL) / ``information_schema.GLOBAL_VARIABLES``
   (MariaDB), the whole catalog (~650 rows, once): it tells which names exist on this server
   (old/new names, removed variables) and which are booleans (SHOW-style ``ON``/``OFF``);
-- every poll: ``SELECT @@global.a, @@global.b, …`` for the names found. DESIGN.md §11: ~5× less
+- every poll: ``SELECT @@global.a, @@global.b, …`` for the names found. About 5× less
   server CPU than a filtered ``SHOW GLOBAL VARIABLES``, cheap enough to catch a change within one
   poll.
 

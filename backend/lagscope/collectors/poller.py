@@ -9,7 +9,7 @@ While the previous poll showed a channel behind or an applier busy on one transa
 also carries the cause readings (applier transactions, lock blockers, the relay log's table;
 ``collectors/cause_readings.py``); a healthy poll's batch is the same without them.
 
-Parameters are read every poll as one joined text column (DESIGN.md §11; collectors/params.py),
+Parameters are read every poll as one joined text column (collectors/params.py),
 so a change is on the timeline one poll after it is made. ``slow_every_s`` paces the slow
 readings: on MariaDB the worker threads, which only describe (MySQL's workers carry the applier
 lag and are read every poll). ``snapshot.params_read`` says whether this poll read the

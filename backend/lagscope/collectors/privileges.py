@@ -1,4 +1,4 @@
-"""Which of the monitoring privileges the connected user has (REPLICATION.md §6.2).
+"""Which of the monitoring privileges the connected user has (docs/replication.md, "Privileges").
 
 SQL: ``SHOW GRANTS`` (the current user). Global grants are read from the ``ON *.*`` lines;
 ``SELECT`` on performance_schema from a ``performance_schema.*`` (or ``*.*``) line.

@@ -13,11 +13,11 @@ batch's send time), and a parser may look at what an earlier reading left in the
 Adding a reading: a collector module (statement + parse), a row here, and the snapshot field
 it fills.
 
-Cause readings (``cause_readings.py``, CAUSES.md "cheap when healthy") carry ``when``: they are
-sent only while it holds for the instance's previous poll, so a healthy poll's batch is what it
-was without them. Some need that previous poll for their statements too (the relay log position
-of each channel behind, the tables its row events named): ``statements``, one statement per
-channel or table, whose answers (same columns) reach the parser as one result. A reading that
+Cause readings (``cause_readings.py``, docs/causes.md, "The cause readings") carry ``when``:
+they are sent only while it holds for the instance's previous poll, so a healthy poll's batch is
+what it was without them. Some need that previous poll for their statements too (the relay log
+position of each channel behind, the tables its row events named): ``statements``, one statement
+per channel or table, whose answers (same columns) reach the parser as one result. A reading that
 reads several tables sends one statement per table the same way and joins their answers
 (``ResultSet.each()``): no statement joins information_schema tables in the server.
 """
@@ -233,7 +233,7 @@ def _heartbeat_statement(setup: Setup) -> str | None:
 
 def _workers_slow(dialect: Dialect) -> bool:
     # MySQL 8.0+ workers carry the applier lag and are read every poll; elsewhere they only
-    # describe the threads, like parameters (DESIGN.md §11).
+    # describe the threads, like parameters.
     return not dialect.has_worker_timestamps
 
 
@@ -390,7 +390,7 @@ def standing_problems(setup: Setup) -> dict[str, str]:
     return {}
 
 
-# In batch order. The hints say what to grant when the user is refused (REPLICATION.md §6.2).
+# In batch order. The hints say what to grant when the user is refused (docs/replication.md).
 READINGS: tuple[Reading, ...] = (
     Reading("server_state", lambda s: server_state.statement(s.dialect), _server_state,
             required=True),
@@ -403,7 +403,7 @@ READINGS: tuple[Reading, ...] = (
     Reading("params", lambda s: s.params.statement(), _params),
     Reading("counters", lambda s: counters.statement(s.dialect), _counters,
             privilege_hint="needs SELECT on performance_schema (MySQL)"),
-    # The fsync cost is wanted where a backlog shows what the replica can apply (issue 22).
+    # The fsync cost is wanted where a backlog shows what the replica can apply.
     Reading("file_io", lambda s: file_io.statement(), _file_io, when=cause_readings.behind,
             privilege_hint="needs SELECT on performance_schema"),
     Reading("workers", lambda s: applier_workers.statement(s.dialect), _workers,

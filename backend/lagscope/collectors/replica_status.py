@@ -1,6 +1,6 @@
 """Replica status of every channel, normalized.
 
-SQL (one of, chosen by the dialect; REPLICATION.md §1.1):
+SQL (one of, chosen by the dialect; docs/replication.md):
 - MariaDB 10.5+:  ``SHOW ALL SLAVES STATUS`` — one row per connection, with ``Connection_name``
 - MySQL ≥ 8.0.22: ``SHOW REPLICA STATUS`` — one row per channel, new column names
 - MySQL < 8.0.22: ``SHOW SLAVE STATUS`` — one row per channel, old column names

@@ -163,7 +163,7 @@ class ApplierWorker:
     statement: str = ""
 
 
-# Cause readings (CAUSES.md): taken only while a channel is behind or its applier is busy on one
+# Cause readings (docs/causes.md): read only while a channel is behind or its applier is busy on one
 # transaction across polls; None on a snapshot whose poll did not take them. Server text in
 # here (statements, user names, hosts) is bounded to EVIDENCE_TEXT_MAX characters by the parser.
 EVIDENCE_TEXT_MAX = 500
@@ -275,7 +275,7 @@ class InstanceSnapshot:
     counters: Mapping[str, int] = field(default_factory=_empty_counters)
     heartbeat: HeartbeatReading | None = None
     workers: tuple[ApplierWorker, ...] = ()
-    # MySQL 8.0+ per-channel applier lag from P_S commit timestamps (REPLICATION.md §3.3).
+    # MySQL 8.0+ per-channel applier lag from P_S commit timestamps (docs/replication.md).
     applier_lag_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     # Cause readings, when this poll took them (collectors/cause_readings.py); None otherwise.
     evidence: CauseEvidence | None = None
