@@ -139,8 +139,8 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the theme and export tests keep their screenshots and downloads for a person to look
-    at: $LAGSCOPE_SCREENSHOT_DIR, else a pytest temporary directory."""
-    configured = os.environ.get("LAGSCOPE_SCREENSHOT_DIR")
+    at: $E2E_SCREENSHOT_DIR, else a pytest temporary directory."""
+    configured = os.environ.get("E2E_SCREENSHOT_DIR")
     path = Path(configured) if configured else tmp_path_factory.mktemp("shots")
     path.mkdir(parents=True, exist_ok=True)
     return path

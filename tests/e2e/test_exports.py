@@ -6,7 +6,7 @@ server text is hostile (conftest.HOSTILE): the reports show it as text, and open
 report runs nothing.
 
 One context for the module (conftest's module_page), an episode written into the store
-(conftest's stored_episode). The downloads are kept in $LAGSCOPE_SCREENSHOT_DIR (default: a pytest
+(conftest's stored_episode). The downloads are kept in $E2E_SCREENSHOT_DIR (default: a pytest
 temporary directory; conftest's ``shots``).
 """
 

@@ -5,7 +5,7 @@ visible text and its effective background (4.5:1, 3:1 for large text) and betwee
 axis labels and the chart's background (3:1). The header's toggle overrides the system once,
 and the choice outlives a reload.
 
-One context for the module, pages visited in order. Screenshots go to $LAGSCOPE_SCREENSHOT_DIR
+One context for the module, pages visited in order. Screenshots go to $E2E_SCREENSHOT_DIR
 (default: a pytest temporary directory; conftest's ``shots``), printed at the start.
 """
 
