@@ -2,5 +2,5 @@
 
 Nothing here does I/O, touches a database or reads a clock: every function takes the readings
 and the times they were taken, so a test, a shell or a replay of recorded polls gets the same
-answer. Metric definitions follow DESIGN.md §4.
+answer. Metric definitions: docs/lag.md, "The figures, per channel and poll".
 """

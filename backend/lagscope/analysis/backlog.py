@@ -1,4 +1,4 @@
-"""Where a replica's backlog sits, and which of two replicas lags and why (DESIGN.md §4).
+"""Where a replica's backlog sits, and which of two replicas lags and why (docs/lag.md).
 
 Pure decisions for the comparison of two channels under one load: the backlog splits into
 ``not_received`` (the IO side: the network, or the replica's own relay-log writes) and

@@ -1,7 +1,7 @@
 """Series bucket planning: which table (raw, 1 m, 1 h) and which buckets answer a series query.
 
-Pure; history/series.py runs the SQL the plan describes (DESIGN.md §5: the coarsest table that
-still gives the requested number of points, at most ``points`` buckets).
+Pure; history/series.py runs the SQL the plan describes (docs/architecture.md, "Storage and time":
+the coarsest table that still gives the requested number of points, at most ``points`` buckets).
 """
 
 from __future__ import annotations

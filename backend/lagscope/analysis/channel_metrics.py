@@ -1,4 +1,4 @@
-"""One channel's derived metrics for one poll (DESIGN.md §4), from the snapshot and stored state.
+"""One channel's derived metrics for one poll (docs/lag.md), from the snapshot and stored state.
 
 Pure: the caller passes what the store remembers (:class:`ChannelState`) and what the source
 looked like in the same tick (:class:`SourceView`); the result is the sample to store and the
@@ -27,7 +27,7 @@ from lagscope.analysis.verdict import Observation, classify, verdict
 from lagscope.collectors.gtid import GtidCounts, GtidKind, GtidTexts, count_gtids
 from lagscope.collectors.snapshot import ChannelStatus, ClockReading, InstanceSnapshot
 
-# Polls the verdict looks at (DESIGN §4: a window, never one sample); 3 shows a STOP in 2 polls.
+# Polls the verdict looks at (a window, never one sample); 3 shows a STOP in 2 polls.
 VERDICT_WINDOW = 3
 
 

@@ -1,7 +1,7 @@
 """Small-integer codes for enumerations stored in the database (verdicts, lag sources, IO state).
 
 The numbers are part of the stored format: never renumber a member, only append new ones.
-Labels are the snake_case names the API and the UI speak (DESIGN.md §4).
+Labels are the snake_case names the API and the UI speak (docs/lag.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Verdict(enum.IntEnum):
 
 
 class LagSource(enum.IntEnum):
-    """Which measurement the best lag came from (preference order: lag.best_lag, DESIGN.md §4)."""
+    """Which measurement the best lag came from (preference order: lag.best_lag)."""
 
     HEARTBEAT = 0
     APPLIER = 1

@@ -1,4 +1,4 @@
-"""Was a replica already catching up when a step was taken? Backlog, drain and ETA (issue 9).
+"""Was a replica already catching up when a step was taken? Backlog, drain and ETA.
 
 A step taken while a replica drains a backlog (apply rate well above the source rate, lag
 falling steadily) must not be credited with the drain: it would have finished at the same time

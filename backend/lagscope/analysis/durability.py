@@ -1,4 +1,4 @@
-"""What relaxing a replica's flush settings will do to its apply capacity (issue 22).
+"""What relaxing a replica's flush settings will do to its apply capacity (docs/prediction.md).
 
 The applier spends ``t = busy ÷ rate`` worker-seconds on each transaction (``busy``: the mean
 number of its threads holding one, from the worker reads; ``rate``: the capacity measured while

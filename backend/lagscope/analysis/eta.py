@@ -1,4 +1,4 @@
-"""Time to catch up: backlog ÷ (apply rate − arrival rate) when the replica gains (DESIGN.md §4).
+"""Time to catch up: backlog ÷ (apply rate − arrival rate) when the replica gains (docs/lag.md).
 
 Backlog is in transactions (GTID counts) and rates in transactions per second, or both in
 binlog bytes when there are no GTIDs: only the units' agreement matters here. The arrival rate

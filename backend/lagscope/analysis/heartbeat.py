@@ -2,8 +2,8 @@
 
 A heartbeat lag is only a lag while the row keeps advancing on the source: once the writer
 stops (its process died, its login was cleared, pt-heartbeat was killed), every replica shows
-the row's age, which grows forever whatever the replicas do (issue 17 item 20: 2,734 s on
-caught-up replicas). The row on the *source* tells the two apart: a replica's row may lag
+the row's age, which grows forever whatever the replicas do (2,734 s on caught-up
+replicas, once). The row on the *source* tells the two apart: a replica's row may lag
 because the replica does, the source's own row lags only because nobody writes it.
 """
 

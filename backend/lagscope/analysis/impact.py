@@ -1,4 +1,5 @@
-"""Before/after impact of one tuning step on one replica channel (DESIGN.md §7).
+"""Before/after impact of one tuning step on one replica channel (docs/lag.md, "How the journal
+judges").
 
 A step (a param change or an annotation) at T is judged on two windows of the channel's samples,
 ``before`` = [T − W, T) and ``after`` = [T + settle, T + settle + W), clipped at the neighbouring
@@ -30,7 +31,7 @@ step is judged on what an operator reads off the chart, which depends on what th
   also gives the catch-up rate (apply − source, trx/s) on both sides. When the replica caught up
   before the after window had a trend to fit, the catch-up time counts: a growing backlog caught
   up is *better*; a drain is *better* when it caught up sooner than 70 % of lag ÷ pace − 2 s.
-- **A drain already under way** (issue 9: the slope above ≤ −0.1 s/s, drain.py's −0.2 s/s, or
+- **A drain already under way** (the slope above ≤ −0.1 s/s, drain.py's −0.2 s/s, or
   the applier outrunning the source by 10 %+) is never credited with the drain itself: a pace
   kept (−0.3 → −0.3 s/s) is ``no_clear_change``, "already catching up before the step"; only a
   drain that clearly sped up (the slope rule above, or catching up before 70 % of the ETA in trx
@@ -173,7 +174,7 @@ class ImpactVerdict(enum.StrEnum):
     NO_CLEAR_CHANGE = "no_clear_change"
     INSUFFICIENT_DATA = "insufficient_data"
     # Already draining before the step and caught up after it: the after window has no backlog,
-    # so the capacity the step might have changed cannot be seen (issue 9: not "improved").
+    # so the capacity the step might have changed cannot be seen: not "improved".
     NOT_MEASURABLE = "not_measurable"
 
 

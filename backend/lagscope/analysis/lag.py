@@ -1,9 +1,9 @@
 """Replication lag: heartbeat lag with its resolution, the best available lag, disagreement.
 
-DESIGN.md §4: ``lag`` is the first available of heartbeat lag, applier lag, the source-timeline
-lag (analysis/timeline.py) and the server's own Seconds_Behind_Source, with ``lag_source``
-saying which; ``disagreement`` flags sources that differ beyond their resolutions (SBM reading
-0 while the replica is far behind).
+``lag`` (docs/lag.md, "The figures") is the first available of heartbeat lag, applier lag, the
+source-timeline lag (analysis/timeline.py) and the server's own Seconds_Behind_Source, with
+``lag_source`` saying which; ``disagreement`` flags sources that differ beyond their resolutions
+(SBM reading 0 while the replica is far behind).
 All times are epoch seconds; clock offsets are *server clock − poller clock*.
 """
 
@@ -75,7 +75,7 @@ class GtidEvidence:
 # read, a moment before or after the replica: it is caught up, and a figure saying it is behind
 # (at or above the verdict's caught-up bound, verdict.classify's 1 s) is contradicted. A smaller
 # figure says "caught up" too and stands, with its source: a heartbeat whose writer was late by
-# 0.8 s on a busy box still reads as the heartbeat. Seen without this (issue 17 item 20): a
+# 0.8 s on a busy box still reads as the heartbeat. Seen without this: a
 # writer that had just stopped aged its row to 1.4 s and 2.0 s on caught-up replicas, which
 # turned apply_bound before the row was old enough to call the writer stopped.
 _NOTHING_MISSING_MAX_S = 1.0
@@ -91,14 +91,14 @@ def best_lag(
     heartbeat_stale: bool = False,
     gtid: GtidEvidence | None = None,
 ) -> BestLag:
-    """First available of heartbeat, applier, source timeline and SBM, in that order (DESIGN §4).
+    """First available of heartbeat, applier, source timeline and SBM, in that order.
 
     The timeline comes before SBM: it is measured against the source's own progress, whereas
     SBM reads 0 whenever the SQL thread has caught up with a relay log that lags the source.
     When SBM is all there is and the GTID sets contradict it (:func:`sbm_contradicted`), the
     lag is unknown (None), not 0: a chart must show a gap there, never a replica caught up.
 
-    Two more skips (issue 17 item 20): a stale heartbeat (its writer stopped, see
+    Two more skips: a stale heartbeat (its writer stopped, see
     :mod:`lagscope.analysis.heartbeat`) is not a lag at all; and when the GTID sets say nothing
     is missing, a figure of :data:`_NOTHING_MISSING_MAX_S` or more is contradicted and the next
     source is used (none left: unknown). GTID evidence only ever removes a figure that claims
@@ -130,11 +130,11 @@ def sbm_contradicted(
 ) -> bool:
     """SBM reads 0 while the replica has not even received more than ~2 s of the source's work.
 
-    That is the receive-bound case of DESIGN §4: the SQL thread has applied all the relay log
-    holds, so the server computes 0, while the IO thread (the network, or its own relay-log
-    fsyncs) is the bottleneck. Seen in the demo's phase A as lines dropping from 20 s to 0 on
-    the polls where neither the heartbeat nor the timeline was available. Without GTID counts
-    there is no evidence against SBM, so it stands.
+    That is the receive-bound case (docs/replication.md, "Seconds behind"): the SQL thread has
+    applied all the relay log holds, so the server computes 0, while the IO thread (the network, or
+    its own relay-log fsyncs) is the bottleneck. Seen in the demo's phase A as lines dropping from
+    20 s to 0 on the polls where neither the heartbeat nor the timeline was available. Without GTID
+    counts there is no evidence against SBM, so it stands.
     """
     if seconds_behind_source != 0 or not_received is None or not_received <= _SBM_ZERO_MAX_TRX:
         return False

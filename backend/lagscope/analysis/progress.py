@@ -3,7 +3,7 @@
 MySQL: the number of transactions in the GTID set. MariaDB: the sum of ``seq_no`` over the
 position's domains; ``seq_no`` grows by one per transaction within a domain (whichever server
 wrote it), so the sum grows by one per transaction across all domains. Both are only compared
-with an earlier value of the same kind on the same server (REPLICATION.md §2.2–2.3).
+with an earlier value of the same kind on the same server (docs/replication.md, "GTID formats").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-second rates from monotonic counters, and the instance counter rates of DESIGN.md §4.
+"""Per-second rates from monotonic counters, and the instance counter rates (docs/lag.md).
 
 Counter names are those of :data:`lagscope.collectors.counters.TRACKED_COUNTERS`. A counter
 that goes down between two polls was reset (server restart, ``RESET MASTER``, ``FLUSH STATUS``):
@@ -73,7 +73,7 @@ def _commit_counter(cur: Mapping[str, int]) -> str:
     ``Binlog_commits`` (MariaDB) counts each binlogged transaction once. MySQL has no such
     counter; there ``Handler_commit`` is used: it over-counts (one per engine and per statement,
     read-only autocommit statements included) but, unlike ``Com_commit``, it sees autocommit
-    transactions, which are most of a typical write load (REPLICATION.md §5).
+    transactions, which are most of a typical write load (docs/replication.md, "Status counters").
     """
     return "Binlog_commits" if "Binlog_commits" in cur else "Handler_commit"
 

@@ -1,6 +1,7 @@
 """Rollups of raw channel samples into time buckets (1 minute, 1 hour): min/avg/max/last.
 
-DESIGN.md §5 keeps samples at poll resolution and rolls them up at 1 minute and 1 hour; the
+Samples are kept at poll resolution and rolled up at 1 minute and 1 hour (docs/architecture.md,
+"Storage and time"); the
 fields of :class:`Bucket` are the columns of ``samples_1m`` / ``samples_1h``. Averages are over
 the samples where the metric was known (a NULL lag while a replica was unreachable is not 0);
 ``last`` is the newest known value. :func:`merge` re-buckets finer buckets into coarser ones

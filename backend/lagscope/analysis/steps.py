@@ -76,9 +76,10 @@ def step_frame(
     width_s: float,
     settle_s: float,
 ) -> StepFrame:
-    """The windows of a step at 0 (DESIGN.md §7), given, relative to it, the previous step's
-    time, when the next step's change may have begun, and when this step's change may have
-    begun (the last read of the old value): that uncertain stretch belongs to neither window."""
+    """The windows of a step at 0 (docs/lag.md, "How the journal judges"), given, relative to it,
+    the previous step's time, when the next step's change may have begun, and when this step's
+    change may have begun (the last read of the old value): that uncertain stretch belongs to
+    neither window."""
     # The next step's change may predate this step's `at` when its read window was wide.
     next_s = None if next_changed_after_s is None else max(0.0, next_changed_after_s)
     before, after = windows(0.0, previous_at_s, next_s, width_s, settle_s)

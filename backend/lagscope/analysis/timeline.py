@@ -1,4 +1,4 @@
-"""Source-timeline lag: how long ago the source was where a replica is now (DESIGN.md §4).
+"""Source-timeline lag: how long ago the source was where a replica is now (docs/lag.md).
 
 No heartbeat needed. Every poll Lagscope records the source's progress per *stream* (MySQL: one
 stream, the number of transactions in ``@@gtid_executed``; MariaDB: one stream per GTID domain,

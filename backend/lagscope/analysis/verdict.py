@@ -1,7 +1,8 @@
 """A channel's verdict: one class per poll (:func:`classify`), then a vote over a short window.
 
-DESIGN.md §4: ``verdict`` is computed over a short window, never from one sample, so a single
-odd poll (a slow read, a replica briefly reconnecting) does not flip what the UI and alerts say.
+``verdict`` (docs/lag.md, "The figures") is computed over a short window, never from one sample, so
+a single odd poll (a slow read, a replica briefly reconnecting) does not flip what the UI and alerts
+say.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _delayed_by_design(obs: Observation) -> bool:
 
 
 def small_backlog(trx_behind: int, source_rate: float | None) -> bool:
-    """At most a handful of transactions, or what the source writes in 1 s (issue 9 item 3)."""
+    """At most a handful of transactions, or what the source writes in 1 s."""
     if trx_behind <= CAUGHT_UP_MAX_TRX:
         return True
     return source_rate is not None and trx_behind <= source_rate * _CAUGHT_UP_BACKLOG_S
@@ -88,7 +89,7 @@ def small_backlog(trx_behind: int, source_rate: float | None) -> bool:
 def _caught_up(obs: Observation, caught_up_s: float) -> bool:
     """A lag below the threshold AND no real backlog, whichever lag source is in use.
 
-    A GTID backlog overrides any lag figure (DESIGN.md §4). With no GTID counts, the server's
+    A GTID backlog overrides any lag figure. With no GTID counts, the server's
     Seconds_Behind_Source alone is never enough: it reads 0 while the SQL thread waits on a
     relay log that the IO thread fills too slowly.
     """
@@ -108,7 +109,7 @@ def _backlog_side(obs: Observation) -> Verdict:
             return Verdict.RECEIVE_BOUND
         return Verdict.APPLY_BOUND
     # No GTID counts. SBM well below the lag means the SQL thread keeps catching up with a relay
-    # log that the IO thread fills too slowly (DESIGN.md §4, disagreement); a NULL SBM while
+    # log that the IO thread fills too slowly (the disagreement case); a NULL SBM while
     # running means the IO thread has not read from the source yet. Both point at receiving.
     sbm = obs.seconds_behind_source
     if sbm is None or (obs.lag_s is not None and sbm < obs.lag_s / 2):
@@ -148,11 +149,11 @@ def verdict(window: Sequence[Verdict], previous: Verdict | None = None) -> Verdi
     leader, votes = Counter(window).most_common(1)[0]
     judged = leader if votes * 2 > len(window) else previous if previous is not None else newest
     if judged is Verdict.CAUGHT_UP and newest in _BACKLOG:
-        # A backlog seen now is never outvoted into "caught up" (issue 9): the window smooths
+        # A backlog seen now is never outvoted into "caught up": the window smooths
         # between ways of being behind, and hides an odd caught-up poll, not a backlog.
         return newest
     if judged is Verdict.CAUGHT_UP and newest in _NOT_RUNNING:
-        # Issue 17 item 19: a duplicate-key error stopped the SQL thread and the sample still
+        # Seen once: a duplicate-key error stopped the SQL thread and the sample still
         # said caught_up, outvoted by the two polls before it. A channel whose thread is not
         # running is never caught up.
         return newest

@@ -1,4 +1,4 @@
-"""Why a replica is behind (CAUSES.md): per-poll findings and lag episodes, as pure functions.
+"""Why a replica is behind (docs/causes.md): per-poll findings and lag episodes, as pure functions.
 
 - :mod:`.model`: the cause codes, a :class:`~.model.Finding` and what diagnosis reads.
 - :mod:`.diagnose`: one channel's findings for one poll (:func:`~.diagnose.diagnose`), from the

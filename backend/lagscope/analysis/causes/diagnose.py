@@ -1,4 +1,4 @@
-"""One channel's causes for one poll (CAUSES.md's table), from :class:`~.model.CauseInputs`.
+"""One channel's causes for one poll (docs/causes.md), from :class:`~.model.CauseInputs`.
 
 Pure: the rules read the inputs and the channel's memory (:mod:`.history`), and return the
 findings strongest first with the memory for the next poll. The rules by family:

@@ -1,4 +1,4 @@
-"""Lag episodes and their cause timeline (CAUSES.md "An episode"), one poll at a time.
+"""Lag episodes and their cause timeline (docs/causes.md, "Lag episodes"), one poll at a time.
 
 A channel is in an episode from the poll its lag reaches ``EPISODE_LAG_S`` (a delayed replica's
 lag minus its designed delay), or its backlog grew for ``GROWING_POLLS`` polls in a row, or

@@ -17,8 +17,8 @@ from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 
 
 class Cause(enum.IntEnum):
-    """What holds a replica back (CAUSES.md's table), plus ``UNEXPLAINED`` for a backlog no rule
-    names (said as such, never guessed)."""
+    """What holds a replica back (docs/causes.md, "The causes"), plus ``UNEXPLAINED`` for a backlog
+    no rule names (said as such, never guessed)."""
 
     SOURCE_BURST = 1
     NETWORK = 2
@@ -49,7 +49,7 @@ class Cause(enum.IntEnum):
 
     @property
     def words(self) -> str:
-        """A few words an operator uses (UI.md), for strips, cards and metric help."""
+        """A few words an operator uses, for strips, cards and metric help."""
         return CAUSE_WORDS[self]
 
 

@@ -1,6 +1,6 @@
 """Apply-side causes read from settings, rates and worker states: durability-bound serial
 apply, one applier thread where the source's commit groups allow more, parallel workers waiting
-on each other, and a source writing faster than the replica can apply (CAUSES.md)."""
+on each other, and a source writing faster than the replica can apply (docs/causes.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
 from lagscope.analysis.codes import Verdict
 
 # The source's binlog groups hold more than this many commits on average: parallel apply has
-# work to share (CAUSES.md "single-threaded apply, parallelism available").
+# work to share (docs/causes.md, "The causes").
 PARALLEL_GROUP_MIN = 1.5
 # fsyncs per applied transaction at or above this count as "each commit waits for an fsync".
 FSYNC_PER_COMMIT_MIN = 0.8

@@ -1,8 +1,8 @@
 """Receive-side causes: the link to the source, and the receiver's own relay-log fsyncs.
 
 Both leave the backlog "not yet received"; the receiver (IO) thread's state tells them apart
-(CAUSES.md, MariaDB 10.11.19): *waiting for the source to send* most of the time while far
-behind is the link; *queueing the event to the relay log* most of the time, with
+(seen on MariaDB 10.11.19, docs/causes.md): *waiting for the source to send* most of the time while
+far behind is the link; *queueing the event to the relay log* most of the time, with
 ``sync_relay_log=1`` / ``sync_master_info=1``, is the receiver fsyncing each event — near and far
 replicas lag alike then, and it must not be called the network.
 """

@@ -1,5 +1,5 @@
 """Causes read straight off the channel's state: unreachable, broken, stopped, delayed by
-design, and a clock that differs from the source's (CAUSES.md's last rows)."""
+design, and a clock that differs from the source's (docs/causes.md)."""
 
 from __future__ import annotations
 
