@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     # of 20 (bench/poll_throughput.py --engine owner). A dead server holds only its batch's
     # recording (never the others' reads) until the read deadline, as before.
     owner_batch_instances: PositiveInt = 60
-    # A lag episode ends once its channel has been caught up this long (CAUSES.md: 30 s): a lag
+    # A lag episode ends once its channel has been caught up this long (docs/causes.md): a lag
     # that comes back sooner continues the same episode.
     episode_caught_up_s: PositiveFloat = 30.0
     # Secret-key rotation: earlier keys, comma-separated, tried (after LAGSCOPE_SECRET_KEY) for
@@ -154,8 +154,8 @@ class Settings(BaseSettings):
     dispatch_every_s: PositiveFloat = 1.0
     rollup_every_s: PositiveFloat = 60.0
     retention_every_s: PositiveFloat = 3600.0
-    # A window of each MariaDB source's binlog, grouped by group commit, this often (issue 22:
-    # the parallelism a replica could use; ingest/commit_samples.py).
+    # A window of each MariaDB source's binlog, grouped by group commit, this often (the
+    # parallelism a replica could use; ingest/commit_samples.py).
     commit_sample_every_s: PositiveFloat = 300.0
     # Each source's binlog window stops at this deadline (seconds), after this many bytes in
     # all, and at an event announcing more than this (refused on its header): a source that
@@ -176,7 +176,7 @@ class Settings(BaseSettings):
     # 0: unknown, capped by the workers only.
     replica_cores: NonNegativeInt = 0
     delivery_sweep_every_s: PositiveFloat = 15.0
-    # Retention per table (DESIGN.md §5).
+    # Retention per table.
     retention_raw_days: float = 3.0
     retention_1m_days: float = 60.0
     retention_1h_days: float = 730.0
@@ -220,7 +220,7 @@ class Settings(BaseSettings):
     def allow_list(self) -> AllowList | None:
         return AllowList.parse(self.allowed_targets)
 
-    # Alerts and webhooks (issue 10, docs/alerts.md).
+    # Alerts and webhooks (docs/alerts.md).
     # Where the dashboard is reached from a notification's links.
     external_url: str = "http://localhost:8000"
     # Webhook destinations an admin allows: host names, *.suffix, CIDR networks, comma-separated.
@@ -236,7 +236,7 @@ class Settings(BaseSettings):
     # Every API, worker, beat and heartbeat process judges polling_stopped rules this often
     # (seconds; 0: not in this process). Compare-and-set states keep it to one notification.
     alert_watchdog_every_s: float = 5.0
-    # Lagscope's own health (issue 21, docs/operations.md): each process reports itself this
+    # Lagscope's own health (docs/operations.md): each process reports itself this
     # often (seconds); one silent for three reports is taken for gone by /readyz.
     report_every_s: float = 5.0
     # Retry back-off: base·2^n capped, jittered, attempts until this much outage is covered.

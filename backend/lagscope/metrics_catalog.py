@@ -158,7 +158,7 @@ STORED: tuple[StoredMetric, ...] = (
     _instance("data_written_per_s", "rate", "B/s"),
     _instance("log_written_per_s", "rate", "B/s"),
     _instance("dblwr_pages_per_s", "rate", "1/s"),
-    # The durability prediction's inputs (issue 22): read from the store, not charted.
+    # The durability prediction's inputs: read from the store, not charted.
     _instance("binlog_fsync_s_per_s", "rate", "s/s", series=False),
     _instance("relay_log_fsync_s_per_s", "rate", "s/s", series=False),
     _instance("redo_fsync_s_per_s", "rate", "s/s", series=False),

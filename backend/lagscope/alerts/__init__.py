@@ -1,4 +1,4 @@
-"""Alerts (DESIGN.md §8): the pure core and the use-cases over it.
+"""Alerts (docs/alerts.md): the pure core and the use-cases over it.
 
 The pure core does no I/O: the rule state machine (``state``), payload formats (``payloads``),
 the delivery policy (``delivery_policy``) and signing (``signing``); tests/unit/test_layering.py

@@ -1,4 +1,4 @@
-"""Alert rule evaluation as a pure state machine: ok → pending → firing → resolved (issue 10).
+"""Alert rule evaluation as a pure state machine: ok → pending → firing → resolved.
 
 One ``AlertState`` per rule × channel is kept in the store; each tick feeds an ``Observation`` and
 the previous state into :func:`step`, which returns the new state and at most one notification.

@@ -1,5 +1,5 @@
 """The demo's webhook inbox: where the demo's own alert rule delivers, so a newcomer sees an alert
-fire and the body a receiver gets, without setting up a receiver (issue 19 item 7).
+fire and the body a receiver gets, without setting up a receiver (docs/demo.md).
 
 It exists in demo mode only: :func:`lagscope.api.app.create_app` makes one only then, and the
 routes (``routers/demo.py``) answer 404 without it.

@@ -1,5 +1,5 @@
-"""What the demo sets up so a newcomer sees an alert fire without setting anything up (issue 19
-item 7): a webhook target aimed at the API's own inbox (:mod:`lagscope.api.demo_inbox`, demo
+"""What the demo sets up so a newcomer sees an alert fire without setting anything up: a
+webhook target aimed at the API's own inbox (:mod:`lagscope.api.demo_inbox`, demo
 mode only) and one rule, lag over 30 s for 30 s on every replica channel of the demo's cluster,
 sending there. Both are ordinary rows: the Alerts page shows, edits or deletes them like any.
 

@@ -1,4 +1,4 @@
-"""Lag episodes and their causes as the API serves them (CAUSES.md "An episode").
+"""Lag episodes and their causes as the API serves them (docs/causes.md, "Lag episodes").
 
 Read-only over what ingest stored: ``episodes`` / ``episode_causes`` rows and each channel's
 ``current_causes``. Cause codes become their labels and operator words here; a code this version

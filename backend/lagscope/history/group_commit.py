@@ -4,7 +4,7 @@ of "group commit makes sync_binlog=1 cheap".
 
 The rates are the stored per-poll instance rates read through :mod:`lagscope.history.series`
 (same buckets for every metric); ``commits_per_group`` is derived per bucket as Σcommits ÷
-Σgroups (MariaDB only: MySQL has no ``Binlog_group_commits``, REPLICATION.md §5). Lanes are
+Σgroups (MariaDB only: MySQL has no ``Binlog_group_commits``; docs/replication.md). Lanes are
 built from the tracked parameters' current values and their stored changes.
 """
 

@@ -1,6 +1,6 @@
 """Series for charts: one metric of some channels or instances over a range, in time buckets.
 
-DESIGN.md §5: read the coarsest table that still gives the requested number of points, and return
+Read the coarsest table that still gives the requested number of points, and return
 at most ``points`` buckets per series with min, avg and max, so that a one-poll spike survives as
 its bucket's max however wide the bucket. The database does the bucketing (GROUP BY the integer
 quotient of the µs time, with MIN/SUM/MAX/COUNT); Python only merges and scales what comes back.

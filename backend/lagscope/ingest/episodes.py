@@ -39,7 +39,8 @@ from lagscope.analysis.step_credit import StepCandidate, credited_step, upstream
 from lagscope.models import Channel, Cluster, Instance, ParamChange
 from lagscope.models.episodes import Episode, EpisodeCause
 
-# The stored evidence and peak may be this far behind the channel's current causes (CONTRACT).
+# The stored evidence and peak may be this far behind the channel's current causes
+# (docs/causes.md, "Lag episodes").
 SAVE_EVERY_S = 10.0
 # The changes an ended episode's step is chosen among, newest first: a day of tuning is far
 # fewer, and a fleet-wide config push must not make one episode's end read thousands of rows.

@@ -5,7 +5,7 @@ Two windows of one channel are judged with :func:`lagscope.analysis.impact.impac
 baseline: the samples of each window are re-timed so that ``a`` ends and ``b`` starts at 0, so the
 windows may lie in any order, and even overlap, without a second implementation of the verdict.
 
-Two channels over one window answer DESIGN.md §4's question by decomposition: the backlog of the
+Two channels over one window answer "why is one behind" by decomposition: the backlog of the
 channel that lags more is split into ``not_received`` (the IO side: the network, or the replica's
 own relay-log writes) and ``received_not_applied`` (the SQL side: apply). The other channel, under
 the same source load, is the control: a far replica that has far more not received than the near

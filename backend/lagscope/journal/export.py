@@ -1,7 +1,7 @@
 """The tuning journal as the table an engineer pastes into a ticket: CSV or Markdown.
 
-Columns (UI.md, Journal): ``step``, ``when`` (UTC), ``what changed``, one ``<replica> lag p95``
-column per replica channel (``before → after``, seconds), ``verdict`` (with its one-sentence
+Columns (the journal page's own): ``step``, ``when`` (UTC), ``what changed``, one ``<replica> lag
+p95`` column per replica channel (``before → after``, seconds), ``verdict`` (with its one-sentence
 reason). CSV and Markdown carry the same cells, so a CSV opened in a spreadsheet reads like the
 page. The verdict is that of the channels the step touched (``in_scope``); when they disagree,
 each is named.

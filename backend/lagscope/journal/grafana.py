@@ -1,5 +1,5 @@
 """Grafana's annotation body as a Lagscope note, so deploy tools that already post to Grafana's
-``POST /api/annotations`` can post the same body here (issue 20).
+``POST /api/annotations`` can post the same body here (docs/api.md).
 
 Grafana's body has no cluster. The cluster comes from the request (``?cluster=NAME`` or an id)
 or from a tag ``cluster:NAME``; a tag ``instance:NAME`` narrows the note to one server. Both

@@ -1,5 +1,6 @@
 """A journal step that changed a replica's applier workers, with the capacity its source's
-writes predicted for it and the capacity measured after it (issue 22).
+writes predicted for it and the capacity measured after it
+(docs/prediction.md, "Checked after the step").
 
 Computed when the journal is read, from what the store kept: the binlog window of the source
 nearest before the step (history/parallelism.py) and the step's windows' capacities (apply

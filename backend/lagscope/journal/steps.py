@@ -15,10 +15,10 @@ under the old value. The samples of ``[changed_after, at)`` (``changed_after`` =
 to. A change whose window is wider than ``width_s`` thus has an empty ``before`` window and is
 reported as ``insufficient_data`` — we cannot say when it happened.
 
-Windows follow DESIGN.md §7 through :func:`lagscope.analysis.impact.impact`: ``before`` starts no
-earlier than the previous step's ``at + settle_s``, ``after`` ends at the next step's
-``changed_after``. Neighbours outside the queried range count, so the events are read over the
-range widened by ``width_s + settle_s + group_s`` (a burst longer than that widening, straddling
+Windows (docs/lag.md, "How the journal judges") come from :func:`lagscope.analysis.impact.impact`:
+``before`` starts no earlier than the previous step's ``at + settle_s``, ``after`` ends at the next
+step's ``changed_after``. Neighbours outside the queried range count, so the events are read over
+the range widened by ``width_s + settle_s + group_s`` (a burst longer than that widening, straddling
 its edge, may be split there). Every replica channel of the cluster gets each step's impact,
 with ``in_scope`` saying whether the step could touch it: a channel the step did not touch is the
 control group that tells a tuning effect from a change of load.

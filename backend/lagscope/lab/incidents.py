@@ -11,7 +11,7 @@ Tables live in the ``lab_incidents`` database. Big tables are filled on every se
 ``sql_log_bin=0`` from MariaDB's sequence engine, identical everywhere: the fill is setup, not part
 of the incident, and replicating a million-row fill would itself be a large transaction.
 
-What is real here, per cause (CAUSES.md):
+What is real here, per cause (docs/causes.md):
 
 * ``large_transaction`` — one ``UPDATE`` of every row of a big table on the source; the replicas
   apply it for 10 s or more (``INNODB_TRX.trx_rows_modified`` climbs).
@@ -90,7 +90,7 @@ class Incident:
     """What an incident made happen, for a test to find in Lagscope's readings."""
 
     name: str
-    # The cause label (analysis/causes, CONTRACT19 §2) Lagscope should name.
+    # The cause label (analysis/causes) Lagscope should name.
     cause: str
     # The replica on which it shows (the other replicas may show it too: a large transaction
     # reaches every replica).

@@ -44,7 +44,7 @@ INNODB_OPTIONS = ("--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M")
 MAX_SOCKET_PATH = 100
 # performance_schema with only the file-I/O instruments, sized to ~14 MB (not MariaDB's ~98 MB
 # autosizing), on the replicas: the durability prediction reads their fsync costs from
-# file_summary_by_event_name (issue 22), as on a MySQL server where it is on by default.
+# file_summary_by_event_name (the fsync cost), as on a MySQL server where it is on by default.
 PERF_SCHEMA_OPTIONS = (
     "--performance-schema=ON",
     "--performance-schema-instrument=%=OFF",

@@ -39,7 +39,8 @@ PARALLEL_MODES = ("none", "minimal", "conservative", "optimistic", "aggressive")
 _PORT_ATTEMPTS = 3
 _log = logging.getLogger(__name__)
 
-# Identifiers are constants; passwords go in as parameters (REPLICATION.md §6.2 for monitor).
+# Identifiers are constants; passwords go in as parameters (the monitor user's grants:
+# docs/replication.md, "Privileges").
 _SOURCE_SETUP = (
     ("CREATE USER 'admin'@'%%' IDENTIFIED BY %s", "admin"),
     ("GRANT ALL PRIVILEGES ON *.* TO 'admin'@'%%' WITH GRANT OPTION", None),
@@ -77,7 +78,7 @@ class LabConfig:
     # bytes/s per direction on each proxied link; None: unlimited (lab/proxy.py's bandwidth).
     proxy_bandwidth_bps: float | None = None
     base_dir: Path | str | None = None
-    # MariaDB's defaults (serial applier); §7's recipe is parallel_threads=4, optimistic.
+    # MariaDB's defaults (serial applier); the usual lab recipe is parallel_threads=4, optimistic.
     parallel_threads: int = 0
     parallel_mode: str = "optimistic"
     slave_net_timeout_s: int = 10

@@ -1,4 +1,4 @@
-"""Alerts (DESIGN.md §8): rules, their state per rule × subject, events, silences, webhook
+"""Alerts (docs/alerts.md): rules, their state per rule × subject, events, silences, webhook
 targets, deliveries and every delivery attempt.
 
 State lives here, not in a worker's memory: any worker may evaluate the next tick or send the

@@ -1,4 +1,4 @@
-"""Lag episodes and their cause segments (CAUSES.md; analysis/causes/episodes.py).
+"""Lag episodes and their cause segments (docs/causes.md; analysis/causes/episodes.py).
 
 An episode belongs to one channel: from the poll its lag passed the threshold until it had been
 caught up for 30 s (``ended_at`` null while ongoing). A cause segment is one cause seen inside

@@ -129,7 +129,7 @@ class InstanceSample(Base):
     log_written_per_s: Mapped[float | None] = mapped_column(Scaled(1, big=True))
     dblwr_pages_per_s: Mapped[float | None] = mapped_column(Scaled(1000, big=True))
     # Seconds in fsync per second by file class and the mean fsync time (performance_schema's
-    # file summary; NULL where it is off): the durability prediction's fsync cost (issue 22).
+    # file summary; NULL where it is off): the durability prediction's fsync cost.
     binlog_fsync_s_per_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))
     relay_log_fsync_s_per_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))
     redo_fsync_s_per_s: Mapped[float | None] = mapped_column(Scaled(1_000_000))

@@ -4,7 +4,7 @@ Per poll a row says how many workers there were and which were busy, as bit mask
 the ``i``-th worker by worker id): 16 workers cost 2 bytes, where a row per worker and poll
 would multiply the raw-sample volume by the worker count. The transaction each worker applied
 and its state text are kept only for the newest reading (``applier_workers``), like the GTID
-sets of a channel (DESIGN.md §5).
+sets of a channel.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class ApplierWorkerSample(Base):
     active_mask: Mapped[bytes] = mapped_column(LargeBinary)
     errors: Mapped[int] = mapped_column(SmallInteger)
     # Waiting for the relay log at the read (analysis/workers.py RELAY_READ_STATE); NULL in
-    # rows written before issue 22.
+    # rows written before this column was added.
     relay_waiting: Mapped[int | None] = mapped_column(SmallInteger)
 
 

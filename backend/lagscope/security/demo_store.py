@@ -1,4 +1,4 @@
-"""Demo mode runs only on a store ``lagscope demo`` made (issue 17 item 3).
+"""Demo mode runs only on a store ``lagscope demo`` made.
 
 Demo mode makes every caller an admin without a login. On a deployment's store that admin
 could create accounts, tokens and webhooks that outlive the demo, so the API refuses demo mode

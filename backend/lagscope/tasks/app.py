@@ -2,7 +2,7 @@
 
 The periodic jobs are one table in the settings (:data:`lagscope.config.PERIODIC_JOBS`, each
 interval a ``LAGSCOPE_*_EVERY_S`` setting), each sent with ``expires`` just under its period so a
-slow worker drops stale ticks instead of piling them up (STYLE.md, after paperless-ngx).
+slow worker drops stale ticks instead of piling them up.
 Task arguments are ids and primitives through the JSON serializer; never ORM objects or
 credentials.
 """

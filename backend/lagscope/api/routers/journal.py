@@ -18,7 +18,7 @@ from lagscope.journal.steps import JournalSettings
 
 router = APIRouter(tags=["steps"])
 TimeRangeDep = Annotated[TimeRange, Depends(time_range)]
-_WIDTH = "seconds in each before/after window (W, DESIGN.md §7)"
+_WIDTH = "seconds in each before/after window (W)"
 _SETTLE = "seconds after a step left out before its after window"
 _MIN_SAMPLES = "lag samples each window needs for a verdict"
 _GROUP = "events at most this many seconds apart make one step"

@@ -1,4 +1,4 @@
-"""Lag episodes, their cause segments, and a channel's current causes (CONTRACT19 §4).
+"""Lag episodes, their cause segments, and a channel's current causes (docs/api.md).
 
 Causes are the snake_case labels of ``analysis.causes.model.Cause``; ``words`` says the same in
 an operator's words. ``sentence``, ``action`` and string evidence are plain text from the

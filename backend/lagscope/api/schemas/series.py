@@ -1,5 +1,5 @@
 """Series: the query (one metric, some channels or instances, a range, a point budget) and the
-buckets that answer it. Times in epoch milliseconds (DESIGN.md §5); values in the metric's units.
+buckets that answer it. Times in epoch milliseconds; values in the metric's units.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class SeriesOut(Schema):
 
 
 class SeriesResponse(Schema):
-    """At most ``points`` buckets per series; min and max survive bucketing (DESIGN.md §5)."""
+    """At most ``points`` buckets per series; min and max survive bucketing."""
 
     metric: MetricName = Field(description="the first metric asked (the only one, usually)")
     metrics: list[MetricName] = Field(

@@ -1,6 +1,6 @@
 """Live views: a cluster's status and topology, and the SSE sample event.
 
-Labels are the snake_case names of DESIGN.md §4 (verdicts, lag sources, IO thread states);
+Labels are the snake_case names of docs/lag.md (verdicts, lag sources, IO thread states);
 seconds are floats, times ISO-8601 with offset except the stream's epoch milliseconds.
 """
 
