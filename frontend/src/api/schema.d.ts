@@ -3777,7 +3777,7 @@ export interface components {
         };
         /**
          * SeriesResponse
-         * @description At most ``points`` buckets per series; min and max survive bucketing (DESIGN.md §5).
+         * @description At most ``points`` buckets per series; min and max survive bucketing.
          */
         SeriesResponse: {
             /**
@@ -6137,7 +6137,7 @@ export interface operations {
     get_journal: {
         parameters: {
             query?: {
-                /** @description seconds in each before/after window (W, DESIGN.md §7) */
+                /** @description seconds in each before/after window (W) */
                 width_s?: number;
                 /** @description seconds after a step left out before its after window */
                 settle_s?: number;
@@ -6183,7 +6183,7 @@ export interface operations {
             query?: {
                 /** @description csv or md (Markdown) */
                 format?: "csv" | "md";
-                /** @description seconds in each before/after window (W, DESIGN.md §7) */
+                /** @description seconds in each before/after window (W) */
                 width_s?: number;
                 /** @description seconds after a step left out before its after window */
                 settle_s?: number;
