@@ -1,4 +1,4 @@
-// Builders of the episodes/causes API answers for the view-model tests (CONTRACT19.md section 4).
+// Builders of the episodes/causes API answers for the view-model tests (docs/api.md, "Lag episodes").
 import type {
   CauseSegment,
   ChangeRef,

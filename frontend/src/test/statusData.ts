@@ -1,7 +1,7 @@
 // Builders of API answers for the view-model tests (typed against the generated schema).
 import type { Schemas } from "../api/client";
 
-/** An ETA answer's fields beyond seconds/catching_up (issue 19: the band, never, its basis). */
+/** An ETA answer's fields beyond seconds/catching_up (the band, never, its basis). */
 export const ETA = { seconds: 0, catching_up: true, falling_behind_per_s: null, low_s: null, high_s: null, never: false, basis: null } satisfies Schemas["EtaOut"];
 
 export function channelStatus(over: Partial<Schemas["ChannelStatusOut"]> = {}): Schemas["ChannelStatusOut"] {

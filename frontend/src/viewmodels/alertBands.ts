@@ -1,4 +1,4 @@
-// Firing alerts as bands on the explorer's lag chart (issue 10): one band per incident, from the
+// Firing alerts as bands on the explorer's lag chart (docs/alerts.md): one band per incident, from the
 // moment it fired to the moment it resolved (or now, while it fires), clipped to the chart's
 // window. An incident is told apart by rule, instance, channel and its start: every event of one
 // incident (firing, repeat, resolved) carries the same starts_at.

@@ -1,9 +1,9 @@
-// The API shapes of issue 19's episodes and causes, from the generated schema (CONTRACT19.md
-// section 4). Server text (sentence, action, evidence strings) is data: rendered as text, never
+// The API shapes of lag episodes and their causes (docs/api.md, "Lag episodes"), from the
+// generated schema. Server text (sentence, action, evidence strings) is data: rendered as text, never
 // as HTML.
 import type { Schemas } from "../api/client";
 
-/** A cause label from the fixed list (CONTRACT19.md section 2); `words` is what an operator reads. */
+/** A cause label from the fixed list (docs/causes.md, "The causes"); `words` is what an operator reads. */
 export type CauseLabel = Schemas["CauseSegmentOut"]["cause"];
 export type CauseRef = Schemas["CauseRefOut"];
 export type CauseSegment = Schemas["CauseSegmentOut"];

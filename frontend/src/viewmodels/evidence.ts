@@ -125,8 +125,8 @@ const LABELS: Record<EvidenceGroupKind, Record<string, string>> = {
     rows: "rows (estimate)",
     event: "row event",
   },
-  // The channel's figures in words (UI.md: never received_not_applied in front of an
-  // operator); any other key, e.g. a parameter name, is shown as the server spells it.
+  // The channel's figures in words (never received_not_applied in front of an operator); any
+  // other key, e.g. a parameter name, is shown as the server spells it.
   other: {
     lag_s: "lag",
     trx_behind: "transactions behind",

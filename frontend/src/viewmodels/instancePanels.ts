@@ -211,7 +211,7 @@ export function durabilityWarnings(instances: readonly InstanceStatus[]): Durabi
   return warnings;
 }
 
-/** The source's heartbeat writer has stopped: its row's age is not shown as anyone's lag (issue 17). */
+/** The source's heartbeat writer has stopped: its row's age is not shown as anyone's lag. */
 export function heartbeatWarnings(instances: readonly InstanceStatus[]): DurabilityWarning[] {
   return instances
     .filter((i) => i.heartbeat_problem)
