@@ -1,9 +1,9 @@
-"""How soon each cause is named, over several runs of the live naming test (issue 19, "Must
-show"): tests/integration/test_causes_named_live.py makes every lab incident happen under the
-real pipeline (worker, beat, store; 1 s polls) and records, per cause, the polls and seconds
-from the cause's start to the first poll that named it with its evidence. This runs that module
-``--runs`` times (each with its own lab and pipeline) and prints, per cause, the polls of each
-run and the seconds' median. Figures, not assertions: the test asserts the bounds.
+"""How soon each cause is named, over several runs of the live naming test (docs/causes.md,
+"Making each cause happen"): tests/integration/test_causes_named_live.py makes every lab
+incident happen under the real pipeline (worker, beat, store; 1 s polls) and records, per cause, the
+polls and seconds from the cause's start to the first poll that named it with its evidence. This
+runs that module ``--runs`` times (each with its own lab and pipeline) and prints, per cause, the
+polls of each run and the seconds' median. Figures, not assertions: the test asserts the bounds.
 
     .venv/bin/python bench/cause_naming.py [--runs 3]
 """

@@ -14,7 +14,7 @@
    then this figure includes that wait too: it is an upper bound of the drawing time.
 
 Needs the UI build (``make ui``). The store is a throwaway SQLite file with hand-made rows; the
-API runs in this process (demo mode, loopback). Targets (issue 8): ≤ 1 s and ≤ 300 ms.
+API runs in this process (demo mode, loopback). Targets (bench/README.md): ≤ 1 s and ≤ 300 ms.
 
     make ui && .venv/bin/python bench/ui_render.py [--runs 5]
 """
