@@ -1,5 +1,5 @@
 """Builders for the cause rules' inputs (analysis/causes): one channel's poll as diagnose reads
-it, with the state strings the servers show (MariaDB 10.11.19 as CAUSES.md records them; MySQL
+it, with the state strings the servers show (MariaDB 10.11.19 as docs/causes.md records them; MySQL
 from the manual). ``run`` plays polls through ``diagnose`` with the memory round-tripped through
 JSON, as the store keeps it."""
 

@@ -1,4 +1,4 @@
-"""Beat's periodic jobs are one table in the settings (issue 18 item 4).
+"""Beat's periodic jobs are one table in the settings.
 
 Each interval is a setting with the ``LAGSCOPE_*_EVERY_S`` name it always had, the schedule is
 built from the table (no hand-copied entry per job), every job keeps ``expires`` just under its

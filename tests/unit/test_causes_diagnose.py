@@ -1,4 +1,4 @@
-"""diagnose (issue 19 item 2): no cause for a healthy channel, the state causes, clock skew,
+"""diagnose (docs/causes.md): no cause for a healthy channel, the state causes, clock skew,
 unexplained, the memory, and sentences in an operator's words."""
 
 from __future__ import annotations

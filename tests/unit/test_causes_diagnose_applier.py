@@ -1,4 +1,4 @@
-"""Applier causes (issue 19 item 2): a blocking session (row lock, metadata lock and its
+"""Applier causes (docs/causes.md): a blocking session (row lock, metadata lock and its
 candidates), row lookups without a usable key (the transaction state tells a scan from a lock
 wait), one large transaction, a schema change."""
 
@@ -105,7 +105,7 @@ def test_the_same_find_row_state_on_a_keyless_table_is_a_scan_when_running() -> 
 
 
 def test_a_poll_between_two_lookups_on_a_keyless_table_is_still_the_scan() -> None:
-    """Live lab (issue 19's CI): one poll caught the applier on the row's update, not its
+    """Live lab (seen in CI): one poll caught the applier on the row's update, not its
     lookup; the scan's transaction, open for 100 s, was then called "one large transaction"."""
     evidence = CauseEvidence(transactions=(_trx("RUNNING", rows=120_000),), tables=(KEYLESS,))
     between = "Update_rows_log_event::ha_update_row()"

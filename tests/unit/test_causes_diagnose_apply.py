@@ -1,4 +1,4 @@
-"""Apply side (issue 19 item 2): durability-bound serial apply, one thread with parallelism
+"""Apply side (docs/causes.md): durability-bound serial apply, one thread with parallelism
 available, parallel workers waiting on each other, a source burst — and no 'serial apply' for a
 replica whose parallel workers are busy."""
 

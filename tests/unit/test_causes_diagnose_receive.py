@@ -1,4 +1,4 @@
-"""Receive side (issue 19 item 2): the link vs the receiver's relay-log fsyncs. The demo's phase A
+"""Receive side (docs/causes.md): the link vs the receiver's relay-log fsyncs. The demo's phase A
 (sync_relay_log=1, sync_master_info=1: near and far lag alike, IO thread queueing) must be named
 relay-log durability and never the network."""
 

@@ -31,7 +31,7 @@ def no_identifiers(sentence: str) -> None:
     assert not IDENTIFIER.findall(sentence), sentence
 
 
-def test_the_issue_19_case_is_not_measurably_different() -> None:
+def test_alike_backlogs_are_not_measurably_different() -> None:
     near = side("replica1", "near", 48.3, 66.4, 3.0, 9200.0)
     far = side("replica2", "far", 47.7, 66.1, 4.0, 9100.0)
     found = conclude_channels(near, far)

@@ -1,5 +1,5 @@
 """`lagscope demo --scenario incidents` and the tuning story's opening, as data, and how the
-runner plays an incident step (issue 19 item 7)."""
+runner plays an incident step."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from lagscope.lab.servers import LabError
 LABELS = {c.label for c in Cause}
 
 
-def test_the_incidents_scenario_plays_each_cause_the_issue_names():
+def test_the_incidents_scenario_plays_each_cause_of_the_lab():
     plan = demo_plan("incidents")
     assert plan == INCIDENTS_PLAN
     assert [s.incident for s in plan] == [

@@ -1,4 +1,4 @@
-"""docker-compose.yml, the Dockerfile and deploy/ hold together (issue 12 item 3).
+"""docker-compose.yml, the Dockerfile and deploy/ hold together.
 
 There is no Docker engine here, so the files are read as Compose and Docker would read them:
 every service has an image or a build context that exists, its command is one our CLI (or the

@@ -1,4 +1,4 @@
-"""The fsync-cost reading and the applier's relay-log waits (issue 22)."""
+"""The fsync-cost reading and the applier's relay-log waits."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Tests for lagscope.collectors.gtid: parsing, set algebra and lag counts for both flavors.
 
-Examples come from REPLICATION.md §2.2/§2.3 and the MySQL manual (GTID format and storage);
-the property tests check GtidSet against a model made of plain Python sets of (source_id, n)
-over small ranges, built from the raw generated input rather than from GtidSet itself.
+Examples come from docs/replication.md ("GTID formats") and the MySQL manual (GTID format and
+storage); the property tests check GtidSet against a model made of plain Python sets of (source_id,
+n) over small ranges, built from the raw generated input rather than from GtidSet itself.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """No import runs back up: the packages of ``lagscope`` form floors, and each imports only its
-own floor and those below (issue 18 item 1).
+own floor and those below.
 
 Read from the source with ``ast`` (every ``import``, at module level or inside a function), so a
 lazy import cannot slip a back edge past the check. The floors, bottom up:

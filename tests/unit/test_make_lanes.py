@@ -1,4 +1,4 @@
-"""The two test lanes in the Makefile (issue 18 item 6): ``make check`` is the inner loop (lint,
+"""The two test lanes in the Makefile: ``make check`` is the inner loop (lint,
 types, unit tests without the ``slow`` mark, Vitest: no lab, no browser, no UI build) and
 ``make test`` stays the full truth (every test, slow ones included). Read from the Makefile as
 make reads it: a target's prerequisites after the colon, its recipe on the tab-led lines below.

@@ -171,7 +171,7 @@ def test_mariadb_multisource_keeps_connections_apart():
     "name", ["mysql57_multichannel.json", "mysql80_replica.json", "mysql84_replica.json"]
 )
 def test_timeline_streams_from_recorded_mysql_sets(name: str):
-    # The timeline's progress (issue 9) from each MySQL version's own set text (5.7 newlines,
+    # The timeline's progress from each MySQL version's own set text (5.7 newlines,
     # 8.4 tags): against a source that has what the replica received, the replica's applied
     # progress is the source's count minus what it has not applied, and the binlog coordinate
     # the applier executed up to is usable where there are no GTIDs.

@@ -1,8 +1,8 @@
 """The pure parts of ``GET /series``: which table, which buckets, the SQL switches, the query.
 
-The table rule (DESIGN.md §5): the coarsest table whose resolution is at most the bucket width
-the points ask for; buckets are whole multiples of that resolution, aligned on the epoch, and
-never more than ``points`` of them however the range falls.
+The table rule (docs/architecture.md, "Storage and time"): the coarsest table whose resolution is at
+most the bucket width the points ask for; buckets are whole multiples of that resolution, aligned on
+the epoch, and never more than ``points`` of them however the range falls.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_demo_mode_with_a_real_key_is_refused(monkeypatch):
         ("a" * 48, "zxcvbn"),
         ("abcd" * 12, "zxcvbn"),
         ("01" * 30, "zxcvbn"),
-        # Issue 17 item 14: these passed the home-made entropy rule.
+        # Seen once: these passed the home-made entropy rule.
         ("0123456789" * 4, "zxcvbn"),
         ("Summer2026!Summer2026!Summer2026!", "zxcvbn"),
         ("LagscopeProductionMysqlSecret2026", "zxcvbn"),
@@ -153,7 +153,7 @@ def test_trusted_proxies_are_addresses_or_networks():
 
 
 def test_demo_mode_refuses_every_old_key(monkeypatch):
-    """Issue 17 item 3: a real key passed as an old one opened a real store's credentials."""
+    """Seen once: a real key passed as an old one opened a real store's credentials."""
     monkeypatch.delenv("LAGSCOPE_SECRET_KEY", raising=False)
     with pytest.raises(ValidationError, match="LAGSCOPE_OLD_SECRET_KEYS"):
         Settings(demo=True, old_secret_keys=STRONG)

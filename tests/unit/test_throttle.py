@@ -1,4 +1,4 @@
-"""Login throttle keys (issue 17, item 5): one per (username, client) and one per client,
+"""Login throttle keys: one per (username, client) and one per client,
 never one per username alone; an IPv6 client counts by its /64."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DNS pinning at send time (issue 10, delivery): the webhook host is resolved once per attempt,
+"""DNS pinning at send time (docs/alerts.md): the webhook host is resolved once per attempt,
 that address is checked against the allow-list, and the connection goes to it — a name that
 resolves to something else a moment later (DNS rebinding) changes nothing.
 
@@ -106,7 +106,7 @@ def test_address_allowed(address: str, allow: list[str], ok: bool) -> None:
 
 @pytest.mark.slow
 def test_a_name_rebound_between_check_and_connect_does_not_get_the_request(hook: Receiver) -> None:
-    # Issue 17 item 16d. Two receivers on the same port: the checked one on 127.0.0.1, the
+    # DNS rebinding. Two receivers on the same port: the checked one on 127.0.0.1, the
     # rebinding target on 127.0.0.2. The resolver answers 127.0.0.1 for the check and
     # 127.0.0.2 for any later lookup; the request reaches the checked address only.
     port = int(hook.url.rsplit(":", 1)[1])

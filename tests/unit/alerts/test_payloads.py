@@ -138,7 +138,7 @@ def _texts(node: object) -> list[str]:
 
 
 def test_slack_escapes_every_text_an_editor_or_a_server_wrote() -> None:
-    # Issue 17 item 13: a rule named <!channel> pinged the whole workspace.
+    # Seen once: a rule named <!channel> pinged the whole workspace.
     hostile = replace(
         ctx(),
         rule_name="<!channel> lag",

@@ -53,7 +53,7 @@ def test_far_replica_with_its_own_slow_link_vs_a_shared_limit() -> None:
 
 
 def test_a_gap_within_noise_is_no_difference() -> None:
-    # Issue 19: 48.3/66.4 s vs 47.7/66.1 s with alike backlogs was called "lags more".
+    # Seen once: 48.3/66.4 s vs 47.7/66.1 s with alike backlogs was called "lags more".
     near = backlog_of([2.0, 4.0], [9000.0, 9400.0])
     far = backlog_of([3.0, 5.0], [9100.0, 9200.0])
     assert lagging((48.3, 66.4, near), (47.7, 66.1, far)) == "alike"

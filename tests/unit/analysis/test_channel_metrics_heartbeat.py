@@ -1,6 +1,6 @@
-"""A stopped heartbeat writer is not a lag (issue 17 item 20), through channel_metrics.
+"""A stopped heartbeat writer is not a lag, through channel_metrics.
 
-The cluster of the issue, in pt-heartbeat mode with its writer stopped: every replica caught up
+A cluster seen once, in pt-heartbeat mode with its writer stopped: every replica caught up
 (``trx_behind`` 0, timeline lag 0.0, Seconds_Behind_Master 0) was shown 2,734 s behind,
 verdict ``apply_bound``, with only ``disagreement: true`` hinting at it.
 """

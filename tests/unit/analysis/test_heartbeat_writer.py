@@ -1,4 +1,4 @@
-"""Is the heartbeat writer alive? Its own row's age on the source (issue 17 item 20)."""
+"""Is the heartbeat writer alive? Its own row's age on the source."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_a_row_that_keeps_advancing_is_fresh() -> None:
 
 
 def test_a_row_older_than_the_threshold_is_a_stopped_writer_since_its_last_beat() -> None:
-    # The cluster of the issue: the writer's last beat 2,734 s before the read.
+    # A cluster seen once: the writer's last beat 2,734 s before the read.
     assert writer_stopped_since(1000.0 - 2734, 1000.0, 1.0) == pytest.approx(1000.0 - 2734)
     assert writer_stopped_since(994.9, 1000.0, 0.25) == pytest.approx(994.9)
 

@@ -394,7 +394,7 @@ def test_swapping_before_and_after_swaps_improved_and_worse(
     before: list[float], after: list[float]
 ) -> None:
     # Symmetric only between steady states: a drain under way before a step is judged on its
-    # catch-up time instead (issue 9), a growing or falling lag on its trend; neither has a
+    # catch-up time instead, a growing or falling lag on its trend; neither has a
     # mirror image.
     assume(not draining(sides(before, [])) and not draining(sides(after, [])))
     assume(trend(sides(before, [])) == 0 and trend(sides(after, [])) == 0)

@@ -1,5 +1,6 @@
-"""Impact rules of issue 9: no credit for a drain already under way; capacity, catch-up time
-against the ETA, and the receive side for network steps (analysis/impact.py, analysis/drain.py).
+"""Impact rules for a draining backlog: no credit for a drain already under way; capacity, catch-up
+time against the ETA, and the receive side for network steps (analysis/impact.py,
+analysis/drain.py).
 
 Series are 1 Hz polls with known backlogs: a replica applying ``apply`` trx/s while the source
 writes ``source`` trx/s drains ``apply − source`` trx/s; lag = backlog ÷ source rate.

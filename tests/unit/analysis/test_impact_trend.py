@@ -1,4 +1,4 @@
-"""Verdicts on series shaped like the demo's tuning story (issue 12): the trend, not the levels.
+"""Verdicts on series shaped like the demo's tuning story: the trend, not the levels.
 
 A simulated replica at 1 Hz: the source writes ``SOURCE`` trx/s, the replica applies at most its
 capacity (``apply`` trx/s) and at least what is there to apply; 0.05-0.2 s of writes are always
@@ -106,7 +106,7 @@ def test_a_growing_backlog_turned_into_a_drain_is_improved() -> None:
 
 
 def test_a_drain_that_keeps_its_pace_gets_no_credit() -> None:
-    # Issue 9: already draining at −0.3 s/s before the step and at the same pace after it.
+    # Already draining at −0.3 s/s before the step and at the same pace after it.
     points = story(60_000, [(240, 1300)], start=T - 120)
     verdict, reason = judge(points)
     assert verdict is IV.NO_CLEAR_CHANGE, reason

@@ -126,7 +126,7 @@ def test_a_contradicted_sbm_leaves_the_lag_unknown_not_zero() -> None:
     )
 
 
-# Issue 17 item 20: a stopped heartbeat writer showed caught-up replicas 2,734 s behind.
+# Seen once: a stopped heartbeat writer showed caught-up replicas 2,734 s behind.
 NOTHING_MISSING = GtidEvidence(trx_behind=0, not_received=0, received_not_applied=0)
 
 

@@ -85,7 +85,7 @@ def test_caught_up_threshold_is_exclusive_and_configurable() -> None:
 
 @pytest.mark.parametrize("source", list(LagSource))
 def test_a_backlog_is_never_caught_up_whatever_the_lag_source(source: LagSource) -> None:
-    # Issue 9: SBM read 0 while not_received was 10,983; the verdict said caught_up.
+    # Seen once: SBM read 0 while not_received was 10,983; the verdict said caught_up.
     observation = obs(
         lag_s=0.0,
         lag_source=source,
@@ -130,7 +130,8 @@ def test_equal_halves_count_as_apply_bound() -> None:
 
 
 def test_no_gtids_sbm_far_below_lag_is_receive_bound() -> None:
-    # DESIGN §4: SBM reads 0 while the heartbeat says 40 s: the IO thread is the bottleneck.
+    # The disagreement case: SBM reads 0 while the heartbeat says 40 s: the IO thread is the
+    # bottleneck.
     assert classify(obs(lag_s=40.0, seconds_behind_source=0)) is V.RECEIVE_BOUND
 
 
@@ -185,7 +186,7 @@ def test_stop_shows_within_two_polls() -> None:
 def test_a_stopped_thread_in_the_newest_poll_is_never_outvoted_into_caught_up(
     halted: Verdict,
 ) -> None:
-    # Issue 17 item 19: right after a duplicate-key error the sample had sql_running=false and
+    # Seen once: right after a duplicate-key error the sample had sql_running=false and
     # verdict caught_up, the two polls before it outvoting the stop.
     assert verdict([V.CAUGHT_UP, V.CAUGHT_UP, halted], previous=V.CAUGHT_UP) is halted
     # Once the thread runs again, the window smooths as before.
@@ -217,7 +218,7 @@ def test_empty_window() -> None:
 
 @pytest.mark.parametrize("behind", [V.RECEIVE_BOUND, V.APPLY_BOUND])
 def test_a_backlog_in_the_newest_poll_is_never_outvoted_into_caught_up(behind: Verdict) -> None:
-    # Issue 9: the first polls of a load showed caught_up with 479 and 652 trx not received.
+    # Seen once: the first polls of a load showed caught_up with 479 and 652 trx not received.
     assert verdict([V.CAUGHT_UP, V.CAUGHT_UP, behind], previous=V.CAUGHT_UP) is behind
     assert verdict([V.CAUGHT_UP, behind, V.APPLY_BOUND], previous=V.CAUGHT_UP) is V.APPLY_BOUND
     # The other way round the window still smooths: one caught-up poll does not end a backlog.
