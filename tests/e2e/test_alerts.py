@@ -98,7 +98,7 @@ def test_target_rule_test_send_and_a_firing_alert(
 
 
 def test_a_target_url_is_shown_redacted_and_changed_by_re_entering_it(page: Page, hook: Receiver):
-    """Issue 17 items 9 and 17: the list shows scheme, host, port and a fingerprint, never the
+    """The list shows scheme, host, port and a fingerprint, never the
     path (a Slack token); "Change URL" takes the whole new URL, and the Alertmanager API kind."""
     hook.clear()
     port = hook.url.rsplit(":", 1)[1]

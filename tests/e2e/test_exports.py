@@ -1,4 +1,4 @@
-"""Pictures and reports to share (issue 33 item 5), in Chromium over the real pipeline: the
+"""Pictures and reports to share, in Chromium over the real pipeline: the
 explorer's lag chart and an episode page downloaded as PNG (a real PNG, wider and taller than
 300 px), the episode as a Markdown report naming its main cause and as an HTML report with the
 chart embedded, each file named after the replicas and the time range in UTC. The episode's

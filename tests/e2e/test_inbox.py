@@ -1,4 +1,4 @@
-"""The demo's webhook inbox in Chromium (issue 19 item 7): the nav shows it in demo mode only,
+"""The demo's webhook inbox in Chromium: the nav shows it in demo mode only,
 and a delivered alert is listed with its headers and its payload as JSON text."""
 
 from __future__ import annotations

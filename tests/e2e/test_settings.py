@@ -232,7 +232,7 @@ def test_pinning_a_server_public_key(page: Page, api: ApiServer, lab):
 
 
 def test_changing_your_password_asks_for_the_current_one(anonymous_page: Page, api: ApiServer):
-    """Issue 17, item 4: the form sends current_password; a wrong one is named, the right one
+    """The form sends current_password; a wrong one is named, the right one
     changes the password and signs this browser out (every token of the user is revoked)."""
     with api.sessions() as session, session.begin():
         users.create_user(session, "pwuser", "the-old-password", "viewer")

@@ -1,4 +1,4 @@
-"""Dark mode (issue 33 item 4), in Chromium over the real pipeline: every page of the app read in
+"""Dark mode, in Chromium over the real pipeline: every page of the app read in
 the dark theme (the system's preference, emulated) and in the light one, each saved as a
 full-page screenshot, and each measured in the page itself — the WCAG contrast between every
 visible text and its effective background (4.5:1, 3:1 for large text) and between the charts'

@@ -3,7 +3,7 @@ applier needs (lab/incidents.py's ``row_lock``). While it holds them, the overvi
 cause in words and the explorer's why strip shows a segment whose evidence names the session the
 test opened; once undone and caught up for the (shortened) hold, the Episodes list shows the
 ended episode with its main cause and the episode page shows the blocking session and the table
-as text. And the alert it fires reaches the demo's built-in webhook inbox (issue 19 item 7) with
+as text. And the alert it fires reaches the demo's built-in webhook inbox with
 the cause in its payload's "why".
 
 The module runs as the demo does (LAGSCOPE_DEMO=1, the placeholder key, a store marked as the

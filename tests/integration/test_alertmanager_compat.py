@@ -202,7 +202,7 @@ def _t(text: str) -> datetime:
     return datetime.fromisoformat(f"{head}.{(frac + '000000')[:6]}+00:00")
 
 
-# Alertmanager's own API as a target (issue 17 item 17) -----------------------------------
+# Alertmanager's own API as a target ----------------------------------------------------
 
 
 @pytest.fixture

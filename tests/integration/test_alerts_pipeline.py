@@ -210,7 +210,7 @@ def test_worker_killed_mid_incident_sends_no_duplicate_and_the_resolved(
 def test_a_replica_frozen_for_a_poll_does_not_resolve_a_stopped_sql_thread(
     lab, pipeline: Pipeline, hook: Receiver, rules: list[int], restart_sql: None
 ):
-    """Issue 17 item 18: a poll that misses its deadline (SIGSTOP here; a busy box or a worker
+    """A poll that misses its deadline (SIGSTOP here; a busy box or a worker
     just restarted in CI) is stored with no reading and the verdict of the last three polls,
     still "stopped". It resolved the incident, and the next stopped poll fired it again."""
     rule = add_rule(

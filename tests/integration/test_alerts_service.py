@@ -186,7 +186,7 @@ def test_null_lag_with_the_sql_thread_stopped_fires_after_for(store: Store):
 
 
 def test_one_unanswered_poll_does_not_resolve_a_stopped_sql_thread(store: Store):
-    """Issue 17 item 18: a poll that misses its deadline (a busy box, a worker just restarted)
+    """A poll that misses its deadline (a busy box, a worker just restarted)
     is stored with no reading and the verdict of the last three polls, still "stopped". That
     sample resolved the incident and the next one fired it again."""
     store.rule(name="sql stopped", metric="sql_stopped", threshold=0.0, for_s=2.0)

@@ -1,4 +1,4 @@
-"""Migration acc17a000001 (issue 17, item 11): annotations get their author's user id, matched
+"""Migration acc17a000001: annotations get their author's user id, matched
 on the exact username only; a note whose author was deleted stays nobody's."""
 
 from __future__ import annotations

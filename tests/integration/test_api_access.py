@@ -1,4 +1,4 @@
-"""Cutting someone off over real HTTP (issue 7, item 2): tokens listed and revoked, logout, users
+"""Cutting someone off over real HTTP: tokens listed and revoked, logout, users
 disabled, deleted, re-roled or given a new password — each effective on the very next request
 and on an open live stream."""
 
@@ -91,7 +91,7 @@ def test_logout_revokes_the_login_token(api: ApiServer):
 
 
 def test_disabling_revokes_tokens_and_enabling_does_not_revive_them(api: ApiServer):
-    """Issue 17, item 7: a token that leaked, or that an admin meant to end by disabling its
+    """A token that leaked, or that an admin meant to end by disabling its
     owner, stays dead when the owner is enabled again; the owner logs in afresh."""
     uid, token = make_user(api, "vera", "editor")
     session_token = login(api, "vera").json()["token"]
@@ -131,7 +131,7 @@ def test_disable_enable_role_password_and_delete(api: ApiServer):
 
 
 def test_an_api_token_cannot_mint_tokens(api: ApiServer):
-    """Issue 17, item 4: a leaked script token must not buy a token that outlives its
+    """A leaked script token must not buy a token that outlives its
     revocation; only a session from a password login creates tokens."""
     _, script = make_user(api, "minty", "editor")
     with api.client(script) as c:
@@ -148,7 +148,7 @@ def test_an_api_token_cannot_mint_tokens(api: ApiServer):
 
 
 def test_changing_your_own_password_needs_the_current_one(api: ApiServer):
-    """Issue 17, item 4: a token alone (a script's, a browser left open) does not take the
+    """A token alone (a script's, a browser left open) does not take the
     account by setting a new password; an admin resetting someone else's needs none."""
     uid, script = make_user(api, "perry", "editor")
     url = f"/api/v1/users/{uid}"

@@ -105,7 +105,7 @@ def test_webhook_secret_is_write_only_and_the_url_must_be_allowed(api: ApiServer
 
 
 def test_a_signed_targets_url_changes_only_with_its_secret(api: ApiServer, hook: Receiver):
-    """Issue 17, item 1's audit: the signing secret does not follow a new url (its owner would
+    """The signing secret does not follow a new url (its owner would
     collect signatures the old receiver accepts) unless given again in the same request."""
     with api.client() as c:
         made = c.post(
@@ -128,7 +128,7 @@ SLACKISH = "/services/T000/B000/XOXOsecretTOKEN?api_key=k3y-s3cret"
 def test_webhook_url_is_redacted_for_everyone_and_replaced_only_by_a_new_one(
     api: ApiServer, hook: Receiver, viewer: str, editor: str
 ):
-    """Issue 17 item 9: viewers read Slack token paths and ?api_key= from the target list."""
+    """Viewers read Slack token paths and ?api_key= from the target list."""
     hook.clear()
     port = hook.url.rsplit(":", 1)[1]
     with api.client() as admin:
@@ -166,7 +166,7 @@ def test_webhook_url_is_redacted_for_everyone_and_replaced_only_by_a_new_one(
 
 
 def test_delivery_log_detail_is_for_admins(api: ApiServer, viewer: str, editor: str):
-    """Issue 17 item 10: the log told viewers which ports refused and what a name resolved to."""
+    """The log told viewers which ports refused and what a name resolved to."""
     closed = f"http://127.0.0.1:{free_port()}/nobody"
     with api.client(editor) as c:
         target = c.post("/api/v1/alerts/webhooks", json={"name": "closed", "url": closed}).json()

@@ -1,4 +1,4 @@
-"""Deploy tools that post annotations to Grafana post the same body here (issue 20): over real
+"""Deploy tools that post annotations to Grafana post the same body here: over real
 HTTP on Grafana's own path and under /api/v1, and from ``lagscope annotate``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The API's edges as an attacker or a careless client meets them (issue 7, items 8, 11, 12):
+"""The API's edges as an attacker or a careless client meets them:
 dates at the ends of the calendar, oversized and malformed bodies, control characters in names,
 problem types, security headers, and API docs that work without a network."""
 
@@ -131,7 +131,7 @@ BAD_TEXTS = [
 def test_control_and_bidi_characters_are_refused_in_host_and_region(
     api: ApiServer, cluster_id, text
 ):
-    """Issue 17 item 8: host and region are shown and logged like names."""
+    """Host and region are shown and logged like names."""
     good = {"cluster_id": cluster_id, "name": "ctl", "host": "db1", "user": "u", "region": "eu"}
     with api.client() as c:
         for field in ("host", "region"):

@@ -257,7 +257,7 @@ def test_annotation_crud_author_scope_and_roles(api: ApiServer):
 
 
 def test_a_new_user_under_a_deleted_authors_name_does_not_own_their_notes(api: ApiServer):
-    """Issue 17, item 11: a note belongs to its author's account, not to the name: once alice
+    """A note belongs to its author's account, not to the name: once alice
     is deleted, a new ALICE (on SQLite possibly even under alice's old id) may not change it."""
     topo = make_topology(api, "owned-notes")
     base = {"cluster_id": topo.cluster_id, "starts_at": iso(T0), "text": "alice was here"}
@@ -886,7 +886,7 @@ def check_journal(pipeline, began, steps, queried_at) -> None:
             if verdict["verdict"] == "improved" and already_draining(
                 samples[name], *windows["before"]
             ):
-                # Issue 9: a drain under way before the step would have ended without it; only
+                # A drain under way before the step would have ended without it; only
                 # evidence about capacity (rate while behind, catch-up against the ETA) counts.
                 assert "apply rate" in verdict["reason"] or "predicted" in verdict["reason"], (
                     index,

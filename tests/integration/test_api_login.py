@@ -1,4 +1,4 @@
-"""Logging in under attack (issue 7, item 3; issue 17, item 5): throttling with back-off per
+"""Logging in under attack (docs/security.md, "Logging in"): throttling with back-off per
 (username, client address) and per address — never a lock on a username alone — answers that
 do not tell which usernames exist, a bounded password-hashing pool, and failed logins in the
 log without the password."""
@@ -101,7 +101,7 @@ def test_repeated_failures_for_a_username_back_off_with_429(api: ApiServer, capl
 
 
 def test_nobody_locks_out_the_admin_from_another_address(api: ApiServer):
-    """Issue 17, item 5: wrong passwords from address A throttle A, not the username: the
+    """Wrong passwords from address A throttle A, not the username: the
     right password from address B works at once."""
     for _ in range(7):
         answer = attempt(api, ADMIN[0], "guess-guess-guess", source="127.0.0.2")

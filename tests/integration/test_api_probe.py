@@ -1,4 +1,4 @@
-"""POST /instances/test under attack and under load, and LAGSCOPE_ALLOWED_TARGETS (issue 7 item 6).
+"""POST /instances/test under attack and under load, and LAGSCOPE_ALLOWED_TARGETS.
 
 Fake servers are loopback sockets: one that accepts and never answers (a silent or filtered
 port, as slow as a test's timeout), one that answers in another protocol, a closed port. They
@@ -457,7 +457,7 @@ def test_editing_an_instance_tests_with_its_stored_password(lab, tmp_path):
 
 
 def test_a_polled_port_says_what_the_connection_test_says(tmp_path):
-    """Issue 17, item 16(a): an instance's stored last_error (which editors and viewers read)
+    """An instance's stored last_error (which editors and viewers read)
     tells no more about a closed, silent or foreign port than the connection test does, and
     the recorded time of the failed poll is the tick's, whichever way the port failed."""
     silent_timeout_s = 1.0
@@ -508,7 +508,7 @@ def test_a_polled_port_says_what_the_connection_test_says(tmp_path):
 
 @pytest.mark.parametrize("plugin", ["sha256_password", "caching_sha2_password"])
 def test_a_rogue_sha2_server_gets_no_stored_password_from_the_connection_test(tmp_path, plugin):
-    """Issue 17 item 2: a server at the instance's own address switches the login to a SHA-2
+    """A server at the instance's own address switches the login to a SHA-2
     plugin and offers its own RSA key. Editing → "Test connection" (instance_id, no password)
     says why it stopped and sends nothing; with a pinned key (set by PATCH, which wants the
     password again) the server receives the password encrypted with the pinned key only."""

@@ -1,4 +1,4 @@
-"""``lagscope api`` as an operator starts it: which client address it believes (issue 17 item 6).
+"""``lagscope api`` as an operator starts it: which client address it believes.
 
 uvicorn's default believes ``X-Forwarded-For`` from 127.0.0.1; Lagscope believes it only from
 ``LAGSCOPE_TRUSTED_PROXIES``. The access log shows the client address the API went by.

@@ -1,7 +1,7 @@
-"""Single sign-on with OpenID Connect (issue 33 item 1) against a real provider (oidc-provider,
-started by the suite), over HTTP without a browser (tests/e2e/test_oidc.py has the browser):
-the code flow with PKCE, users made at first sign-in, the role recomputed from the groups at
-every sign-in, no group no access, password sign-in turned off but for the break-glass admin;
+"""Single sign-on with OpenID Connect (docs/security.md, "Single sign-on") against a real provider
+(oidc-provider, started by the suite), over HTTP without a browser (tests/e2e/test_oidc.py has the
+browser): the code flow with PKCE, users made at first sign-in, the role recomputed from the groups
+at every sign-in, no group no access, password sign-in turned off but for the break-glass admin;
 and ID tokens the validation refuses — a forged signature, an expired one, another audience,
 issuer or nonce — checked against the real provider's discovery and published keys.
 """

@@ -1,4 +1,4 @@
-"""A stopped replica still shows how far behind it is (issue 19 item 4), on the live lab.
+"""A stopped replica still shows how far behind it is, on the live lab.
 
 The real pipeline polls the MariaDB lab with no heartbeat (the hardest case: the server's own
 Seconds_Behind_Master is NULL while stopped, MariaDB has no applier timestamp), the source keeps

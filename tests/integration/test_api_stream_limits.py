@@ -1,5 +1,5 @@
 """Live streams are limited per user and per API process, and a closed stream gives its slot
-back (issue 17 item 15): a stream holds a connection and a poll loop for as long as a tab is
+back: a stream holds a connection and a poll loop for as long as a tab is
 open, so one user, or everyone together, must not be able to open them without end."""
 
 from __future__ import annotations

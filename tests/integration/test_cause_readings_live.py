@@ -1,6 +1,6 @@
 """Cause readings on the live MariaDB lab: a session on replica1 holds what the applier needs,
-and the poller names that session and the table (CAUSES.md "blocked by a session on the replica",
-"row lookups without a usable key").
+and the poller names that session and the table (docs/causes.md, "The causes": a blocking
+session, row lookups without a usable key).
 
 Each test leaves replication as it found it: the blocking session rolls back and the replica
 catches up, even on failure.
@@ -182,7 +182,7 @@ def test_a_session_holding_row_locks_is_named_with_the_table(
     assert (event_table.schema, event_table.table) == (SCHEMA, table)
     assert event_table.has_primary_key is keyed and event_table.has_usable_key is keyed
     assert event_table.event.startswith("Update_rows")
-    # The live server's words for a row event waiting on a lock (CAUSES.md).
+    # The live server's words for a row event waiting on a lock (docs/causes.md).
     assert status.sql_thread_state == "Update_rows_log_event::find_row()"
     assert any(_is_cause(sql) for sql in executor.batches[-1])
     assert_no_server_side_join(executor)

@@ -1,13 +1,13 @@
-"""Each cause is named correctly, and soon, by the real pipeline on the live lab (issue 19,
-"Must show"): every incident of :mod:`lagscope.lab.incidents` is made to happen while the worker
-and beat poll the lab once a second; the test waits until the channel's current causes name the
-incident's cause, counts the polls from the moment the servers showed it (the incident's entry
-returns then) to the first poll that named it, checks the evidence (the blocking session's id
-is the one the incident opened, the table is the one it used) and that nothing false was named
-meanwhile (a row lock is not a missing key, the receiver's fsyncs are not the network).
+"""Each cause is named correctly, and soon, by the real pipeline on the live lab: every incident of
+:mod:`lagscope.lab.incidents` is made to happen while the worker and beat poll the lab once a
+second; the test waits until the channel's current causes name the incident's cause, counts the
+polls from the moment the servers showed it (the incident's entry returns then) to the first poll
+that named it, checks the evidence (the blocking session's id is the one the incident opened, the
+table is the one it used) and that nothing false was named meanwhile (a row lock is not a missing
+key, the receiver's fsyncs are not the network).
 
 One line per cause is printed (``pytest -s``) and all of them are written to
-``$LAGSCOPE_NAMING_OUT`` (default ``/tmp/lagscope-cause-naming.json``) for the issue's note.
+``$LAGSCOPE_NAMING_OUT`` (default ``/tmp/lagscope-cause-naming.json``) for bench/cause_naming.py.
 """
 
 from __future__ import annotations
@@ -33,20 +33,20 @@ from .waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
-OUT = "/tmp/lagscope-cause-naming.json"  # for the issue's note (bench/cause_naming.py reads it)
-# Issue 19's targets: the first correct naming within 3 polls of the cause showing on the
+OUT = "/tmp/lagscope-cause-naming.json"  # bench/cause_naming.py reads it
+# The targets: the first correct naming within 3 polls of the cause showing on the
 # servers; a large transaction within 10 s (it is "large" only after it has lasted a while).
 TARGET_POLLS = 3
 LARGE_TRX_TARGET_S = 10.0
 # Causes whose evidence comes from the cause readings (the blocking session, the table's keys):
 # those run only in a poll whose previous poll showed the channel behind, and each of the
 # pipeline's two worker processes keeps its own previous poll, so the readings can start one
-# poll later than the issue's target. Measured on the shared 2-core box: 3 to 5 polls. The
+# poll later than the target. Measured on the shared 2-core box: 3 to 5 polls. The
 # bound says so rather than hiding it behind a long timeout.
 EVIDENCE_TARGET_POLLS = 5
 # A keyless table is one more reading in the chain (the relay log's event names the table, then
 # the table's keys are looked up once): run alone six times on a quiet box, before and after the
-# batched ticks of issue 20, it was named in 3, 4, 4, 5, 6 and 6 polls.
+# batched ticks, it was named in 3, 4, 4, 5, 6 and 6 polls.
 KEYLESS_TARGET_POLLS = 6
 
 

@@ -48,7 +48,7 @@ def test_user_subcommands(tmp_path):
 
     assert run(url, "disable", "PAT").returncode == 0
     assert not auth_ok()
-    # Disabling revoked the token: enabling again does not revive it (issue 17, item 7).
+    # Disabling revoked the token: enabling again does not revive it.
     assert run(url, "enable", "pat").returncode == 0 and not auth_ok()
     assert run(url, "tokens", "pat").stdout == ""
     with sessions() as session, session.begin():

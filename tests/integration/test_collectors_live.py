@@ -1,4 +1,4 @@
-"""Collectors against the real MariaDB lab: every reading, every failure mode the issue names.
+"""Collectors against the real MariaDB lab: every reading, every failure mode.
 
 Each test leaves replication as it found it (threads running, caught up), even on failure.
 """
@@ -131,7 +131,7 @@ def test_sql_thread_stopped_under_writes(lab, pollers, admin_replica1):
 def test_fsync_times_are_read_while_behind_and_not_while_caught_up(lab, pollers, admin_replica1):
     """performance_schema's file summary (the lab runs it with the file instruments only) is
     a behind-only reading: a caught-up poll sends nothing more, a poll after a behind one
-    reads the binary and relay logs' fsync counts and times (issue 22)."""
+    reads the binary and relay logs' fsync counts and times."""
     write_rows(lab, 1)
     lab.wait_caught_up(timeout_s=30)
     healthy = pollers["replica1"].poll()

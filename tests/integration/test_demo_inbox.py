@@ -1,4 +1,4 @@
-"""The demo's alerting (issue 19 item 7): a fresh demo store has the lag rule and the webhook
+"""The demo's alerting (docs/demo.md): a fresh demo store has the lag rule and the webhook
 target aimed at the API's own inbox; Lagscope's own delivery code delivers there and the inbox
 lists it; outside demo mode the inbox does not exist."""
 

@@ -1,4 +1,4 @@
-"""The demo plays an incident on a live lab (issue 19 item 7): the lab makes it happen, the
+"""The demo plays an incident on a live lab (docs/demo.md): the lab makes it happen, the
 runner notes it as a range on the timeline, holds it, undoes it, and the load it set is back.
 
 Short (one blocked applier held 3 s, ~15 s with the table's set-up): the whole

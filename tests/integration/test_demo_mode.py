@@ -1,5 +1,5 @@
 """Demo mode (every caller an admin) only on a store the demo made, and only for requests
-addressed to a loopback name (issue 17 item 3)."""
+addressed to a loopback name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`lagscope demo --scenario tuning` tells its story, and the API shows it (issue 12, item 1).
+"""`lagscope demo --scenario tuning` tells its story, and the API shows it (docs/demo.md).
 
 The demo runs headless with short phases; everything is checked through the HTTP API as a user
 (or the UI) sees it: samples for the three servers, lag rising in phase A on both replicas, and

@@ -1,4 +1,4 @@
-"""`make demo` stops on Ctrl-C or SIGTERM whatever it is doing (issue 7, item 9).
+"""`make demo` stops on Ctrl-C or SIGTERM whatever it is doing.
 
 The old handler called ``Event.set()`` while the main thread sat in ``Event.wait()``: the two
 met on the Event's lock and the demo hung with the lab, Redis, worker and beat still running.

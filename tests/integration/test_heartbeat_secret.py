@@ -1,4 +1,4 @@
-"""The heartbeat writer's password goes only to the source it was entered for (issue 17, item 1).
+"""The heartbeat writer's password goes only to the source it was entered for.
 
 An editor deletes a cluster's source and adds one of their own, a fake MySQL server on loopback
 that records every byte a client sends while logging in: the real API and a real
@@ -204,7 +204,7 @@ class RefusingSource:
 
 
 def test_the_writers_back_off_lives_in_the_store(api: ApiServer) -> None:
-    """Issue 17, item 16(c): a refused heartbeat login is recorded on the cluster row, so a
+    """A refused heartbeat login is recorded on the cluster row, so a
     restarted writer process honours it; after the cap nothing is tried until the password is
     entered again."""
     cid, source_id = make_cluster(api, "hb-backoff")

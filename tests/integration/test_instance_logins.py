@@ -1,4 +1,4 @@
-"""An instance whose login polling gave up on (issue 17, item 16b) stays given up until someone
+"""An instance whose login polling gave up on stays given up until someone
 acts: retry-login, a new password, or disabling and enabling it. Nothing else clears it."""
 
 from __future__ import annotations

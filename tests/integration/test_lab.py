@@ -1,6 +1,6 @@
 """The lab itself: replication works, the proxy really sits on replica2's link, a killed replica
-comes back and catches up, the monitor user has exactly the §6.2 privileges, and the CLI drives a
-detached lab. Test data lives in its own ``lab_test`` database, one table per test.
+comes back and catches up, the monitor user has exactly the monitoring privileges, and the CLI
+drives a detached lab. Test data lives in its own ``lab_test`` database, one table per test.
 """
 
 from __future__ import annotations

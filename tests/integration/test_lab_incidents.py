@@ -1,5 +1,6 @@
 """Each lab incident (lagscope.lab.incidents) really happens on the live MariaDB lab, shows what
-CAUSES.md says it shows, and is undone: every replica caught up, settings restored, table gone."""
+docs/causes.md says it shows, and is undone: every replica caught up, settings restored, table
+gone."""
 
 from __future__ import annotations
 

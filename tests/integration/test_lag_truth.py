@@ -1,4 +1,4 @@
-"""Lag that tells the truth when a thread or the heartbeat writer stops (issue 17 items 19, 20).
+"""Lag that tells the truth when a thread or the heartbeat writer stops.
 
 The real lab and pipeline (Redis, Celery worker and beat, the ``lagscope heartbeat`` writer,
 a SQLite store read back by the test). Each test leaves the lab replicating and caught up, and
@@ -45,7 +45,7 @@ def caught_up_window(pipe: Pipeline, name: str, since: datetime) -> bool:
 
 
 def test_a_duplicate_key_stop_is_never_shown_caught_up(lab, pipeline: Pipeline):
-    """Issue 17 item 19: right after a duplicate-key error one sample said sql_running=false
+    """Seen once: right after a duplicate-key error one sample said sql_running=false
     and caught_up, the two caught-up polls before it outvoting the stop."""
     started = now()
     wait_until(
@@ -104,7 +104,7 @@ def source_state(pipe: Pipeline) -> InstanceState:
 
 
 def test_a_stopped_heartbeat_writer_is_not_lag(lab, pipeline: Pipeline):
-    """Issue 17 item 20: with the writer stopped, caught-up replicas were shown 2,734 s behind.
+    """Seen once: with the writer stopped, caught-up replicas were shown 2,734 s behind.
     Stop it: the lag stays right, the status says why, an alert fires; start it again."""
     lab.wait_caught_up(timeout_s=60)
     started = now()

@@ -1,5 +1,5 @@
 """Faults of Lagscope's own parts, with real processes: what /readyz says, what happens to the
-samples and the alerts, and how soon polling is back once the part is back (issue 21).
+samples and the alerts, and how soon polling is back once the part is back (docs/operations.md).
 
 One pipeline per poll engine (the lab, Redis, a SQLite store, a worker, beat, the heartbeat
 writer and the API), every process reporting each second: the default engine's (the owner) for
@@ -8,7 +8,7 @@ since only there are Redis and beat in the polls' path (``@celery_engine``; thei
 counterparts say polling goes on). Each test breaks one part, checks how it shows and what it
 cost, brings the part back and leaves the pipeline healthy for the next. Detection and recovery
 times are printed (``-s``), never asserted beyond the waits' bounds: the box is shared.
-``FAULT_OUTAGE_S=60`` runs the outages at the issue's 60 s (the note's figures).
+``FAULT_OUTAGE_S=60`` runs the outages at 60 s (the figures in docs/operations.md).
 """
 
 from __future__ import annotations

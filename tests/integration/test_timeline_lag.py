@@ -1,4 +1,4 @@
-"""Lag without any heartbeat (issue 9): the source timeline against an independent truth.
+"""Lag without any heartbeat: the source timeline against an independent truth.
 
 The real lab, the real pipeline (Redis, Celery worker and beat, SQLite store) with heartbeat
 mode off and no writer. replica1 gets strict flush settings under a steady load, so it falls
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 STRICT_PHASE_S = 30  # at least: replica1 is then 10-20 s behind at 2500 trx/s
 # Samples judged against the truth (enough for a p95), and how many of them > 5 s behind. The
 # load runs on past STRICT_PHASE_S (at most EXTRA_S) until both exist: how many samples and
-# truth readings a minute yields is up to the machine (issue 17: 11 pairs in 60 s once).
+# truth readings a minute yields is up to the machine (11 pairs in 60 s once).
 MIN_PAIRS = 30
 MIN_FAR_BEHIND = 10
 EXTRA_S = 120
@@ -79,7 +79,7 @@ def test_lag_without_heartbeat_follows_the_truth_under_strict_flush(lab, pipelin
     p95 = errors[max(0, round(0.95 * len(errors)) - 1)]
     far_behind = [(r, t) for r, t in pairs if t > 5]
     shown_low = [(r.lag_s, t) for r, t in far_behind if r.lag_s is None or r.lag_s < 1]
-    # DESIGN §4 / issue 9: caught up allows a backlog the source writes within a second (at
+    # Caught up (docs/lag.md) allows a backlog the source writes within a second (at
     # 2,500 trx/s a replica 0.1 s behind has ~250 trx in flight); anything beyond is a backlog.
     caught_up_behind = [
         (r.ts, r.not_received, r.trx_behind, r.source_rate, r.lag_s)

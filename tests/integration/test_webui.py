@@ -80,7 +80,7 @@ UI_RESPONSES = ["/", "/index.html", "/robots.txt", "/assets/app-1a2b.js", "/api/
 
 @pytest.mark.parametrize("path", UI_RESPONSES)
 def test_every_ui_response_carries_the_csp(api: ApiServer, path: str):
-    """Issue 17 item 12: not only the SPA fallback; /index.html and the docs page too, and
+    """Not only the SPA fallback; /index.html and the docs page too, and
     never framed (clickjacking)."""
     with api.client("") as anonymous:
         answer = anonymous.get(path)
