@@ -13,7 +13,7 @@ Prints, per backend (a temporary SQLite file; PostgreSQL too with ``--postgres-u
 machine's own):
 
 - ingest: raw samples/s written and ms per cluster tick (mean, p50, p99);
-- storage: bytes per row of ``samples`` and ``instance_samples`` (target in the issue: ≤ 60 bytes
+- storage: bytes per row of ``samples`` and ``instance_samples`` (target: ≤ 60 bytes
   per raw sample on SQLite). SQLite: pages of the table and its indexes from the ``dbstat``
   virtual table (``pgsize``: whole pages, free space included, i.e. what the file grows by),
   with the payload bytes beside it; PostgreSQL: ``pg_total_relation_size`` (heap, indexes,

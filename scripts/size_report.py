@@ -2,7 +2,8 @@
 
 Counts the lines of every module under ``backend/lagscope`` and, read with ``ast``, the span of
 every function (its node's ``lineno`` to ``end_lineno``, decorators left out), and lists those
-over the limits the issue sets. With ``--max-300``, ``--max-500`` or ``--max-fn60`` it exits
+over the limits (modules over 300 and 500 lines, functions
+over 60). With ``--max-300``, ``--max-500`` or ``--max-fn60`` it exits
 non-zero when there are more than that many, so a test can hold the line once it is reached.
 
 Usage: ``python scripts/size_report.py [--max-300 N] [--max-500 N] [--max-fn60 N]``
