@@ -1,4 +1,4 @@
-"""Cause readings (CAUSES.md): what holds a replica's applier, read only while it is behind.
+"""Cause readings (docs/causes.md): what holds a replica's applier, read only while it is behind.
 
 One module per reading, each a statement and its parse; the registry (``collectors/readings.py``)
 decides when they are sent (:func:`behind`, ``trigger.py``: the previous poll showed a channel

@@ -1,5 +1,5 @@
-"""When the cause readings are sent (CAUSES.md "cheap when healthy"): only after a poll that
-showed a channel behind or an applier thread busy on one transaction for more than a poll.
+"""When the cause readings are sent (docs/causes.md): only after a poll that showed a channel
+behind or an applier thread busy on one transaction for more than a poll.
 """
 
 from __future__ import annotations
