@@ -38,8 +38,11 @@ const auth: Middleware = {
     if (token) request.headers.set("Authorization", `Bearer ${token}`);
     return request;
   },
-  onResponse({ response }) {
-    if (response.status === 401 && readToken()) {
+  onResponse({ request, response }) {
+    // Only a 401 to the token kept now says it is bad: an answer to a request sent before a
+    // sign-in stored one (the login page's own "who am I?") must not throw the new one away.
+    const token = readToken();
+    if (response.status === 401 && token && request.headers.get("Authorization") === `Bearer ${token}`) {
       clearToken();
       unauthorizedListeners.forEach((listener) => listener());
     }
