@@ -63,7 +63,7 @@ class ResultSet:
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     # A reading that sent several statements: each one's own answer, in order (a reading that
-    # reads several tables one statement each joins them from these; cause_readings.py).
+    # reads several tables one statement each joins them from these; cause_readings/).
     parts: tuple[ResultSet, ...] = field(default=(), compare=False, repr=False)
 
     def records(self) -> list[dict[str, Any]]:

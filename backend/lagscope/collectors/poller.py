@@ -7,7 +7,7 @@ first), replica status, source status, parameters, counters, applier workers, he
 
 While the previous poll showed a channel behind or an applier busy on one transaction, the batch
 also carries the cause readings (applier transactions, lock blockers, the relay log's table;
-``collectors/cause_readings.py``); a healthy poll's batch is the same without them.
+``collectors/cause_readings/``); a healthy poll's batch is the same without them.
 
 Parameters are read every poll as one joined text column (collectors/params.py),
 so a change is on the timeline one poll after it is made. ``slow_every_s`` paces the slow

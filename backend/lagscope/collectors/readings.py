@@ -13,7 +13,7 @@ batch's send time), and a parser may look at what an earlier reading left in the
 Adding a reading: a collector module (statement + parse), a row here, and the snapshot field
 it fills.
 
-Cause readings (``cause_readings.py``, docs/causes.md, "The cause readings") carry ``when``:
+Cause readings (``cause_readings/``, docs/causes.md, "The cause readings") carry ``when``:
 they are sent only while it holds for the instance's previous poll, so a healthy poll's batch is
 what it was without them. Some need that previous poll for their statements too (the relay log
 position of each channel behind, the tables its row events named): ``statements``, one statement
@@ -413,7 +413,7 @@ READINGS: tuple[Reading, ...] = (
     Reading("heartbeat", _heartbeat_statement, _heartbeat,
             privilege_hint="needs SELECT on the heartbeat table"),
     # Cause readings: only while the previous poll showed a channel behind or an applier busy.
-    # None joins information_schema tables in the server (cause_readings.py): the sessions are
+    # None joins information_schema tables in the server (cause_readings/): the sessions are
     # read once for all of them, each reading reads its own tables one statement each.
     Reading("sessions", lambda s: cause_readings.sessions_statement(s.dialect), _sessions,
             when=cause_readings.behind),

@@ -277,7 +277,7 @@ class InstanceSnapshot:
     workers: tuple[ApplierWorker, ...] = ()
     # MySQL 8.0+ per-channel applier lag from P_S commit timestamps (docs/replication.md).
     applier_lag_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-    # Cause readings, when this poll took them (collectors/cause_readings.py); None otherwise.
+    # Cause readings, when this poll took them (collectors/cause_readings/); None otherwise.
     evidence: CauseEvidence | None = None
     # Readings that could not be taken this time (a missing privilege, a missing heartbeat table),
     # by reading name; the rest of the snapshot is still good.

@@ -225,10 +225,10 @@ def _option_value(text: str) -> int | float | str:
     "options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="An option of the incident (lab/incidents.py), e.g. -o rows=500000 (repeatable).",
+    help="An option of the incident (lab/incidents/), e.g. -o rows=500000 (repeatable).",
 )
 def incident(state: Path | None, name: str, hold: float, options: tuple[str, ...]) -> None:
-    """Make a cause of lag happen on the lab, hold it, undo it (lab/incidents.py).
+    """Make a cause of lag happen on the lab, hold it, undo it (lab/incidents/).
 
     Prints what it made (the replica, table, blocking session id) as one JSON line when the
     servers show it, and ``{"undone": NAME}`` once undone and every replica has caught up."""
