@@ -41,7 +41,7 @@ def create_api_token(
     principal.require("editor")
     if principal.token_kind != "session":
         raise PermissionDenied(
-            "an API token cannot create tokens: sign in with your password to create one"
+            "an API token cannot create tokens: sign in (password or single sign-on) to create one"
         )
     user = _user(session, principal.user_id)
     if expires_in is not None and expires_in <= timedelta(0):
