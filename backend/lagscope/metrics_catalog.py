@@ -8,7 +8,7 @@ that used to be written by hand in several files are derived from it:
 - the per-channel sample row (``ingest/recording.py``) and the rollup select
   (``ingest/rollups.py``);
 - the Prometheus channel gauges (``history/prometheus.py``);
-- the channel values the live status copies from the newest sample (``history/status.py``);
+- the channel values the live status copies from the newest sample (``history/status/``);
 - the alert metric lists (``alerts/readings.py``, ``api/schemas/alerts.py``; the UI's
   rule form is checked against the generated OpenAPI enum by a Vitest test).
 
@@ -16,7 +16,7 @@ that used to be written by hand in several files are derived from it:
 the rows here. Adding a stored per-channel value read from the server (``relay_log_space``)
 takes: the collector's column (``collectors/dialect.py``), the snapshot field
 (``collectors/snapshot.py``), the ORM column and its migration, a row here, and, when it is
-streamed, the live status fields (``history/status.py``, ``api/schemas/status.py``).
+streamed, the live status fields (``history/status/``, ``api/schemas/status.py``).
 """
 
 from __future__ import annotations
