@@ -60,7 +60,7 @@ def is_behind(lag_p50: float | None, backlog: Backlog) -> bool:
 
 def _clearly_more(x: float | None, y: float | None) -> int:
     """+1 / −1 when lag ``x`` is clearly above / below ``y`` (by ≥ 0.5 s and ≥ 20 % of the
-    larger, as impact.py judges a lag change), 0 when alike or unknown."""
+    larger, as analysis/impact/ judges a lag change), 0 when alike or unknown."""
     if x is None or y is None:
         return 0
     if abs(x - y) < max(_ALIKE_S, _ALIKE_SHARE * max(abs(x), abs(y))):

@@ -3,7 +3,7 @@
 A step taken while a replica drains a backlog (apply rate well above the source rate, lag
 falling steadily) must not be credited with the drain: it would have finished at the same time
 without the step. These pure helpers tell a drain from a steady state, predict when the drain
-would have ended (the ETA just before the step) and find when it really did. analysis/impact.py
+would have ended (the ETA just before the step) and find when it really did. analysis/impact/
 judges the step with them.
 """
 

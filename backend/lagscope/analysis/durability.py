@@ -29,7 +29,7 @@ The side panel ("what relaxing would give now") and the journal ("what the step 
 give") price the same thing, so they read the same window and the same polls: the window ends
 when the settings were last known in force (now, or the step's last read of the old values) and
 starts ``WINDOW_S`` earlier, or ``SETTLE_S`` after the cluster's previous step, whichever is
-later (analysis/impact.py ``windows``: the journal's before window); and every figure of the
+later (analysis/impact/ ``windows``: the journal's before window); and every figure of the
 cost is a mean over the window's polls with a backlog (:func:`window_cost`), the polls whose
 apply rate is the capacity. A mean over every poll mixed a replica's idle or differently tuned
 stretches into its busy share while the fsync times, read only while behind, were not mixed:
