@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from lagscope.errors import LagscopeError
-from lagscope.lab.proxy import LatencyProxy, ProxyClient
+from lagscope.lab.proxy import LatencyProxy
+from lagscope.lab.proxy_control import ProxyClient
 
 # Real sockets with real delays (0.1–0.5 s a test): the full run's, not the inner loop's.
 pytestmark = pytest.mark.slow

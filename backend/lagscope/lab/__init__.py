@@ -2,7 +2,8 @@
 
 ``Lab.start(LabConfig(replicas=2, proxied=("replica2",)))`` gives a source and two replicas on
 free loopback ports in a few seconds; ``lagscope lab up|down|status|proxy`` drives the same from a
-shell. See :mod:`lagscope.lab.topology`, :mod:`lagscope.lab.servers` and :mod:`lagscope.lab.proxy`.
+shell. See :mod:`lagscope.lab.topology`, :mod:`lagscope.lab.servers`, :mod:`lagscope.lab.proxy`
+and :mod:`lagscope.lab.proxy_control`.
 
 The names are loaded lazily so that ``python -m lagscope.lab.proxy`` (the proxy process) does not
 import the proxy module twice, nor PyMySQL at all.
@@ -14,7 +15,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lagscope.lab.proxy import LatencyProxy, ProxyClient, ProxyControl
+    from lagscope.lab.proxy import LatencyProxy
+    from lagscope.lab.proxy_control import ProxyClient, ProxyControl
     from lagscope.lab.servers import LabError, LabServer
     from lagscope.lab.topology import Credentials, Lab, LabConfig
 
@@ -36,8 +38,8 @@ _HOMES = {
     "LabError": "lagscope.lab.servers",
     "LabServer": "lagscope.lab.servers",
     "LatencyProxy": "lagscope.lab.proxy",
-    "ProxyClient": "lagscope.lab.proxy",
-    "ProxyControl": "lagscope.lab.proxy",
+    "ProxyClient": "lagscope.lab.proxy_control",
+    "ProxyControl": "lagscope.lab.proxy_control",
 }
 
 

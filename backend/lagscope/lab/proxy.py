@@ -16,8 +16,8 @@ Two ways to run it:
 * as a process: ``python -m lagscope.lab.proxy --listen-port N --target-port M --delay-ms D
   --control PATH`` answers one-line commands on a unix socket (``delay <ms>``,
   ``bandwidth <bytes/s>`` with 0 for unlimited, ``pause``, ``resume``, ``cut``, ``status``; each
-  reply is one JSON line). :class:`ProxyClient` speaks it
-  with the same methods as :class:`LatencyProxy`, so the lab can outlive the process that made it.
+  reply is one JSON line). :class:`~lagscope.lab.proxy_control.ProxyClient` speaks it with the
+  same methods as :class:`LatencyProxy`, so the lab can outlive the process that made it.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ import asyncio
 import contextlib
 import json
 import signal
-import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from lagscope.errors import LagscopeError
+from lagscope.lab.proxy_control import _checked_bandwidth, _checked_delay
 
 _CHUNK = 65536
 # Per direction, 256 chunks (≤ 16 MiB) may wait; beyond that the proxy stops reading and TCP
@@ -43,7 +43,6 @@ _EOF = b""
 # A limited link delivers in slices of at most this many seconds' worth of bytes, so throughput
 # is smooth at 50 ms resolution and a lifted or changed limit takes effect within one slice.
 _SLICE_S = 0.05
-_MIN_BANDWIDTH = 1024.0  # bytes/s: below this a slice would be a few bytes
 
 
 class _Pacer:
@@ -72,24 +71,6 @@ class _Pacer:
         # Send at the end of the slice's time, so the bytes delivered by any instant never
         # exceed rate × elapsed.
         await asyncio.sleep(max(0.0, self._free_at - loop.time()))
-
-
-class ProxyControl(Protocol):
-    """What the lab hands out for a proxied link, in-process or over the control socket."""
-
-    @property
-    def listen_port(self) -> int: ...
-    @property
-    def delay_s(self) -> float: ...
-    @property
-    def paused(self) -> bool: ...
-    @property
-    def bandwidth_bps(self) -> float | None: ...
-    def set_delay(self, one_way_s: float) -> None: ...
-    def set_bandwidth(self, bytes_per_s: float | None) -> None: ...
-    def pause(self) -> None: ...
-    def resume(self) -> None: ...
-    def cut(self) -> None: ...
 
 
 class LatencyProxy:
@@ -403,85 +384,6 @@ class LatencyProxy:
         except ValueError as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": True, **self.status()}
-
-
-def _checked_delay(delay_s: float) -> float:
-    delay = float(delay_s)
-    if not 0.0 <= delay <= 3600.0:
-        raise ValueError(f"one-way delay must be within 0…3600 s, not {delay_s!r}")
-    return delay
-
-
-def _checked_bandwidth(bytes_per_s: float | None) -> float | None:
-    """``None`` or 0 mean unlimited; otherwise at least 1 KiB/s."""
-    if bytes_per_s is None or float(bytes_per_s) == 0.0:
-        return None
-    bandwidth = float(bytes_per_s)
-    if not _MIN_BANDWIDTH <= bandwidth <= 1e12:
-        raise ValueError(
-            f"bandwidth must be 0 (unlimited) or 1024…1e12 bytes/s, not {bytes_per_s!r}"
-        )
-    return bandwidth
-
-
-class ProxyClient:
-    """Controls a proxy process over its unix control socket; same methods as LatencyProxy."""
-
-    def __init__(self, control_path: Path, listen_port: int, timeout_s: float = 5.0) -> None:
-        self.control_path = control_path
-        self._listen_port = listen_port
-        self.timeout_s = timeout_s
-
-    @property
-    def listen_port(self) -> int:
-        return self._listen_port
-
-    @property
-    def delay_s(self) -> float:
-        return float(self.status()["delay_ms"]) / 1000
-
-    @property
-    def paused(self) -> bool:
-        return bool(self.status()["paused"])
-
-    @property
-    def bandwidth_bps(self) -> float | None:
-        value = self.status().get("bandwidth_bps")
-        return None if value is None else float(value)
-
-    def set_delay(self, one_way_s: float) -> None:
-        self.command(f"delay {_checked_delay(one_way_s) * 1000:.3f}")
-
-    def set_bandwidth(self, bytes_per_s: float | None) -> None:
-        self.command(f"bandwidth {_checked_bandwidth(bytes_per_s) or 0:.0f}")
-
-    def pause(self) -> None:
-        self.command("pause")
-
-    def resume(self) -> None:
-        self.command("resume")
-
-    def cut(self) -> None:
-        self.command("cut")
-
-    def status(self) -> dict[str, Any]:
-        return self.command("status")
-
-    def command(self, line: str) -> dict[str, Any]:
-        """Send one command line; the proxy's JSON reply, or :class:`LagscopeError`."""
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(self.timeout_s)
-                sock.connect(str(self.control_path))
-                sock.sendall(line.encode() + b"\n")
-                with sock.makefile("rb") as replies:
-                    raw = replies.readline()
-        except OSError as exc:
-            raise LagscopeError(f"proxy control {self.control_path}: {exc}") from exc
-        reply: dict[str, Any] = json.loads(raw) if raw else {"ok": False, "error": "no reply"}
-        if not reply.get("ok"):
-            raise LagscopeError(f"proxy refused {line!r}: {reply.get('error')}")
-        return reply
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -29,7 +29,7 @@ import pymysql
 from lagscope.collectors.connection import ConnectionSpec, TlsMode, open_connection
 from lagscope.errors import InvalidInput, LagscopeError
 from lagscope.lab import servers
-from lagscope.lab.proxy import ProxyClient, ProxyControl
+from lagscope.lab.proxy_control import ProxyClient, ProxyControl
 from lagscope.lab.servers import LabError, LabServer, PortInUse
 
 STATE_FILE = "lab.json"
