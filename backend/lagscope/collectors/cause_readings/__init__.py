@@ -19,12 +19,12 @@ temporary tables it fills for such joins (``common.py``, "each table read alone"
   (``INNODB_TRX``) → its session, the blocking lock's table (``INNODB_LOCKS``); MySQL 8.0+
   ``performance_schema.data_lock_waits`` ⋈ ``threads`` ⋈ ``data_locks`` (5.7's I_S tables are
   gone there), then ``INNODB_TRX``.
-- Metadata-lock blockers (``metadata_locks.py``): MySQL ``performance_schema.metadata_locks``
-  (PENDING for an applier thread, GRANTED to another thread on the same object). MariaDB has no
-  wait table: with the ``METADATA_LOCK_INFO`` plugin, the sessions holding a table lock on a
-  table the waiting applier also holds one on (exact); without it, the sessions in a transaction
-  that began before the wait (candidates, ``certain=False``). The plugin is probed once per
-  connection.
+- Metadata-lock blockers (``metadata_locks.py``; the backup lock's, ``backup_locks.py``): MySQL
+  ``performance_schema.metadata_locks`` (PENDING for an applier thread, GRANTED to another thread on
+  the same object). MariaDB has no wait table: with the ``METADATA_LOCK_INFO`` plugin, the sessions
+  holding a table lock on a table the waiting applier also holds one on (exact); without it, the
+  sessions in a transaction that began before the wait (candidates, ``certain=False``). The plugin
+  is probed once per connection.
 - The sessions that could hold what an applier waits for (``lock_sessions.py``; any lock the
   server names without a holder: a global read or backup lock, LOCK TABLES, a user lock, a state
   no rule knows): while an applier thread is neither idle nor waiting its turn, the client
@@ -47,6 +47,11 @@ server gave us go back into SQL only through :func:`sql_string`.
 
 from __future__ import annotations
 
+from lagscope.collectors.cause_readings.backup_locks import (
+    backup_holder_records,
+    backup_holders_statements,
+    parse_backup_holders,
+)
 from lagscope.collectors.cause_readings.common import (
     BACKUP_HOLDERS_MAX,
     LOCK_WAITS_MAX,
@@ -71,15 +76,12 @@ from lagscope.collectors.cause_readings.lock_sessions import (
 from lagscope.collectors.cause_readings.metadata_locks import (
     MDL_KINDS,
     MDL_PLUGIN_PROBE_SQL,
-    backup_holder_records,
-    backup_holders_statements,
     mdl_blockers,
     mdl_blockers_statements,
     mdl_candidate_records,
     mdl_holder_records,
     mdl_probe_statement,
     mdl_problem,
-    parse_backup_holders,
     parse_mdl_blockers,
     parse_mdl_probe,
     with_trx_started,
