@@ -44,6 +44,7 @@ COMMANDS = {
     "annotate",
     "api",
     "beat",
+    "check-token",
     "demo",
     "health",
     "heartbeat",
@@ -57,6 +58,7 @@ COMMANDS = {
     "worker",
 }
 GROUPS = {
+    "check-token": {"create", "list", "revoke"},
     "lab": {"up", "down", "status", "proxy", "incident"},
     "secrets": {"generate-key", "rotate"},
     "user": {
