@@ -1,6 +1,6 @@
 """Which tables a statement reads: enough SQL reading to keep the collectors' statements from
 joining ``information_schema`` tables in the server (MariaDB 10.11.19 crashed in the clean-up of
-the temporary tables such joins fill; collectors/cause_readings.py).
+the temporary tables such joins fill; collectors/cause_readings/).
 
 Not a SQL parser: it knows the shapes Lagscope writes (every table named after ``FROM`` or
 ``JOIN``, a comma list after ``FROM``, subqueries and derived tables in parentheses, string

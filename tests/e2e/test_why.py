@@ -1,5 +1,5 @@
 """Why is it behind, in Chromium over the real pipeline: a session on replica1 holds row locks the
-applier needs (lab/incidents.py's ``row_lock``). While it holds them, the overview card names the
+applier needs (lab/incidents/'s ``row_lock``). While it holds them, the overview card names the
 cause in words and the explorer's why strip shows a segment whose evidence names the session the
 test opened; once undone and caught up for the (shortened) hold, the Episodes list shows the
 ended episode with its main cause and the episode page shows the blocking session and the table

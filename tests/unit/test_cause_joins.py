@@ -1,4 +1,4 @@
-"""The joins the server is no longer asked to make (collectors/cause_readings.py): each
+"""The joins the server is no longer asked to make (collectors/cause_readings/): each
 information_schema table arrives alone, and these functions join the rows as the old SQL did
 (its ``JOIN`` / ``LEFT JOIN`` / ``DISTINCT`` / ``ORDER BY``), from hand-made rows in the aliases
 each statement sends.

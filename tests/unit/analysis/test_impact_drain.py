@@ -1,5 +1,5 @@
 """Impact rules for a draining backlog: no credit for a drain already under way; capacity, catch-up
-time against the ETA, and the receive side for network steps (analysis/impact.py,
+time against the ETA, and the receive side for network steps (analysis/impact/,
 analysis/drain.py).
 
 Series are 1 Hz polls with known backlogs: a replica applying ``apply`` trx/s while the source
