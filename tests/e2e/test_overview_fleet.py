@@ -1,4 +1,4 @@
-"""The overview at fleet size: 100 generated clusters, 500 servers (tests/fleet_factory.py)
+"""The overview at fleet size: 100 generated clusters, 500 servers (tests/factories/fleet.py)
 written straight into the store an API of this module serves (no lab, no pipeline: nothing
 polls them). Problems first, each filter and the search (kept in the URL through a reload), a
 constant number of requests whatever the fleet, and a refresh that moves no card."""
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.fleet_factory import (
+from tests.factories.fleet import (
     BEHIND,
     DISABLED,
     FIRING,

@@ -1,5 +1,5 @@
 """``GET /api/v1/fleet/status`` and ``/fleet/sparklines`` over real HTTP, on a SQLite store
-holding a generated fleet (tests/fleet_factory.py): every cluster in one answer, as each
+holding a generated fleet (tests/factories/fleet.py): every cluster in one answer, as each
 cluster's own status says it, in a number of queries that does not grow with the fleet."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event
 
 from lagscope.api.schemas.status import FleetStatusOut, SparklinesOut
-from tests.fleet_factory import BEHIND, FIRING, Fleet, cluster_name, make_fleet
+from tests.factories.fleet import BEHIND, FIRING, Fleet, cluster_name, make_fleet
 
 from .api_stack import ApiServer, api_server, sqlite_url
 

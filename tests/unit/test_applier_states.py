@@ -10,7 +10,7 @@ from lagscope.analysis.causes.states import APPLIER_STATES, Family
 from lagscope.collectors import cause_readings
 from lagscope.collectors.dialect import MARIADB, MYSQL_57, MYSQL_84
 from lagscope.collectors.snapshot import ApplierWorker
-from tests.cause_factories import status
+from tests.factories.causes import status
 from tests.unit.fakes import rs
 
 # What an operator expects each state to mean, written out independently of the table: a row

@@ -16,7 +16,7 @@ from lagscope.analysis.channel_metrics import ChannelMetrics
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import Eta
 from lagscope.analysis.rates import CounterRates
-from tests.cause_factories import (
+from tests.factories.causes import (
     NOW,
     PARALLEL_RELAXED,
     SERIAL_DURABLE,

@@ -13,7 +13,7 @@ from lagscope.analysis.causes.model import Cause, DiagnosisMemory, Finding
 from lagscope.analysis.codes import Verdict
 from lagscope.collectors.params import TRACKED_PARAMS
 from lagscope.collectors.snapshot import EVIDENCE_TEXT_MAX, ClockReading, IoState
-from tests.cause_factories import (
+from tests.factories.causes import (
     IO_QUEUEING,
     NOW,
     PARALLEL_RELAXED,

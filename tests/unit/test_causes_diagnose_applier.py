@@ -14,7 +14,7 @@ from lagscope.collectors.snapshot import (
     OpenTransaction,
     RowEventTable,
 )
-from tests.cause_factories import (
+from tests.factories.causes import (
     NOW,
     PARALLEL_RELAXED,
     SQL_FIND_ROW,
@@ -291,7 +291,7 @@ def test_ddl_is_named_with_its_state_and_duration() -> None:
 
 def test_applier_rules_stay_quiet_when_caught_up() -> None:
     from lagscope.analysis.codes import Verdict
-    from tests.cause_factories import metrics
+    from tests.factories.causes import metrics
 
     evidence = CauseEvidence(transactions=(_trx("RUNNING", rows=9, started=NOW - 60),))
     poll = inputs(metrics(Verdict.CAUGHT_UP, lag_s=0.1), evidence=evidence)

@@ -10,7 +10,7 @@ from lagscope.analysis.causes.model import Cause
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.rates import CounterRates
 from lagscope.collectors.snapshot import ApplierWorker
-from tests.cause_factories import (
+from tests.factories.causes import (
     NOW,
     PARALLEL_RELAXED,
     SERIAL_DURABLE,

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from lagscope.analysis.causes.model import Cause, SiblingView
 from lagscope.analysis.codes import Verdict
 from lagscope.collectors.snapshot import CauseEvidence, ReceiveProgress
-from tests.cause_factories import (
+from tests.factories.causes import (
     IO_QUEUEING,
     IO_WAITING,
     NOW,
@@ -174,7 +174,7 @@ def test_network_evidence_carries_mysql_receive_progress() -> None:
 
 def test_a_caught_up_replica_waiting_on_the_source_is_fine() -> None:
     from lagscope.analysis.codes import Verdict
-    from tests.cause_factories import metrics
+    from tests.factories.causes import metrics
 
     poll = inputs(metrics(Verdict.CAUGHT_UP, lag_s=0.3), channel=status(io_thread_state=IO_WAITING))
     assert run([at(poll, NOW + i) for i in range(5)])[-1] == ()

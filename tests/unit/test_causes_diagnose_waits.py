@@ -13,7 +13,7 @@ from lagscope.collectors.snapshot import (
     CauseEvidence,
     OpenTransaction,
 )
-from tests.cause_factories import (
+from tests.factories.causes import (
     NOW,
     PARALLEL_RELAXED,
     behind_on_apply,

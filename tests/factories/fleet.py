@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.models import AlertRule, AlertState, Channel, Instance, InstanceSample, Sample
 
-from .factories import make_cluster
+from .store import make_cluster
 
 REGIONS = ("beijing", "ningxia", "frankfurt", "virginia")
 WORDS = ("orders", "billing", "search", "ledger", "users")
