@@ -10,39 +10,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from lagscope.demo.processes import free_port
-from tests.integration.api_stack import ApiServer, api_server, sqlite_url
-from tests.integration.oidc_provider import OidcProvider, oidc_provider
+from tests.integration.oidc_provider import ALICE, sso_stack
+from tests.integration.oidc_provider import SsoStack as Stack
 
 from .conftest import DIST, TOKEN_KEY, new_context, shot
 
 pytestmark = pytest.mark.e2e
 
-CALLBACK = "/api/v1/auth/oidc/callback"
-ALICE = {"preferred_username": "alice", "email": "alice@example.test", "name": "Alice"}
-
-
-@dataclass
-class Stack:
-    provider: OidcProvider
-    api: ApiServer
-
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Iterator[Stack]:
-    port = free_port()
-    redirect = f"http://127.0.0.1:{port}{CALLBACK}"
-    with oidc_provider(tmp_path_factory.mktemp("e2e-oidc-provider"), [redirect]) as provider:
-        settings = provider.settings(redirect, ui_dist=str(DIST))
-        store = sqlite_url(tmp_path_factory.mktemp("e2e-oidc"))
-        with api_server(store, port=port, **settings) as api:
-            yield Stack(provider, api)
+    with sso_stack(
+        tmp_path_factory.mktemp("e2e-oidc-provider"),
+        tmp_path_factory.mktemp("e2e-oidc"),
+        ui_dist=str(DIST),
+    ) as started:
+        yield started
 
 
 @pytest.fixture

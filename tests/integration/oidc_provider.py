@@ -25,6 +25,7 @@ from joserfc.jwk import RSAKey
 
 from lagscope.demo.processes import free_port
 
+from .api_stack import ApiServer, api_server, sqlite_url
 from .waiting import wait_until
 
 PACKAGE = Path(__file__).resolve().parents[1] / "oidc_provider"
@@ -156,3 +157,25 @@ def _discoverable(issuer: str) -> bool:
 
 def now() -> int:
     return int(time.time())
+
+
+CALLBACK = "/api/v1/auth/oidc/callback"
+ALICE = {"preferred_username": "alice", "email": "alice@example.test", "name": "Alice"}
+
+
+@dataclass
+class SsoStack:
+    provider: OidcProvider
+    api: ApiServer
+
+
+@contextmanager
+def sso_stack(provider_dir: Path, store_dir: Path, **api_settings: Any) -> Iterator[SsoStack]:
+    """A provider and an API signing in through it: the API's port is chosen first, since the
+    provider must know the callback it may send browsers back to."""
+    port = free_port()
+    redirect = f"http://127.0.0.1:{port}{CALLBACK}"
+    with oidc_provider(provider_dir, [redirect]) as provider:
+        settings = provider.settings(redirect, **api_settings)
+        with api_server(sqlite_url(store_dir), port=port, **settings) as api:
+            yield SsoStack(provider, api)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
@@ -23,31 +23,22 @@ from lagscope.security import users
 from lagscope.security.oidc import Flow, OidcClient, SsoFailed
 from lagscope.security.sso_settings import sso_config
 
-from .api_stack import ADMIN, ApiServer, api_server, sqlite_url
-from .oidc_provider import OidcProvider, new_signing_key, now, oidc_provider
+from .api_stack import ADMIN
+from .oidc_provider import ALICE, CALLBACK, new_signing_key, now, sso_stack
+from .oidc_provider import SsoStack as Stack
 
 pytestmark = pytest.mark.integration
-
-CALLBACK = "/api/v1/auth/oidc/callback"
-ALICE = {"preferred_username": "alice", "email": "alice@example.test", "name": "Alice"}
-
-
-@dataclass
-class Stack:
-    provider: OidcProvider
-    api: ApiServer
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Iterator[Stack]:
-    port = free_port()
-    redirect = f"http://127.0.0.1:{port}{CALLBACK}"
-    with oidc_provider(tmp_path_factory.mktemp("oidc-provider"), [redirect]) as provider:
-        settings = provider.settings(redirect, local_login=False, break_glass_admin=ADMIN[0])
-        with api_server(
-            sqlite_url(tmp_path_factory.mktemp("api-sso")), port=port, **settings
-        ) as api:
-            yield Stack(provider, api)
+    with sso_stack(
+        tmp_path_factory.mktemp("oidc-provider"),
+        tmp_path_factory.mktemp("api-sso"),
+        local_login=False,
+        break_glass_admin=ADMIN[0],
+    ) as started:
+        yield started
 
 
 def sign_in(stack: Stack, login: str, next_path: str = "/") -> httpx.Response:
