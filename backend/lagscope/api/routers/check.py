@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials
 
 from lagscope.analysis.codes import LagSource
 from lagscope.analysis.eta import eta_from_json
@@ -90,16 +91,7 @@ def check_replica(
 ) -> Response:
     """Is this replica usable for reads: 200 yes, 429 no, 503 Lagscope cannot judge. Accepts a
     check token for the cluster (Bearer, or as the Basic password) or any user's token."""
-    settings: Settings = request.app.state.settings
-    limits = _limits(settings, max_lag, recover_lag)
-    # One transaction opened here rather than by dependencies (each sync dependency is a hop
-    # to the thread pool and back): a check is small, and asked often.
-    with request.app.state.sessions() as session, session.begin():
-        caller = check_caller(request, session, credentials)
-        now = datetime.now(UTC)
-        found = read_cluster(
-            session, caller.token_hash, cluster, replica, settings.check_window_polls, now
-        )
+    limits, found, now = _read(request, credentials, cluster, replica, max_lag, recover_lag)
     if not found.replicas:
         raise NotFound(f"cluster {found.name!r} has no instance {replica!r}")
     out = _replica_out(found, found.replicas[0], limits, now)
@@ -133,14 +125,7 @@ def check_cluster(
     """Every enabled replica of the cluster at once: 200 only if all are usable (for a
     migration tool's throttle, e.g. gh-ost ``--throttle-http``), 429 if one is not, 503 if
     Lagscope cannot judge one (and none is known to be unusable)."""
-    settings: Settings = request.app.state.settings
-    limits = _limits(settings, max_lag, recover_lag)
-    with request.app.state.sessions() as session, session.begin():
-        caller = check_caller(request, session, credentials)
-        now = datetime.now(UTC)
-        found = read_cluster(
-            session, caller.token_hash, cluster, None, settings.check_window_polls, now
-        )
+    limits, found, now = _read(request, credentials, cluster, None, max_lag, recover_lag)
     replicas = [_replica_out(found, r, limits, now) for r in found.replicas if r.enabled]
     decided = worst(CheckVerdict(r.verdict) for r in replicas) or CheckVerdict.NO_REPLICAS
     deciding = next((r for r in replicas if r.verdict == decided), None)
@@ -168,6 +153,27 @@ def check_cluster_head(
     recover_lag: RecoverLag = None,
 ) -> Response:
     return check_cluster(cluster, request, credentials, max_lag, recover_lag)
+
+
+def _read(
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None,
+    cluster: str,
+    replica: str | None,
+    max_lag: float | None,
+    recover_lag: float | None,
+) -> tuple[Thresholds, CheckedCluster, datetime]:
+    settings: Settings = request.app.state.settings
+    limits = _limits(settings, max_lag, recover_lag)
+    # One transaction opened here rather than by dependencies (each sync dependency is a hop
+    # to the thread pool and back): a check is small, and asked often.
+    with request.app.state.sessions() as session, session.begin():
+        caller = check_caller(request, session, credentials)
+        now = datetime.now(UTC)
+        found = read_cluster(
+            session, caller.token_hash, cluster, replica, settings.check_window_polls, now
+        )
+    return limits, found, now
 
 
 def _answer(body: dict[str, Any], status: int) -> Response:
