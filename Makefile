@@ -20,9 +20,9 @@ demo: deps ui
 test: deps lint typecheck ui ui-check oidc-provider
 	$(PY) -m pytest --durations=15 tests
 
-# The inner loop: lint, types, the unit tests without the slow ones, the UI's Vitest. No lab,
-# no browser, no UI build; `make test` before you push.
-check: lint typecheck unit vitest
+# The inner loop: lint, types, the unit tests without the slow ones, the UI's checks (tsc,
+# eslint, Vitest: ui-check). No lab, no browser, no UI build; `make test` before you push.
+check: lint typecheck unit ui-check
 
 # Unit tests without those marked `slow` (property tests, Alembic, real sockets and clocks:
 # pyproject's markers); `$(PY) -m pytest -m slow tests/unit` runs just those.

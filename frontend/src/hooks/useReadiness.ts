@@ -1,11 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
 import type { Client } from "openapi-fetch";
-import { api, ApiProblem, toProblem, type Schemas } from "../api/client";
+import { api, ApiProblem, toProblem } from "../api/client";
 import type { paths } from "../api/schema";
 import { keys } from "./keys";
 import { livePolling } from "./polling";
-
-export type Readiness = Schemas["ReadinessOut"];
+import type { Readiness } from "../viewmodels/healthStrip";
 
 // Every 5 s: the strip is a warning light, not a chart; the figures it warns about are older.
 const READINESS_INTERVAL_MS = 5000;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Readiness } from "../hooks/useReadiness";
-import { API_UNREACHABLE, buildHealthStrip } from "./healthStrip";
+import { API_UNREACHABLE, buildHealthStrip, type Readiness } from "./healthStrip";
 
 type Part = Readiness["components"][number];
 

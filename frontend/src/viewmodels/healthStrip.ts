@@ -1,7 +1,10 @@
 // What the health strip under the header says: Lagscope's own parts that are not ok, down
 // before warn, each as its name and the API's sentence. Nothing at all while every part is ok,
 // and nothing before the first answer (a page does not open on a warning it has not had).
-import type { Readiness } from "../hooks/useReadiness";
+import type { Schemas } from "../api/client";
+
+/** Lagscope's own readiness, as /readyz answers it (useReadiness reads it). */
+export type Readiness = Schemas["ReadinessOut"];
 
 export type HealthSeverity = "down" | "warn";
 
