@@ -3,21 +3,11 @@
 // relaxing its flush settings would give, each cause's evidence (the blocking session, the
 // transaction, the table), the other replicas during it, and the parameter change that ended it
 // with a link to the journal.
-import { useMemo, useRef } from "react";
+import { useRef, type RefObject } from "react";
 import { Link, useParams } from "react-router";
-import { useCluster } from "../hooks/useCluster";
-import { useClusterStatus } from "../hooks/useClusterStatus";
-import { useEpisode } from "../hooks/useEpisode";
-import { useNow } from "../hooks/useNow";
-import { useParallelism } from "../hooks/useParallelism";
-import { useParamChanges } from "../hooks/useParamChanges";
-import { useSeriesList, type SeriesParams } from "../hooks/useSeries";
-import { channelColors } from "../viewmodels/colors";
-import { buildEpisodePage, episodeWindow } from "../viewmodels/episodes";
-import { buildLagChartModel } from "../viewmodels/lagChart";
-import { buildParallelismView } from "../viewmodels/parallelism";
-import { buildParamLanes } from "../viewmodels/paramLanes";
-import type { TimeWindow } from "../viewmodels/timeWindow";
+import { useEpisodePageData } from "../hooks/useEpisodePageData";
+import type { EpisodeDetail } from "../viewmodels/episodeTypes";
+import { episodePageModel, type EpisodePageView } from "../viewmodels/episodePage";
 import { ClusterNav } from "../components/ClusterNav";
 import { EvidenceTables } from "../components/EvidenceTables";
 import { LagChart } from "../components/LagChart";
@@ -32,109 +22,23 @@ import { exportFileName } from "../export/fileName";
 import { episodeHtml } from "../export/html";
 import { episodeMarkdown } from "../export/markdown";
 import { elementPngBlob, elementPngDataUrl } from "../export/png";
-import { MUTED } from "../theme/palette";
-
-const LAG_POINTS = 600;
 
 export function EpisodePage() {
   const params = useParams();
   const clusterId = Number(params.clusterId);
   const episodeId = Number(params.episodeId);
-  const episode = useEpisode(episodeId);
   const pageRef = useRef<HTMLElement>(null);
   const chartRef = useRef<HTMLElement>(null);
-  const cluster = useCluster(clusterId);
-  const status = useClusterStatus(clusterId, 10_000);
-  const nowMs = useNow(5000);
-  const detail = episode.data;
-  // The episode's cluster (the URL's until the episode is read: the same query in the usual case).
-  const parallelism = useParallelism(detail?.cluster_id ?? clusterId);
-
-  // An ended episode is a fixed window; an ongoing one follows the clock, its span stepping by
-  // the minute so the series' query key does not change every render.
-  const window = useMemo<TimeWindow | null>(() => {
-    if (!detail) return null;
-    const { startMs, endMs } = episodeWindow(detail, nowMs);
-    if (detail.ended_at !== null) return { kind: "fixed", startMs, endMs };
-    return { kind: "last", spanMs: Math.ceil((endMs - startMs) / 60_000) * 60_000 };
-  }, [detail, nowMs]);
-  const replicas = useMemo(
-    () => (cluster.data?.instances ?? []).filter((i) => i.role === "replica").map((i) => i.id),
-    [cluster.data],
-  );
-  const asks = useMemo<SeriesParams[]>(
-    () => (window ? [{ metric: "lag_s", instanceIds: replicas, window, points: LAG_POINTS }] : []),
-    [window, replicas],
-  );
-  const [lag] = useSeriesList(asks, { intervalMs: 5000 });
-  const changes = useParamChanges(clusterId, window ?? { kind: "last", spanMs: 60_000 });
-
-  const channels = useMemo(() => status.data?.channels ?? [], [status.data]);
-  const colors = useMemo(() => channelColors(channels), [channels]);
-  const drawn = lag?.data ? { startMs: lag.data.start, endMs: lag.data.end } : undefined;
-  const model = useMemo(
-    () => (detail ? buildEpisodePage(detail, colors.get(detail.channel_id) ?? MUTED, nowMs, drawn) : null),
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- drawn is rebuilt from its two numbers
-    [detail, colors, nowMs, drawn?.startMs, drawn?.endMs],
-  );
-  const startMs = model?.startMs ?? 0;
-  const endMs = model?.endMs ?? 0;
-  const chart = useMemo(
-    () =>
-      buildLagChartModel({
-        series: { lag_s: lag?.data },
-        channels,
-        colors,
-        source: "best",
-        hidden: [],
-        log: false,
-        pollIntervalS: cluster.data?.poll_interval_s ?? 1,
-        startMs,
-        endMs,
-      }),
-    [lag?.data, channels, colors, cluster.data, startMs, endMs],
-  );
-  const markers = useMemo(
-    () => buildParamLanes(changes.data ?? [], replicas, startMs, endMs).markers.filter((m) => m.t >= startMs && m.t <= endMs),
-    [changes.data, replicas, startMs, endMs],
-  );
+  const { episode, data, lag, parallelism } = useEpisodePageData(clusterId, episodeId);
   if (!Number.isInteger(episodeId) || episodeId < 1) return <ProblemView error={new Error("no such episode")} />;
   if (episode.isPending) return <Loading what="the episode" />;
-  if (episode.error || !model || !detail) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
+  if (episode.error || !data) return <ProblemView error={episode.error ?? new Error("no such episode")} what="the episode" />;
 
+  const view = episodePageModel(data);
+  const { page: model, clusterName, chart, markers } = view;
   const row = model.row;
-  // Drain and relaxed-flush lines for this episode's channel only; no drain line while the status
-  // is failing (as in the explorer).
-  const parallelismView = parallelism.data
-    ? buildParallelismView(parallelism.data, { nowMs, channels: status.error ? [] : channels, channelId: model.channelId })
-    : null;
-  const clusterName = cluster.data?.name ?? `cluster ${clusterId}`;
+  const refs: ExportSource = { view, episode: data.episode, page: pageRef, chart: chartRef };
 
-  // The exports: the page as a picture, and the episode as a report (Markdown, or HTML with the
-  // lag chart embedded), each named after the replica and the episode's own span in UTC.
-  const fileName = (ext: "png" | "md" | "html") =>
-    exportFileName({
-      what: `episode-${model.id}`,
-      cluster: clusterName,
-      replicas: [row.replica],
-      fromMs: model.episodeFromMs,
-      toMs: model.episodeToMs,
-      ext,
-    });
-  const report = () =>
-    buildEpisodeReport({ episode: detail, clusterName, nowMs: Date.now(), pageUrl: document.location.href, chartFile: fileName("png") });
-  async function exportPng() {
-    if (!pageRef.current) throw new Error("the page is not shown");
-    downloadBlob(fileName("png"), await elementPngBlob(pageRef.current));
-  }
-  function exportMarkdown() {
-    downloadText(fileName("md"), episodeMarkdown(report()), "text/markdown;charset=utf-8");
-  }
-  async function exportHtml() {
-    // The report still goes out without its chart if the picture cannot be made.
-    const chart = chartRef.current ? await elementPngDataUrl(chartRef.current).catch(() => null) : null;
-    downloadText(fileName("html"), episodeHtml(report(), chart), "text/html;charset=utf-8");
-  }
   return (
     <section className="page episode-page" data-testid="episode-page" data-episode-id={model.id} ref={pageRef}>
       <header className="page-head">
@@ -148,9 +52,9 @@ export function EpisodePage() {
         <ClusterNav clusterId={clusterId} />
       </header>
       <div className="export-actions" role="group" aria-label="Export the episode" data-export="skip">
-        <ExportButton label="Download PNG" make={exportPng} testId="export-episode-png" />
-        <ExportButton label="Markdown report" make={exportMarkdown} testId="export-episode-md" />
-        <ExportButton label="HTML report" make={exportHtml} testId="export-episode-html" />
+        <ExportButton label="Download PNG" make={() => exportEpisode("png", refs)} testId="export-episode-png" />
+        <ExportButton label="Markdown report" make={() => exportEpisode("md", refs)} testId="export-episode-md" />
+        <ExportButton label="HTML report" make={() => exportEpisode("html", refs)} testId="export-episode-html" />
       </div>
       <dl className="episode-facts" aria-label="The episode">
         <div>
@@ -224,7 +128,7 @@ export function EpisodePage() {
         )}
       </section>
 
-      <ParallelismSection view={parallelismView} pending={parallelism.isPending} error={parallelism.error} className="panel" />
+      <ParallelismSection view={view.parallelism} pending={parallelism.isPending} error={parallelism.error} className="panel" />
 
       <section className="panel" aria-labelledby="episode-evidence-title">
         <h2 id="episode-evidence-title">The evidence</h2>
@@ -281,4 +185,36 @@ export function EpisodePage() {
       </section>
     </section>
   );
+}
+
+interface ExportSource {
+  view: EpisodePageView;
+  episode: EpisodeDetail;
+  page: RefObject<HTMLElement | null>;
+  chart: RefObject<HTMLElement | null>;
+}
+
+/** The exports: the page as a picture, and the episode as a report (Markdown, or HTML with the
+ * lag chart embedded), each named after the replica and the episode's own span in UTC. */
+async function exportEpisode(kind: "png" | "md" | "html", { view, episode, page, chart }: ExportSource): Promise<void> {
+  const fileName = (ext: "png" | "md" | "html") => exportFileName({ ...view.exportName, ext });
+  if (kind === "png") {
+    if (!page.current) throw new Error("the page is not shown");
+    downloadBlob(fileName("png"), await elementPngBlob(page.current));
+    return;
+  }
+  const report = buildEpisodeReport({
+    episode,
+    clusterName: view.clusterName,
+    nowMs: Date.now(),
+    pageUrl: document.location.href,
+    chartFile: fileName("png"),
+  });
+  if (kind === "md") {
+    downloadText(fileName("md"), episodeMarkdown(report), "text/markdown;charset=utf-8");
+    return;
+  }
+  // The report still goes out without its chart if the picture cannot be made.
+  const picture = chart.current ? await elementPngDataUrl(chart.current).catch(() => null) : null;
+  downloadText(fileName("html"), episodeHtml(report, picture), "text/html;charset=utf-8");
 }
