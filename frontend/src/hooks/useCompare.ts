@@ -1,11 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api/client";
-import type { Span } from "../viewmodels/compareQuery";
+import type { CompareRequest } from "../viewmodels/compareQuery";
 import { keys } from "./keys";
-
-export type CompareRequest =
-  | { mode: "channels"; channelId: number; otherId: number; span: Span }
-  | { mode: "windows"; channelId: number; a: Span; b: Span };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

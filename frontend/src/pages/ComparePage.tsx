@@ -2,26 +2,14 @@
 // replica in two windows (did the step help?), overlaid, statistics side by side, one verdict.
 import { useMemo, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
-import { useClusterStatus } from "../hooks/useClusterStatus";
-import { useCompare, type CompareRequest } from "../hooks/useCompare";
-import { useSeriesList, type SeriesParams } from "../hooks/useSeries";
-import { channelColors, channelLabel } from "../viewmodels/colors";
-import { buildCompareModel, type CompareModel } from "../viewmodels/compare";
-import {
-  channelsSpan,
-  COMPARE_RANGES,
-  compareSearch,
-  parseCompareQuery,
-  type CompareQuery,
-  type CompareRange,
-  type Span,
-} from "../viewmodels/compareQuery";
+import { useComparePageData } from "../hooks/useComparePageData";
+import type { CompareModel } from "../viewmodels/compare";
+import { channelsModeQuery, comparePageModel, windowsModeQuery } from "../viewmodels/comparePage";
+import { COMPARE_RANGES, compareSearch, parseCompareQuery, type CompareQuery, type CompareRange } from "../viewmodels/compareQuery";
 import { ClusterNav } from "../components/ClusterNav";
 import { CompareChart } from "../components/CompareChart";
 import { ImpactBadge } from "../components/ImpactBadge";
 import { Empty, Loading, ProblemView } from "../components/States";
-
-const POINTS = 300;
 
 /** epoch ms ↔ the value of an <input type="datetime-local"> (the browser's time zone). */
 function toLocalInput(ms: number): string {
@@ -41,99 +29,38 @@ export function ComparePage() {
   const query = useMemo(() => parseCompareQuery(params), [params]);
   // A named range ("last hour") is read once, when the page opens or the user asks again.
   const [nowMs, setNowMs] = useState(() => Date.now());
-  const status = useClusterStatus(clusterId, 10_000);
-  const channels = useMemo(() => status.data?.channels ?? [], [status.data]);
-  const colors = useMemo(() => channelColors(channels), [channels]);
-
-  // Missing replicas: the first one, and the one furthest from it (another region if any).
-  const first = channels.find((c) => c.id === query.channelId) ?? channels[0];
-  const regionOf = (instanceId: number) => status.data?.instances.find((i) => i.id === instanceId)?.region ?? "";
-  const otherPick =
-    query.mode === "channels"
-      ? (channels.find((c) => c.id === query.otherId && c.id !== first?.id) ??
-        channels.find((c) => first && c.id !== first.id && regionOf(c.instance_id) !== regionOf(first.instance_id)) ??
-        channels.find((c) => c.id !== first?.id))
-      : undefined;
-
-  const request: CompareRequest | null = !first
-    ? null
-    : query.mode === "windows"
-      ? { mode: "windows", channelId: first.id, a: query.a, b: query.b }
-      : otherPick
-        ? { mode: "channels", channelId: first.id, otherId: otherPick.id, span: channelsSpan(query, nowMs) }
-        : null;
-  const compare = useCompare(request);
-
-  // Query keys hash by value: a list rebuilt each render asks for nothing new.
-  const seriesParams: SeriesParams[] = (() => {
-    if (!request) return [];
-    const spans: [number, Span][] =
-      request.mode === "windows"
-        ? [
-            [request.channelId, request.a],
-            [request.channelId, request.b],
-          ]
-        : [
-            [request.channelId, request.span],
-            [request.otherId, request.span],
-          ];
-    return spans.map(([id, span]) => ({
-      metric: "lag_s",
-      channelIds: [id],
-      window: { kind: "fixed", startMs: span.startMs, endMs: span.endMs },
-      points: POINTS,
-    }));
-  })();
-  const series = useSeriesList(seriesParams, { live: false });
-  const pollMs = (status.data?.poll_interval_s ?? 1) * 1000;
-  const model: CompareModel | null = compare.data
-    ? buildCompareModel(compare.data, { a: series[0]?.data?.series[0], b: series[1]?.data?.series[0] }, colors, pollMs)
-    : null;
+  const { status, compare, data } = useComparePageData(clusterId, query, nowMs);
+  const view = comparePageModel(data);
+  const { picks, model } = view;
+  const first = picks.first;
 
   function update(next: CompareQuery) {
     setParams(new URLSearchParams(compareSearch(next).slice(1)));
   }
-  const name = (id: number) => {
-    const c = channels.find((x) => x.id === id);
-    if (!c) return `channel ${id}`;
-    const region = regionOf(c.instance_id);
-    return `${channelLabel(c.instance, c.name)}${region ? ` (${region})` : ""}`;
-  };
-  const clusterName = status.data?.name ?? `cluster ${clusterId}`;
 
   return (
     <section className="page compare-page">
       <header className="page-head">
-        <h1>Compare · {clusterName}</h1>
+        <h1>Compare · {view.clusterName}</h1>
         <ClusterNav clusterId={clusterId} />
       </header>
       {status.error ? <ProblemView error={status.error} what="the cluster" /> : null}
       {status.isPending ? <Loading what="the cluster" /> : null}
-      {status.data && channels.length === 0 ? <Empty>This cluster has no replica channel to compare yet.</Empty> : null}
+      {view.noChannels ? <Empty>This cluster has no replica channel to compare yet.</Empty> : null}
       {first ? (
         <div className="toolbar" role="toolbar" aria-label="What to compare">
           <div className="segmented" role="group" aria-label="Comparison">
             <button
               type="button"
               aria-pressed={query.mode === "channels"}
-              onClick={() =>
-                update({ mode: "channels", channelId: first.id, otherId: otherPick?.id ?? null, range: "1h", span: null })
-              }
+              onClick={() => update(channelsModeQuery(picks))}
             >
               two replicas, one window
             </button>
             <button
               type="button"
               aria-pressed={query.mode === "windows"}
-              onClick={() => {
-                const now = Date.now();
-                update({
-                  mode: "windows",
-                  channelId: first.id,
-                  a: { startMs: now - 2 * 3_600_000, endMs: now - 3_600_000 },
-                  b: { startMs: now - 3_600_000, endMs: now },
-                });
-              }}
+              onClick={() => update(windowsModeQuery(picks, Date.now()))}
             >
               one replica, two windows
             </button>
@@ -141,9 +68,9 @@ export function ComparePage() {
           <label className="inline">
             {query.mode === "channels" ? "replica a" : "replica"}
             <select value={first.id} onChange={(e) => update({ ...query, channelId: Number(e.target.value) })}>
-              {channels.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {name(c.id)}
+              {view.options.map((o) => (
+                <option key={o.id} value={o.id}>
+                  {o.name}
                 </option>
               ))}
             </select>
@@ -153,16 +80,14 @@ export function ComparePage() {
               <label className="inline">
                 replica b
                 <select
-                  value={otherPick?.id ?? ""}
+                  value={picks.other?.id ?? ""}
                   onChange={(e) => update({ ...query, channelId: first.id, otherId: Number(e.target.value) })}
                 >
-                  {channels
-                    .filter((c) => c.id !== first.id)
-                    .map((c) => (
-                      <option key={c.id} value={c.id}>
-                        {name(c.id)}
-                      </option>
-                    ))}
+                  {view.otherOptions.map((o) => (
+                    <option key={o.id} value={o.id}>
+                      {o.name}
+                    </option>
+                  ))}
                 </select>
               </label>
               <div className="segmented" role="group" aria-label="Window">
@@ -191,11 +116,11 @@ export function ComparePage() {
           )}
         </div>
       ) : null}
-      {first && query.mode === "channels" && !otherPick ? (
+      {view.onlyOne ? (
         <Empty>Only one replica channel: nothing to compare it with. Compare two of its windows instead.</Empty>
       ) : null}
       {compare.error ? <ProblemView error={compare.error} what="the comparison" /> : null}
-      {request && compare.isPending ? <Loading what="the comparison" /> : null}
+      {picks.request && compare.isPending ? <Loading what="the comparison" /> : null}
       {model ? <CompareView model={model} clusterId={clusterId} /> : null}
     </section>
   );

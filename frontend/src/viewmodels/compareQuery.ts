@@ -26,6 +26,11 @@ export type CompareQuery =
     }
   | { mode: "windows"; channelId: number | null; a: Span; b: Span };
 
+/** What GET /compare is asked (useCompare): the query with its replicas chosen and its window fixed. */
+export type CompareRequest =
+  | { mode: "channels"; channelId: number; otherId: number; span: Span }
+  | { mode: "windows"; channelId: number; a: Span; b: Span };
+
 function instant(text: string | null): number | null {
   if (!text) return null;
   if (/^\d{10,15}$/.test(text)) return Number(text);
