@@ -35,10 +35,12 @@ def pytest_args(recipe: list[str]) -> list[str]:
     return shlex.split(line)[3:]  # after `$(PY) -m pytest`
 
 
-def test_check_is_lint_types_fast_unit_and_vitest_only() -> None:
+def test_check_is_lint_types_fast_unit_and_the_uis_tsc_eslint_and_vitest() -> None:
     made = rules()
-    assert made["check"] == (["lint", "typecheck", "unit", "vitest"], [])
-    assert made["vitest"][1] == ["cd $(UI) && npx vitest run"]
+    assert made["check"] == (["lint", "typecheck", "unit", "ui-check"], [])
+    assert made["ui-check"][1] == [
+        "cd $(UI) && npm run typecheck && npm run lint && npx vitest run"
+    ]
 
 
 def test_unit_deselects_the_slow_mark_and_test_runs_everything() -> None:
