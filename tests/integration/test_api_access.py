@@ -132,12 +132,12 @@ def test_disable_enable_role_password_and_delete(api: ApiServer):
 
 def test_an_api_token_cannot_mint_tokens(api: ApiServer):
     """A leaked script token must not buy a token that outlives its
-    revocation; only a session from a password login creates tokens."""
+    revocation; only a signed-in session (password or single sign-on) creates tokens."""
     _, script = make_user(api, "minty", "editor")
     with api.client(script) as c:
         refused = c.post("/api/v1/auth/tokens", json={"name": "more", "expires_in_days": 1})
         assert refused.status_code == 403, refused.text
-        assert "sign in with your password" in refused.json()["detail"]
+        assert "sign in (password or single sign-on)" in refused.json()["detail"]
         assert {t["name"] for t in c.get("/api/v1/auth/tokens").json()} == {"test"}
     session = login(api, "minty").json()["token"]
     with api.client(session) as c:
