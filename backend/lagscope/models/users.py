@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from lagscope.models.base import Base
@@ -16,7 +16,11 @@ ROLES = ("viewer", "editor", "admin")
 class User(Base):
     __tablename__ = "users"
     # A single sign-on user is found by who the provider says they are, never by username.
-    __table_args__ = (UniqueConstraint("oidc_issuer", "oidc_subject"),)
+    # A unique index rather than a constraint: added to an existing store without rebuilding
+    # the table (migration sso33a000001).
+    __table_args__ = (
+        Index("uq_users_oidc_issuer_oidc_subject", "oidc_issuer", "oidc_subject", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     username: Mapped[str] = mapped_column(String(64), unique=True)
