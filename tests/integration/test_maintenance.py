@@ -415,6 +415,8 @@ def test_retention_deletes_exactly_what_is_older_than_each_cutoff(aged: Store) -
         "applier_worker_samples": 0,  # none in this store: test_api_workers ages those
         "samples_1m": 5,
         "samples_1h": 2,
+        # No audit entries here: test_audit_trail ages those.
+        "audit_events": 0,
         # No episodes or alert history here: test_history_retention ages those.
         "episodes": 0,
         "episode_causes": 0,
