@@ -153,11 +153,20 @@ def test_keyless_bulk_update_scans_on_the_replica(lab: Lab) -> None:
             (made.schema, made.table),
         )
         assert keys == []
-        states = [str(t["STATE"]) for t in inc.applier_threads(lab, made.replica)]
-        trx = inc.applier_transactions(lab, made.replica)
+        seen: list[Any] = []
+
+        def scanning_or_done() -> bool:
+            # Between two events the applier shows "Reading event from the relay log" with its
+            # transaction open: look again until it is seen in the scan, or has applied it all.
+            states = [str(t["STATE"]) for t in inc.applier_threads(lab, made.replica)]
+            trx = inc.applier_transactions(lab, made.replica)
+            seen[:] = [states, trx]
+            return "Update_rows_log_event::find_row()" in states or not trx
+
+        wait_until(scanning_or_done, timeout_s=30, interval_s=0.05, message="the applier's scan")
+        states, trx = seen
         # Scanning, not waiting on a lock: the same state string, a RUNNING transaction.
-        assert "Update_rows_log_event::find_row()" in states or not trx, states
-        assert all(t["trx_state"] == "RUNNING" for t in trx), trx
+        assert all(t["trx_state"] == "RUNNING" for t in trx), (states, trx)
     assert_undone(lab, made.table)
 
 
