@@ -106,6 +106,10 @@ def test_the_explorer_chart_downloads_as_a_png_named_after_replicas_and_range(
     page.goto(f"/clusters/{pipeline.cluster_id}?range=15m")
     chart = page.get_by_test_id("lag-chart")
     expect(chart.locator(".recharts-line-curve")).to_have_count(2)
+    # The file name takes the replicas from the picker: exported before it has loaded, the
+    # name says no-replica (seen once in CI).
+    for replica in ("replica1", "replica2"):
+        expect(page.get_by_role("checkbox", name=re.compile(replica))).to_be_checked()
 
     got = download(page, "export-lag-png")
     name = got.suggested_filename
