@@ -73,6 +73,8 @@ def test_changes_through_the_api_are_recorded_with_who_where_and_what(tmp_path: 
             check = c.post("/api/v1/check-tokens", json={"name": "proxy", "clusters": ["shop"]})
             assert check.status_code == 201, check.text
             check_token = check.json()["token"]
+            revoked = c.delete(f"/api/v1/check-tokens/{check.json()['id']}")
+            assert revoked.status_code == 204, revoked.text
             user = c.post(
                 "/api/v1/users",
                 json={"username": "vera", "password": "a-long-password", "role": "viewer"},
@@ -96,6 +98,8 @@ def test_changes_through_the_api_are_recorded_with_who_where_and_what(tmp_path: 
             ("create", "webhook_target", "ops"),
             ("create", "check_token", "proxy"),
             ("create", "check_token_cluster", ""),
+            ("delete", "check_token_cluster", ""),
+            ("delete", "check_token", "proxy"),
             ("create", "user", "vera"),
             ("update", "user", "vera"),
             # Deleting the source clears the heartbeat password bound to it: recorded too.

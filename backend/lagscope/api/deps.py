@@ -16,9 +16,9 @@ from lagscope.config import Settings, is_loopback
 from lagscope.errors import NotAuthenticated
 from lagscope.history.series import RawSeries
 from lagscope.models.auditing import AUDIT, Who
-from lagscope.security.check_tokens import digest, is_check_token
+from lagscope.security.check_tokens import is_check_token
 from lagscope.security.secret_box import SecretBox
-from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate
+from lagscope.security.users import DEMO_PRINCIPAL, Principal, authenticate, token_digest
 
 _bearer = HTTPBearer(auto_error=False, description="An API token or a login token")
 
@@ -159,7 +159,7 @@ def check_caller(
     settings: Settings = request.app.state.settings
     token = credentials.credentials if credentials else _basic_password(request)
     if token is not None and is_check_token(token) and not settings.demo:
-        return CheckCaller(digest(token))
+        return CheckCaller(token_digest(token))
     if credentials is None and token is not None:
         credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     get_principal(request, session, credentials)

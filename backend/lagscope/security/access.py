@@ -19,9 +19,9 @@ from lagscope.models.users import ROLES
 from lagscope.security.users import (
     MIN_PASSWORD,
     Principal,
-    _digest,
     hash_password,
     issue_token,
+    token_digest,
 )
 
 
@@ -78,7 +78,7 @@ def revoke_token(session: Session, principal: Principal, token_id: int) -> None:
 
 
 def logout(session: Session, plaintext: str) -> None:
-    session.execute(delete(ApiToken).where(ApiToken.token_hash == _digest(plaintext)))
+    session.execute(delete(ApiToken).where(ApiToken.token_hash == token_digest(plaintext)))
 
 
 def set_disabled(session: Session, user_id: int, disabled: bool) -> User:

@@ -14,18 +14,18 @@ cluster deleted and another created later under its name is not in the token's l
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, select, update
+from sqlalchemy import and_, bindparam, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from lagscope.errors import InvalidInput, NotAuthenticated, NotFound
 from lagscope.models import CheckToken, CheckTokenCluster, Cluster
+from lagscope.security.users import token_digest
 
 CHECK_TOKEN_PREFIX = "lgc_"  # "lgs_" is a user's token: the prefix tells them apart in logs
 LAST_USED_EVERY = timedelta(minutes=1)
@@ -62,7 +62,7 @@ def create_check_token(
     plaintext = CHECK_TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = CheckToken(
         name=name,
-        token_hash=digest(plaintext),
+        token_hash=token_digest(plaintext),
         created_by=created_by[:64],
         created_at=_now(),
         clusters=[CheckTokenCluster(cluster_id=cid) for cid in sorted(found)],
@@ -83,14 +83,13 @@ def list_check_tokens(session: Session) -> list[CheckTokenInfo]:
 
 
 def revoke_check_token(session: Session, token_id: int) -> None:
-    """Deleted: its next check answers 401. (The caller's transaction rolls the scope rows'
-    delete back with the NotFound.)"""
-    # The foreign key's cascade would drop the scope rows too; deleted first and by hand, so a
-    # store without foreign key enforcement keeps no orphans either.
-    session.execute(delete(CheckTokenCluster).where(CheckTokenCluster.token_id == token_id))
-    gone = session.execute(delete(CheckToken).where(CheckToken.id == token_id))
-    if not getattr(gone, "rowcount", 0):
+    """Deleted: its next check answers 401. Through the ORM, so the audit trail records it;
+    its scope rows go with it (delete-orphan)."""
+    token = session.get(CheckToken, token_id)
+    if token is None:
         raise NotFound(f"check token {token_id} not found")
+    session.delete(token)
+    session.flush()
 
 
 def scope_joins(query: Any, cluster_key: Any) -> Any:
@@ -131,10 +130,6 @@ def used(session: Session, token_id: int, last_used_at: datetime | None) -> None
 
 def unknown_token() -> NotAuthenticated:
     return NotAuthenticated("unknown or revoked check token")
-
-
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _cluster(session: Session, ref: str) -> Cluster:

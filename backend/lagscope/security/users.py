@@ -107,7 +107,7 @@ def issue_token(
         ApiToken(
             user_id=user.id,
             name=name,
-            token_hash=_digest(plaintext),
+            token_hash=token_digest(plaintext),
             kind=kind,
             created_at=now,
             expires_at=now + ttl if ttl else None,
@@ -119,7 +119,7 @@ def issue_token(
 
 def authenticate(session: Session, token: str) -> Principal:
     row = session.execute(
-        select(ApiToken, User).join(User).where(ApiToken.token_hash == _digest(token))
+        select(ApiToken, User).join(User).where(ApiToken.token_hash == token_digest(token))
     ).first()
     if row is None:
         raise NotAuthenticated("unknown or revoked token")
@@ -151,7 +151,8 @@ def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
-def _digest(token: str) -> str:
+def token_digest(token: str) -> str:
+    """What is stored of a token (users' and check tokens alike): its SHA-256."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
