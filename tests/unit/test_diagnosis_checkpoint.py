@@ -1,7 +1,8 @@
-"""An owner keeps each channel's diagnosis memory with the cluster and stores it only every
-DIAGNOSIS_CHECKPOINT_S (ingest/tick_memory.py): the causes a tick names are the same as with
-the memory stored every tick, the row is written at the checkpoints only, and an owner that
-takes over from the stored memory goes on naming the same causes."""
+"""An owner keeps each channel's diagnosis memory and ETA memory with the cluster and stores
+them only every DIAGNOSIS_CHECKPOINT_S (ingest/tick_memory.py): the causes and the ETA a tick
+gives are the same as with the memories stored every tick, the rows are written at the
+checkpoints only, and an owner that takes over from the stored memory goes on naming the same
+causes."""
 
 from __future__ import annotations
 
@@ -72,6 +73,48 @@ def test_an_owner_taking_over_from_the_stored_memory_names_the_same_causes(
     with _second_store() as (session2, cluster2):
         taken_over, _ = stopped_then_draining(session2, cluster2, TickMemory(), new_owner_at=14)
     assert taken_over == every_tick
+
+
+def _etas(
+    session: Session, cluster: Cluster, memory: TickMemory | None
+) -> tuple[list[object], list[float | None]]:
+    """Each tick's ETA as stored on the channel, and the poll time of the newest rate in the
+    ETA memory stored on the channel's row after it (None: no rate yet)."""
+    etas: list[object] = []
+    newest: list[float | None] = []
+    for second in range(20):
+        # Falling behind for eight seconds, then applying at twice the source's pace.
+        source = SEQ + 10 * second
+        applied = SEQ + 5 * second if second < 8 else min(source, SEQ + 40 + 20 * (second - 8))
+        tick(session, cluster, second, source_seq=source, applied_seq=applied, memory=memory)
+        row = channel(session)
+        etas.append(row.eta)
+        rates = (row.eta_memory or {}).get("rates") or []
+        newest.append(float(rates[-1][0]) - T0.timestamp() if rates else None)
+    return etas, newest
+
+
+def test_the_eta_memory_kept_gives_the_same_eta_and_is_stored_at_checkpoints(
+    session: Session, cluster: Cluster
+) -> None:
+    every_tick, newest_each = _etas(session, cluster, None)
+    # The pace is averaged over the memory's window: it eases from 5/s as the drain starts.
+    paces = {e["falling_behind_per_s"] for e in every_tick if isinstance(e, dict)} - {None}
+    assert len(paces) >= 3, every_tick
+    rated = [s for s, n in enumerate(newest_each) if n is not None]
+    assert rated and all(newest_each[s] == float(s) for s in rated), newest_each
+
+    with _second_store() as (session2, cluster2):
+        kept = TickMemory()
+        in_memory, newest_kept = _etas(session2, cluster2, kept)
+        assert in_memory == every_tick
+        step = int(DIAGNOSIS_CHECKPOINT_S)
+        # The row's memory moves only at checkpoints (the first poll stores one at once).
+        checkpoints = {n for n in newest_kept if n is not None}
+        assert checkpoints and all(n % step == 0 for n in checkpoints), newest_kept
+        assert len(checkpoints) < len(rated)
+        (held,) = kept.eta.values()
+        assert held.memory.rates[-1][0] - T0.timestamp() == 19.0
 
 
 @contextmanager

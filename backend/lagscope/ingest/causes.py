@@ -24,7 +24,12 @@ from sqlalchemy.orm import Session
 
 from lagscope.analysis.causes import words
 from lagscope.analysis.causes.diagnose import diagnose
-from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S, EpisodePoint, advance
+from lagscope.analysis.causes.episodes import (
+    CAUGHT_UP_HOLD_S,
+    EpisodePoint,
+    EpisodeState,
+    advance,
+)
 from lagscope.analysis.causes.model import (
     CauseInputs,
     DiagnosisMemory,
@@ -43,7 +48,7 @@ from lagscope.analysis.channel_metrics import ChannelMetrics, SourceView
 from lagscope.analysis.rates import CounterRates
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.episodes import close_removed, record_episode_step
-from lagscope.ingest.tick_memory import DIAGNOSIS_CHECKPOINT_S, KeptDiagnosis, TickMemory
+from lagscope.ingest.tick_memory import KeptDiagnosis, TickMemory, checkpoint_due
 from lagscope.models import Channel, Cluster, Instance, ParamChange, ParamValue
 
 log = logging.getLogger(__name__)
@@ -92,7 +97,7 @@ def record_causes(
     source = _source_facts(cluster, snapshots, rates, source_view, params)
     source_instance = next((i for i in cluster.instances if i.role == "source"), None)
     for tick in ticks:
-        before = episode_state_from_json(tick.channel.episode_state)
+        before = _episode_state(tick.channel, memory)
         episode = None
         if before.in_episode and before.started_at is not None:
             steps = [newest_step(session, tick.instance)]
@@ -133,11 +138,22 @@ def record_causes(
         )
         step = advance(before, point, caught_up_hold_s)
         state = record_episode_step(session, cluster, tick.channel, before, step, tick.at)
-        tick.channel.episode_state = episode_state_to_json(state)
+        tick.channel.episode_state = stored = episode_state_to_json(state)
+        if memory is not None:
+            memory.episodes[tick.channel.id] = (stored, state)
     for instance in cluster.instances:
         for channel in instance.channels:
             if channel.gone_at is not None and channel.episode_id is not None:
                 close_removed(session, channel)
+
+
+def _episode_state(channel: Channel, memory: TickMemory | None) -> EpisodeState:
+    """The channel's episode state; an owner's memory holds it parsed for as long as the
+    channel still carries the very JSON it was parsed from (anything else is read again)."""
+    kept = memory.episodes.get(channel.id) if memory is not None else None
+    if kept is not None and kept[0] is channel.episode_state:
+        return kept[1]
+    return episode_state_from_json(channel.episode_state)
 
 
 def _diagnose(
@@ -154,7 +170,7 @@ def _diagnose(
         log.exception("diagnosis failed for channel %s", channel.id)
         return ()
     stored_at = held.stored_at if held else None
-    if stored_at is None or not inputs.at - DIAGNOSIS_CHECKPOINT_S < stored_at <= inputs.at:
+    if stored_at is None or checkpoint_due(stored_at, inputs.at):
         channel.diagnosis_memory = memory.to_json()
         stored_at = inputs.at
     if kept is not None:
@@ -284,6 +300,9 @@ def instance_params(
 
 
 def _remember_params(instance_id: int, digest: str, values: Params) -> Params:
+    known = _PARAMS_CACHE.get((instance_id, digest))
+    if known is not None:
+        return known  # the same digest: the same values (a copy every poll cost more)
     if len(_PARAMS_CACHE) >= _PARAMS_CACHE_MAX:
         _PARAMS_CACHE.clear()
     frozen = MappingProxyType(dict(values))

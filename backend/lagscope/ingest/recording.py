@@ -36,7 +36,7 @@ from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.causes import ChannelTick, record_causes
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
-from lagscope.ingest.tick_memory import TickMemory
+from lagscope.ingest.tick_memory import KeptEta, TickMemory, checkpoint_due
 from lagscope.ingest.tick_writes import TickWrites
 from lagscope.ingest.workers import record_workers
 from lagscope.metrics_catalog import CHANNEL_COLUMNS
@@ -113,7 +113,7 @@ def record_tick(
             instance.last_polled_at, instance.last_error = at, _server_text(reading.error)
             instance.last_error_kind = reading.error_kind
             instance_samples.append({**_NO_READING, "instance_id": instance.id, "ts": at})
-            samples.extend(_unreachable_samples(instance, reading.read_at, at, ticks))
+            samples.extend(_unreachable_samples(instance, reading.read_at, at, ticks, memory))
             continue
         snap = reading.snapshot
         instance_samples.append(_instance_sample(instance, snap, at, rates[instance.id]))
@@ -123,7 +123,9 @@ def record_tick(
         if instance.id in changed:
             _record_params(session, instance, snap, params.get(instance.id, {}), at, summary)
         samples.extend(
-            _channel_samples(session, cluster, instance, snap, source_view, at, progress, ticks)
+            _channel_samples(
+                session, cluster, instance, snap, source_view, at, progress, ticks, memory
+            )
         )
         _update_instance(instance, snap, at)
     snapshots = {i.id: s for i, s, _ in polled}
@@ -334,6 +336,7 @@ def _channel_samples(
     at: datetime,
     progress: SourceProgressNow,
     ticks: list[ChannelTick],
+    memory: TickMemory | None,
 ) -> list[dict[str, Any]]:
     existing = {c.name: c for c in instance.channels}
     seen = {status.channel for status in snap.channels}
@@ -357,9 +360,10 @@ def _channel_samples(
         timeline = channel_timeline(
             session, progress, status, snap.taken_at.timestamp(), parsed=snap.parsed
         )
-        metrics = channel_metrics(status, snap, source, _state(channel), interval, timeline)
+        state = _state(channel, memory)
+        metrics = channel_metrics(status, snap, source, state, interval, timeline)
         _remember_status(channel, status)
-        _remember(channel, metrics, at)
+        _remember(channel, metrics, at, memory)
         channel.errant_gtids = metrics.errant_gtids
         rows.append(_sample_row(channel.id, at, metrics, status))
         ticks.append(ChannelTick(instance, channel, at.timestamp(), metrics, status, snap))
@@ -388,13 +392,17 @@ def _remember_status(channel: Channel, status: ChannelStatus) -> None:
 
 
 def _unreachable_samples(
-    instance: Instance, read_at: float, at: datetime, ticks: list[ChannelTick]
+    instance: Instance,
+    read_at: float,
+    at: datetime,
+    ticks: list[ChannelTick],
+    memory: TickMemory | None,
 ) -> list[dict[str, Any]]:
     rows = []
     for channel in instance.channels:
         if channel.gone_at is None:
-            metrics = unreachable_metrics(_state(channel), read_at)
-            _remember(channel, metrics, at, keep_progress_time=True)
+            metrics = unreachable_metrics(_state(channel, memory), read_at)
+            _remember(channel, metrics, at, memory, keep_progress_time=True)
             rows.append(_sample_row(channel.id, at, metrics))
             ticks.append(ChannelTick(instance, channel, read_at, metrics))
     return rows
@@ -405,25 +413,39 @@ def stored_classes(channel: Channel) -> tuple[Verdict, ...]:
     return tuple(Verdict(int(c)) for c in channel.recent_classes.split(",") if c)
 
 
-def _state(channel: Channel) -> ChannelState:
+def _state(channel: Channel, memory: TickMemory | None) -> ChannelState:
     classes = stored_classes(channel)
+    kept = memory.eta.get(channel.id) if memory is not None else None
     return ChannelState(
         applied_progress=channel.applied_progress,
         last_sample_at=channel.last_sample_at.timestamp() if channel.last_sample_at else None,
         recent_classes=classes,
         verdict=Verdict(channel.verdict) if channel.verdict is not None else None,
-        eta_memory=EtaMemory.from_json(channel.eta_memory),
+        eta_memory=kept.memory if kept else EtaMemory.from_json(channel.eta_memory),
     )
 
 
 def _remember(
-    channel: Channel, metrics: ChannelMetrics, at: datetime, keep_progress_time: bool = False
+    channel: Channel,
+    metrics: ChannelMetrics,
+    at: datetime,
+    memory: TickMemory | None,
+    keep_progress_time: bool = False,
 ) -> None:
+    """The channel's state for the next tick; an owner's ``memory`` keeps the ETA band's memory
+    and hands it to the store only every checkpoint (tick_memory.py)."""
     state = metrics.state
     channel.recent_classes = ",".join(str(int(v)) for v in state.recent_classes)
     channel.verdict = int(metrics.verdict)
     channel.eta = eta_to_json(metrics.eta)
-    channel.eta_memory = state.eta_memory.to_json()
+    kept = memory.eta.get(channel.id) if memory is not None else None
+    stored_at = kept.stored_at if kept else None
+    poll_at = at.timestamp()
+    if stored_at is None or checkpoint_due(stored_at, poll_at):
+        channel.eta_memory = state.eta_memory.to_json()
+        stored_at = poll_at
+    if memory is not None:
+        memory.eta[channel.id] = KeptEta(state.eta_memory, stored_at)
     if not keep_progress_time:
         channel.applied_progress = state.applied_progress
         channel.last_sample_at = at

@@ -1,6 +1,7 @@
 """What a cluster's ticks remember of the rows they appended, so the next tick need not read
 them back: the newest source-progress point per stream, the newest applier-worker reading; and
-each channel's diagnosis memory, which the store gets only every ``DIAGNOSIS_CHECKPOINT_S``.
+each channel's diagnosis memory and ETA memory, which the store gets only every
+``DIAGNOSIS_CHECKPOINT_S``.
 
 Kept with the cluster by a poll owner (ingest/tick_cache.py), the only writer of those rows
 while it holds the shard; a Celery tick starts with an empty memory every time, and so does a
@@ -15,13 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from lagscope.analysis.causes.episodes import EpisodeState
 from lagscope.analysis.causes.model import DiagnosisMemory
+from lagscope.analysis.eta import EtaMemory
 
 # A channel's diagnosis memory (its recent polls' figures: ~60 rates, ten pace points, …) was the
 # largest JSON a tick encoded and wrote, every second for every channel. An owner keeps it here
 # and writes it this often: an owner that takes the shard over goes on from a memory at most
 # this much older than the gap (diagnosis drops a memory only past 30 s or ten intervals), so
 # the recent-poll windows miss a few polls, and the stored causes and episodes miss nothing.
+# The ETA band's memory (its last ten rates) is kept the same way: encoded and written every
+# poll it was the next largest JSON of a tick, and its window drops rates older than 30 s.
 DIAGNOSIS_CHECKPOINT_S = 5.0
 
 
@@ -42,6 +47,10 @@ class TickMemory:
     workers: dict[int, WorkerReading | None] = field(default_factory=dict)
     # Channel id → its newest diagnosis memory and when (poll epoch s) the store last got one.
     diagnosis: dict[int, KeptDiagnosis] = field(default_factory=dict)
+    # Channel id → its newest ETA memory and when (poll epoch s) the store last got one.
+    eta: dict[int, KeptEta] = field(default_factory=dict)
+    # Channel id → the episode state JSON its last tick stored, and that state parsed.
+    episodes: dict[int, tuple[Mapping[str, Any], EpisodeState]] = field(default_factory=dict)
     # Instance id → the parameters its last read gave and their digest.
     params: dict[int, tuple[Mapping[str, str | None], str]] = field(default_factory=dict)
 
@@ -50,3 +59,15 @@ class TickMemory:
 class KeptDiagnosis:
     memory: DiagnosisMemory
     stored_at: float
+
+
+@dataclass(slots=True)
+class KeptEta:
+    memory: EtaMemory
+    stored_at: float
+
+
+def checkpoint_due(stored_at: float, at: float) -> bool:
+    """Whether a memory the store last got at ``stored_at`` goes to it again at poll ``at``:
+    every ``DIAGNOSIS_CHECKPOINT_S``, and after a clock that went back."""
+    return not at - DIAGNOSIS_CHECKPOINT_S < stored_at <= at
