@@ -1,18 +1,19 @@
-"""An owner keeps each channel's diagnosis memory and ETA memory with the cluster and stores
-them only every DIAGNOSIS_CHECKPOINT_S (ingest/tick_memory.py): the causes and the ETA a tick
-gives are the same as with the memories stored every tick, the rows are written at the
-checkpoints only, and an owner that takes over from the stored memory goes on naming the same
-causes."""
+"""An owner keeps each channel's diagnosis memory and ETA memory, and each instance's counters,
+with the cluster and stores them only every DIAGNOSIS_CHECKPOINT_S (ingest/tick_memory.py): the
+causes, the ETA and the rates a tick gives are the same as with them stored every tick, the rows
+are written at the checkpoints only, and an owner that takes over from the stored memory goes on
+naming the same causes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from lagscope.ingest.tick_memory import DIAGNOSIS_CHECKPOINT_S, TickMemory
-from lagscope.models import Cluster
+from lagscope.models import Cluster, InstanceSample
 from tests.unit.test_ingest_episodes import (
     T0,
     channel,
@@ -115,6 +116,46 @@ def test_the_eta_memory_kept_gives_the_same_eta_and_is_stored_at_checkpoints(
         assert len(checkpoints) < len(rated)
         (held,) = kept.eta.values()
         assert held.memory.rates[-1][0] - T0.timestamp() == 19.0
+
+
+def _commit_rates(
+    session: Session, cluster: Cluster, memory: TickMemory | None
+) -> tuple[list[float | None], list[float]]:
+    """The source's commits per second stored at each tick (its pace changes every few
+    seconds), and the poll time of the counters stored on its row after each tick."""
+    rates: list[float | None] = []
+    stored: list[float] = []
+    source = next(i for i in cluster.instances if i.role == "source")
+    commits = 0
+    for second in range(20):
+        commits += 100 * (1 + second // 3)
+        tick(session, cluster, second, source_seq=SEQ + second, applied_seq=SEQ + second,
+             memory=memory, source_counters={"Binlog_commits": commits})  # fmt: skip
+        newest = session.scalars(
+            select(InstanceSample)
+            .where(InstanceSample.instance_id == source.id)
+            .order_by(InstanceSample.ts.desc())
+        ).first()
+        assert newest is not None
+        rates.append(newest.commits_per_s)
+        session.refresh(source)
+        stored.append(float((source.last_counters or {})["_at"]) - T0.timestamp())
+    return rates, stored
+
+
+def test_the_counters_kept_give_the_same_rates_and_are_stored_at_checkpoints(
+    session: Session, cluster: Cluster
+) -> None:
+    every_tick, stored_each = _commit_rates(session, cluster, None)
+    assert stored_each == [float(s) for s in range(20)]
+    assert every_tick[0] is None and every_tick[1:] == [100.0 * (1 + s // 3) for s in range(1, 20)]
+
+    with _second_store() as (session2, cluster2):
+        kept = TickMemory()
+        in_memory, stored_kept = _commit_rates(session2, cluster2, kept)
+        assert in_memory == every_tick
+        step = int(DIAGNOSIS_CHECKPOINT_S)
+        assert stored_kept == [float(s - s % step) for s in range(20)]
 
 
 @contextmanager

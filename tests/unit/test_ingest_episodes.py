@@ -65,7 +65,8 @@ def make_cluster(session: Session) -> Cluster:
 
 
 def _snap(second: float, server_id: int, executed: str, channels: tuple[ChannelStatus, ...] = (),
-          params: dict[str, str | None] | None = None) -> InstanceSnapshot:  # fmt: skip
+          params: dict[str, str | None] | None = None,
+          counters: dict[str, int] | None = None) -> InstanceSnapshot:  # fmt: skip
     return InstanceSnapshot(
         server=f"s{server_id}",
         flavor=FLAVOR,
@@ -81,6 +82,7 @@ def _snap(second: float, server_id: int, executed: str, channels: tuple[ChannelS
         source=SourceStatus("bin.000001", 4000),
         params=params or {},
         params_read=params is not None,
+        counters=counters or {},
     )
 
 
@@ -96,10 +98,12 @@ def tick(
     replica_params: dict[str, str | None] | None = None,
     channel_gone: bool = False,
     memory: TickMemory | None = None,
+    source_counters: dict[str, int] | None = None,
 ) -> None:
     src, replica = cluster.instances
     at = (T0 + timedelta(seconds=second)).timestamp()
-    readings = [Reading(src.id, at, _snap(second, 1, f"0-1-{source_seq}"))]
+    source_snap = _snap(second, 1, f"0-1-{source_seq}", counters=source_counters)
+    readings = [Reading(src.id, at, source_snap)]
     if replica_answers:
         status = ChannelStatus(
             "", IoState.YES, sql_running, None if not sql_running else 0, source_server_id=1,

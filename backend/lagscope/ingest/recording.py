@@ -36,7 +36,7 @@ from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.causes import ChannelTick, record_causes
 from lagscope.ingest.reader import Reading
 from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
-from lagscope.ingest.tick_memory import KeptEta, TickMemory, checkpoint_due
+from lagscope.ingest.tick_memory import KeptCounters, KeptEta, TickMemory, checkpoint_due
 from lagscope.ingest.tick_writes import TickWrites
 from lagscope.ingest.workers import record_workers
 from lagscope.metrics_catalog import CHANNEL_COLUMNS
@@ -102,7 +102,7 @@ def record_tick(
     for i in cluster.instances:
         polled_snap = by_id[i.id].snapshot if i.id in by_id else None
         if polled_snap is not None:
-            rates[i.id] = _counter_rates(i, polled_snap)
+            rates[i.id] = _counter_rates(i, polled_snap, memory)
     for instance in cluster.instances:
         reading = by_id.get(instance.id)
         if reading is None:
@@ -127,7 +127,7 @@ def record_tick(
                 session, cluster, instance, snap, source_view, at, progress, ticks, memory
             )
         )
-        _update_instance(instance, snap, at)
+        _update_instance(instance, snap, at, memory)
     snapshots = {i.id: s for i, s, _ in polled}
     record_causes(
         session,
@@ -219,7 +219,9 @@ def _progress(snap: InstanceSnapshot) -> int | None:
         return None
 
 
-def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -> None:
+def _update_instance(
+    instance: Instance, snap: InstanceSnapshot, at: datetime, memory: TickMemory | None
+) -> None:
     instance.flavor = snap.flavor.product
     instance.version = snap.flavor.version_string or str(snap.flavor)
     instance.server_id, instance.server_uuid = snap.server_id, snap.server_uuid
@@ -230,12 +232,32 @@ def _update_instance(instance: Instance, snap: InstanceSnapshot, at: datetime) -
     instance.clock_resolution_s = snap.clock.resolution_s
     instance.gtid_executed = snap.gtid.executed
     instance.gtid_progress = _progress(snap)
-    instance.last_counters = {**snap.counters, "_at": snap.taken_at.timestamp()}
+    _remember_counters(instance, snap, memory)
     if snap.params_read:
         instance.params_read_at = at
 
 
-def _counter_rates(instance: Instance, snap: InstanceSnapshot) -> CounterRates:
+def _remember_counters(
+    instance: Instance, snap: InstanceSnapshot, memory: TickMemory | None
+) -> None:
+    """The counters the next tick's rates start from; an owner's ``memory`` keeps them and
+    hands them to the store only every checkpoint (tick_memory.py)."""
+    read_at = snap.taken_at.timestamp()
+    kept = memory.counters.get(instance.id) if memory is not None else None
+    stored_at = kept.stored_at if kept else None
+    if stored_at is None or checkpoint_due(stored_at, read_at):
+        instance.last_counters = {**snap.counters, "_at": read_at}
+        stored_at = read_at
+    if memory is not None:
+        memory.counters[instance.id] = KeptCounters(snap.counters, read_at, stored_at)
+
+
+def _counter_rates(
+    instance: Instance, snap: InstanceSnapshot, memory: TickMemory | None
+) -> CounterRates:
+    kept = memory.counters.get(instance.id) if memory is not None else None
+    if kept is not None:
+        return counter_rates(kept.values, kept.at, snap.counters, snap.taken_at.timestamp())
     prev = dict(instance.last_counters or {})
     prev_at = prev.pop("_at", None)
     return counter_rates(prev or None, prev_at, snap.counters, snap.taken_at.timestamp())

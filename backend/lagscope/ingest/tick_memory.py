@@ -1,7 +1,7 @@
 """What a cluster's ticks remember of the rows they appended, so the next tick need not read
 them back: the newest source-progress point per stream, the newest applier-worker reading; and
-each channel's diagnosis memory and ETA memory, which the store gets only every
-``DIAGNOSIS_CHECKPOINT_S``.
+each channel's diagnosis memory and ETA memory, and each instance's last counters, which the
+store gets only every ``DIAGNOSIS_CHECKPOINT_S``.
 
 Kept with the cluster by a poll owner (ingest/tick_cache.py), the only writer of those rows
 while it holds the shard; a Celery tick starts with an empty memory every time, and so does a
@@ -26,7 +26,9 @@ from lagscope.analysis.eta import EtaMemory
 # this much older than the gap (diagnosis drops a memory only past 30 s or ten intervals), so
 # the recent-poll windows miss a few polls, and the stored causes and episodes miss nothing.
 # The ETA band's memory (its last ten rates) is kept the same way: encoded and written every
-# poll it was the next largest JSON of a tick, and its window drops rates older than 30 s.
+# poll it was the next largest JSON of a tick, and its window drops rates older than 60 s. So
+# are an instance's counters (its rates are over the last poll kept in memory; after a takeover
+# the first rates are over the gap and up to this much more, averaged as over any gap).
 DIAGNOSIS_CHECKPOINT_S = 5.0
 
 
@@ -49,6 +51,8 @@ class TickMemory:
     diagnosis: dict[int, KeptDiagnosis] = field(default_factory=dict)
     # Channel id → its newest ETA memory and when (poll epoch s) the store last got one.
     eta: dict[int, KeptEta] = field(default_factory=dict)
+    # Instance id → its counters as last polled, when, and when the store last got them.
+    counters: dict[int, KeptCounters] = field(default_factory=dict)
     # Channel id → the episode state JSON its last tick stored, and that state parsed.
     episodes: dict[int, tuple[Mapping[str, Any], EpisodeState]] = field(default_factory=dict)
     # Instance id → the parameters its last read gave and their digest.
@@ -58,6 +62,13 @@ class TickMemory:
 @dataclass(slots=True)
 class KeptDiagnosis:
     memory: DiagnosisMemory
+    stored_at: float
+
+
+@dataclass(slots=True)
+class KeptCounters:
+    values: Mapping[str, int]
+    at: float  # epoch s, the poll that read them
     stored_at: float
 
 
