@@ -1,72 +1,35 @@
 """Settings: every knob is an environment variable ``LAGSCOPE_*`` (pydantic-settings).
 
 Unsafe defaults are refused outside demo mode: a placeholder secret key would make the
-at-rest encryption of stored credentials worthless.
+at-rest encryption of stored credentials worthless. The rules themselves live beside this class
+(keys, sso, network), so the class reads as the list of knobs it is.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import os
-import secrets
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
-    SecretStr,
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
-from zxcvbn import zxcvbn
+from pydantic_settings import SettingsConfigDict
 
 from lagscope.collectors.targets import AllowList
-
-PLACEHOLDER_SECRET = "change-me"
-# Where single sign-on's provider sends the browser back (api/routers/oidc.py).
-OIDC_CALLBACK_PATH = "/api/v1/auth/oidc/callback"
-
-
-@dataclass(frozen=True, slots=True)
-class Retention:
-    raw_days: float
-    minute_days: float
-    hour_days: float
-    # Ended lag episodes with their cause segments; alert events with their finished deliveries
-    # (both hold text from monitored servers: docs/security.md).
-    episode_days: float = 90.0
-    alert_days: float = 90.0
-    # Who changed what (models/audit.py).
-    audit_days: float = 365.0
+from lagscope.config.jobs import PERIODIC_JOBS, PeriodicJob, Retention
+from lagscope.config.keys import PLACEHOLDER_SECRET, refuse_unsafe_secrets
+from lagscope.config.network import check_proxies, proxy_entries
+from lagscope.config.outbound import OutboundSettings
+from lagscope.config.sso import SsoSettings, check_sso, redirect_url
 
 
-@dataclass(frozen=True, slots=True)
-class PeriodicJob:
-    """One of beat's periodic jobs: its schedule entry, the Celery task it sends (the explicit
-    ``name=`` of the task, so a module move orphans nothing) and how often (seconds)."""
-
-    name: str
-    task: str
-    every_s: float
-
-
-# Beat's periodic jobs: (schedule entry, task name, the setting that says how often). The one
-# table tasks/app.py builds the schedule from; each interval is a setting, LAGSCOPE_<FIELD>.
-PERIODIC_JOBS = (
-    ("dispatch-polls", "lagscope.dispatch_polls", "dispatch_every_s"),
-    ("rollup", "lagscope.rollup", "rollup_every_s"),
-    ("retention", "lagscope.enforce_retention", "retention_every_s"),
-    ("sweep-deliveries", "lagscope.sweep_deliveries", "delivery_sweep_every_s"),
-    ("sample-commit-groups", "lagscope.sample_commit_groups", "commit_sample_every_s"),
-)
-
-
-class Settings(BaseSettings):
+class Settings(OutboundSettings, SsoSettings):
     model_config = SettingsConfigDict(env_prefix="LAGSCOPE_", extra="ignore")
 
     database_url: str = "sqlite:///./lagscope.db"
@@ -215,84 +178,18 @@ class Settings(BaseSettings):
         return [str(ipaddress.ip_network(p.strip(), strict=False)) for p in self._proxies()]
 
     def _proxies(self) -> list[str]:
-        return [p.strip() for p in self.trusted_proxies.split(",") if p.strip()]
+        return proxy_entries(self.trusted_proxies)
 
     def allow_list(self) -> AllowList | None:
         return AllowList.parse(self.allowed_targets)
 
-    # Alerts and webhooks (docs/alerts.md).
-    # Where the dashboard is reached from a notification's links.
-    external_url: str = "http://localhost:8000"
-    # Webhook destinations an admin allows: host names, *.suffix, CIDR networks, comma-separated.
-    # Empty allows none: alerts must not become a way to make requests into internal services.
-    webhook_allowed_hosts: str = ""
-    # A receiver must accept within these (seconds); a slow one is retried, not waited on.
-    webhook_connect_timeout_s: float = 3.0
-    webhook_read_timeout_s: float = 5.0
-    # A delivery's lease: its tries' timeouts plus this, the time a sender has to log the
-    # attempt before another may send it again (a sender killed mid-delivery is replaced after
-    # the lease; the receiver sees the same Idempotency-Key twice).
-    webhook_lease_margin_s: PositiveFloat = 30.0
+    # Every process's own watch (docs/alerts.md, docs/operations.md).
     # Every API, worker, beat and heartbeat process judges polling_stopped rules this often
     # (seconds; 0: not in this process). Compare-and-set states keep it to one notification.
     alert_watchdog_every_s: float = 5.0
     # Lagscope's own health (docs/operations.md): each process reports itself this
     # often (seconds); one silent for three reports is taken for gone by /readyz.
     report_every_s: float = 5.0
-    # Retry back-off: base·2^n capped, jittered, attempts until this much outage is covered.
-    webhook_backoff_base_s: float = 10.0
-    webhook_backoff_cap_s: float = 900.0
-    webhook_retry_horizon_s: float = 3600.0
-
-    # Every poll's figures pushed with Prometheus's remote-write protocol (docs/api.md):
-    # the receiver's URL (Prometheus: http://host:9090/api/v1/write, run with
-    # --web.enable-remote-write-receiver; VictoriaMetrics: http://host:8428/api/v1/write), and
-    # optionally a bearer token sent to it and to nothing else. Empty: nothing is pushed.
-    remote_write_url: str = ""
-    remote_write_bearer_token: str = ""
-    # Sent every this many seconds; while the receiver refuses or is down, at most this many
-    # samples wait (the oldest are dropped, and counted, past it).
-    remote_write_every_s: PositiveFloat = 1.0
-    remote_write_max_waiting: PositiveInt = 1_000_000
-    remote_write_timeout_s: PositiveFloat = 5.0
-
-    # The raw-series store past one box (docs/operations.md, "Which store"): a VictoriaMetrics
-    # single node (http://host:8428) or a cluster's vminsert base
-    # (http://vminsert:8480/insert/0) with its vmselect base in
-    # series_select_url. Every poll's raw series are written there too, and the explorer
-    # reads raw ranges from it. Empty: the store's own tables only.
-    series_url: str = ""
-    series_select_url: str = ""
-    series_bearer_token: str = ""
-    # How far back the raw-series store keeps polls (its own -retentionPeriod): the explorer
-    # reads raw ranges that far back from it, while the SQL store's raw tables may keep only
-    # what rollups, status, episodes and alert previews need. None: the SQL raw retention.
-    series_retention_raw_days: PositiveFloat | None = None
-
-    # Single sign-on with OpenID Connect (docs/security.md, "Single sign-on"): the provider's
-    # issuer URL (discovery at <issuer>/.well-known/openid-configuration; empty: no single
-    # sign-on), this client's id and secret there, what the login page calls it, the scopes
-    # asked for, the claim holding the person's groups (a dotted path reaches into an object),
-    # and which groups give which role (comma-separated; the highest role wins, no group: no
-    # access). The redirect URL is the callback the provider sends the browser back to; empty:
-    # LAGSCOPE_EXTERNAL_URL + /api/v1/auth/oidc/callback.
-    oidc_issuer: str = ""
-    oidc_client_id: str = ""
-    oidc_client_secret: SecretStr | None = None
-    oidc_provider_name: str = "SSO"
-    oidc_scopes: str = "openid profile email"
-    oidc_roles_claim: str = "groups"
-    oidc_admin_groups: str = ""
-    oidc_editor_groups: str = ""
-    oidc_viewer_groups: str = ""
-    oidc_redirect_url: str = ""
-    # Password sign-in: off refuses every password login except the break-glass account's
-    # (a local admin for when the provider is down); tokens already issued stay valid.
-    local_login: bool = True
-    break_glass_admin: str | None = None
-
-    def webhook_allow(self) -> list[str]:
-        return [h.strip() for h in self.webhook_allowed_hosts.split(",") if h.strip()]
 
     def old_keys(self) -> tuple[str, ...]:
         return tuple(k.strip() for k in self.old_secret_keys.split(",") if k.strip())
@@ -340,16 +237,7 @@ class Settings(BaseSettings):
     @field_validator("trusted_proxies")
     @classmethod
     def _parse_proxies(cls, value: str) -> str:
-        for entry in (p.strip() for p in value.split(",")):
-            if not entry:
-                continue
-            try:
-                ipaddress.ip_network(entry, strict=False)
-            except ValueError:
-                raise ValueError(
-                    f"{entry!r} is not an address or a CIDR network (host names are not "
-                    "accepted: a proxy is trusted by the address it connects from)"
-                ) from None
+        check_proxies(value)
         return value
 
     @field_validator(
@@ -384,147 +272,19 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_unsafe_secrets(self) -> Settings:
-        if self.demo:
-            if self.secret_key != PLACEHOLDER_SECRET:
-                # Demo mode lets every caller in as an admin; a real key marks a real store.
-                raise ValueError(
-                    "LAGSCOPE_DEMO=1 lets every caller in as an admin without a login and is "
-                    "refused together with a real LAGSCOPE_SECRET_KEY (a real deployment's "
-                    "store): unset LAGSCOPE_DEMO, or run the throwaway demo without the key"
-                )
-            if self.old_keys():
-                # An old key reads a real store's credentials just as well as the current one.
-                raise ValueError(
-                    "LAGSCOPE_DEMO=1 is refused together with LAGSCOPE_OLD_SECRET_KEYS: the "
-                    "demo's store has no credentials under any other key, and a real key there "
-                    "would open a real store's credentials to every caller"
-                )
-            return self
-        if self.secret_key == PLACEHOLDER_SECRET:
-            raise ValueError(
-                "LAGSCOPE_SECRET_KEY must be set (it encrypts stored credentials); "
-                "only LAGSCOPE_DEMO=1 may run with the placeholder"
-            )
-        if problem := weak_key_problem(self.secret_key):
-            raise ValueError(
-                f"LAGSCOPE_SECRET_KEY is too weak: {problem}; make one with "
-                "`lagscope secrets generate-key`"
-            )
+        refuse_unsafe_secrets(self)
         return self
 
     def oidc_redirect(self) -> str:
-        return self.oidc_redirect_url.strip() or self.external_url.rstrip("/") + OIDC_CALLBACK_PATH
+        return redirect_url(self)
 
     @model_validator(mode="after")
     def _check_sso(self) -> Settings:
         """Single sign-on settings that cannot work stop the start, not the first sign-in."""
-        issuer = self.oidc_issuer.strip()
-        if not issuer:
-            if not self.local_login and not self.demo:
-                raise ValueError(
-                    "LAGSCOPE_LOCAL_LOGIN=off without LAGSCOPE_OIDC_ISSUER would let nobody sign "
-                    "in: configure single sign-on first"
-                )
-            return self
-        url = urlsplit(issuer)
-        # Its keys vouch for every identity: fetched over https (http to this machine only).
-        local = is_loopback(url.hostname or "")
-        trusted = url.scheme == "https" or (url.scheme == "http" and local)
-        if not trusted or not url.hostname or url.query or url.fragment:
-            raise ValueError(
-                "LAGSCOPE_OIDC_ISSUER must be an https:// URL (http:// to a loopback host only), "
-                f"without query or fragment: {issuer!r}"
-            )
-        groups = (self.oidc_admin_groups, self.oidc_editor_groups, self.oidc_viewer_groups)
-        if not self.oidc_client_id.strip():
-            raise ValueError("LAGSCOPE_OIDC_CLIENT_ID must be set with LAGSCOPE_OIDC_ISSUER")
-        if "openid" not in self.oidc_scopes.replace(",", " ").split():
-            raise ValueError("LAGSCOPE_OIDC_SCOPES must include openid")
-        if not self.oidc_roles_claim.strip():
-            raise ValueError("LAGSCOPE_OIDC_ROLES_CLAIM must name the claim holding the groups")
-        if not any(name.strip() for text in groups for name in text.split(",")):
-            raise ValueError(
-                "single sign-on gives a role only to members of LAGSCOPE_OIDC_ADMIN_GROUPS, "
-                "_EDITOR_GROUPS or _VIEWER_GROUPS, and all three are empty: nobody could sign in"
-            )
-        back = urlsplit(self.oidc_redirect())
-        if (
-            back.scheme not in ("http", "https")
-            or not back.hostname
-            or back.query
-            or not back.path.endswith(OIDC_CALLBACK_PATH)
-        ):
-            raise ValueError(
-                f"the redirect URL (LAGSCOPE_OIDC_REDIRECT_URL, else LAGSCOPE_EXTERNAL_URL + "
-                f"{OIDC_CALLBACK_PATH}) must be an http(s) URL ending with {OIDC_CALLBACK_PATH}: "
-                f"{self.oidc_redirect()!r}"
-            )
+        check_sso(self)
         return self
-
-
-MIN_KEY_CHARS = 32
-# zxcvbn's estimate of the guesses an attacker who knows the usual patterns (words, keyboard
-# walks, sequences, repeats, dates) needs. It rates each random character as 10 guesses, so it
-# underrates random keys: 32 random hex characters (128 bits) scored 10^27.0 at worst in
-# 13,000 tries (median ~10^31.5), a `generate-key` key ~10^43; "0123456789"*4 scores ~10^2,
-# LagscopeProductionMysqlSecret2026 ~10^16, "correct horse battery staple orange" 10^25.
-MIN_KEY_GUESSES_LOG10 = 26.0
-ZXCVBN_MAX_CHARS = 72  # zxcvbn refuses longer input: a longer key is judged by its start
-# Words an operator is likely to put in a key here, which zxcvbn's dictionaries lack.
-KEY_CONTEXT_WORDS = (
-    "lagscope", "lag", "scope", "mysql", "mariadb", "replica", "replication", "secret",
-    "key", "prod", "production", "staging", "demo", "admin", "password", "changeme",
-)  # fmt: skip
-
-
-def generate_key() -> str:
-    """A key for LAGSCOPE_SECRET_KEY: 32 random bytes, URL-safe base64 (43 characters)."""
-    return secrets.token_urlsafe(32)
-
-
-def weak_key_problem(key: str) -> str | None:
-    """Why a secret key is too weak to protect stored passwords, or None.
-
-    Judged by zxcvbn (Dropbox's estimator, the maintained Python port), not a rule of ours: a
-    key that is long but made of a pattern ("0123456789"*4, "Summer2026!"*3) is refused.
-    """
-    if len(key) < MIN_KEY_CHARS:
-        return f"{len(key)} characters, at least {MIN_KEY_CHARS} are needed"
-    estimate = zxcvbn(key[:ZXCVBN_MAX_CHARS], user_inputs=list(KEY_CONTEXT_WORDS))
-    guesses_log10 = float(estimate["guesses_log10"])
-    if guesses_log10 < MIN_KEY_GUESSES_LOG10:
-        warning = estimate["feedback"].get("warning") or "a guessable pattern"
-        return (
-            f"the zxcvbn strength estimator guesses it in about 10^{guesses_log10:.0f} tries "
-            f"({warning.rstrip('.').lower()}); at least 10^{MIN_KEY_GUESSES_LOG10:.0f} are needed"
-        )
-    return None
-
-
-def is_loopback(host: str) -> bool:
-    """Demo mode serves loopback clients only: 127.0.0.0/8, ::1 and localhost."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
-
-
-def require_loopback_or_allowed(host: str, settings: Settings | None = None) -> None:
-    """Refuse to bind demo mode to a non-loopback address unless explicitly allowed."""
-    allow = settings.demo_allow_remote if settings else _env_flag("LAGSCOPE_DEMO_ALLOW_REMOTE")
-    if not is_loopback(host) and not allow:
-        raise ValueError(
-            f"demo mode binds to loopback only (got --host {host}); every caller is an admin "
-            "there. Set LAGSCOPE_DEMO_ALLOW_REMOTE=1 to serve it to other machines anyway"
-        )
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
