@@ -61,7 +61,7 @@ from tests.integration.api_stack import api_server  # noqa: E402
 from tests.integration.postgres import ThrowawayPostgres, start_postgres  # noqa: E402
 
 from lagscope.db import make_engine, make_session_factory  # noqa: E402
-from lagscope.history import series as series_module  # noqa: E402
+from lagscope.history import series_sql as series_module  # noqa: E402
 from lagscope.history.series import query_series  # noqa: E402
 from lagscope.inventory import instances as inventory  # noqa: E402
 from lagscope.models import Channel  # noqa: E402

@@ -26,7 +26,8 @@ from lagscope.analysis.codes import Verdict
 from lagscope.analysis.verdict_runs import Run, bucket_verdict, runs_from_buckets
 from lagscope.config import Retention
 from lagscope.errors import InvalidInput
-from lagscope.history.series import MAX_POINTS, MAX_RANGE, _inline, _int, _IntDiv, _oldest_kept
+from lagscope.history.series import MAX_POINTS, MAX_RANGE, _oldest_kept
+from lagscope.history.series_sql import _inline, _int, _IntDiv
 from lagscope.inventory.instances import get_cluster
 from lagscope.models import Channel, Instance, Sample, SampleRollup1h, SampleRollup1m
 from lagscope.models.types import to_micros

@@ -1,5 +1,5 @@
 """Raw samples into a plan's buckets, with the figures the SQL bucket query gives for the same
-rows (history/series.py ``_bucket_query``): min, mean, max, the newest value, how many.
+rows (history/series_sql.py ``_bucket_query``): min, mean, max, the newest value, how many.
 
 Pure. The store keeps a value as the integer ``round(value * scale)``; the sum for the mean is
 taken over those integers, as the SQL sums the column, so both give the same float to the last
