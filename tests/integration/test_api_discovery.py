@@ -1,6 +1,6 @@
 """Replica discovery on the real lab, over real HTTP: the source (MariaDB) reports its two
 replicas — replica2's replication link goes through the latency proxy, and it reports the
-address users connect to (``report_host``/``report_port``, lab/topology.py), not the proxy's;
+address users connect to (``report_host``/``report_port``, lab/topology/config.py), not the proxy's;
 one click adds one with the source's login; the processlist fallback when SHOW SLAVE HOSTS is
 refused; a clear error naming the grants when nothing is visible."""
 

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from lagscope.lab.servers import LabError
-from lagscope.lab.topology import Lab, _gtid_reached, _gtid_set
+from lagscope.lab.topology import Lab
+from lagscope.lab.topology.catch_up import _gtid_reached, _gtid_set
 
 
 def test_a_replica_past_the_target_has_reached_it():
