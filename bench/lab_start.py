@@ -15,7 +15,7 @@ import statistics
 import time
 
 from lagscope.lab import Lab, LabConfig
-from lagscope.lab.servers import ensure_template
+from lagscope.lab.template import ensure_template
 
 
 def main() -> None:

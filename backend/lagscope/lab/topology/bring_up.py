@@ -10,7 +10,7 @@ import sys
 import time
 
 from lagscope.errors import LagscopeError
-from lagscope.lab import servers
+from lagscope.lab import processes, servers
 from lagscope.lab.servers import LabError, LabServer, PortInUse
 from lagscope.lab.topology.config import ProxyProcess, replica_options
 from lagscope.lab.topology.view import LabView
@@ -58,7 +58,7 @@ class BringingUp(LabView):
             except PortInUse:
                 if attempt == _PORT_ATTEMPTS - 1:
                     raise
-            server.port = servers.free_ports(1)[0]
+            server.port = processes.free_ports(1)[0]
             if server is not self.source:
                 server.options = replica_options(self.config, server.port)
             servers.start_server(server)
@@ -75,12 +75,12 @@ class BringingUp(LabView):
             f"--bandwidth={self.config.proxy_bandwidth_bps or 0:.0f}",
             f"--control={proxy.control}",
         ]
-        proxy.pid = servers.spawn(argv, self.dir / f"proxy-{proxy.replica}.log")
+        proxy.pid = processes.spawn(argv, self.dir / f"proxy-{proxy.replica}.log")
 
     def _proxy_ready(self, proxy: ProxyProcess) -> None:
         for _ in range(_PORT_ATTEMPTS):
             deadline = time.monotonic() + self.config.start_timeout_s
-            while proxy.pid is not None and servers.is_running(proxy.pid, str(proxy.control)):
+            while proxy.pid is not None and processes.is_running(proxy.pid, str(proxy.control)):
                 # The control socket's file appears at bind(), before listen(): "connection
                 # refused" (a LagscopeError from the client) means not ready yet.
                 with contextlib.suppress(LagscopeError, OSError):
@@ -90,7 +90,7 @@ class BringingUp(LabView):
                     raise LabError(f"proxy for {proxy.replica} not answering on {proxy.control}")
                 time.sleep(0.02)
             # It exited: most likely its port was taken after we chose it. Try another.
-            proxy.listen_port = servers.free_ports(1)[0]
+            proxy.listen_port = processes.free_ports(1)[0]
             self._spawn_proxy(proxy)
         log = (self.dir / f"proxy-{proxy.replica}.log").read_text(errors="replace")
         raise LabError(f"proxy for {proxy.replica} did not start:\n{log[-2000:]}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lagscope.errors import LagscopeError
-from lagscope.lab import servers
+from lagscope.lab import binaries, processes, servers, template
 from lagscope.lab.servers import LabError, LabServer
 from lagscope.lab.topology.bring_up import BringingUp
 from lagscope.lab.topology.catch_up import CatchingUp
@@ -50,12 +50,12 @@ class Lab(CatchingUp, BringingUp):
         config = config or LabConfig()
         config.validate()
         sweep_abandoned()
-        template = servers.ensure_template()
+        datadir_template = template.ensure_template()
         lab = cls._create(config)
         atexit.register(lab.stop)
         try:
             for server in lab.servers:
-                servers.create_datadir(server, template)
+                template.create_datadir(server, datadir_template)
                 servers.start_server(server)
             lab._save_state()
             lab._ready(lab.source)
@@ -89,7 +89,7 @@ class Lab(CatchingUp, BringingUp):
             if (lab_dir / STATE_FILE).exists():
                 raise LabError(f"{lab_dir} already holds a lab ({STATE_FILE}); stop it first")
         names = ["source"] + [f"replica{i}" for i in range(1, config.replicas + 1)]
-        ports = servers.free_ports(len(names) + len(config.proxied))
+        ports = processes.free_ports(len(names) + len(config.proxied))
         made = [
             LabServer(
                 name=name,
@@ -138,7 +138,7 @@ class Lab(CatchingUp, BringingUp):
     def detach(self) -> None:
         """Leave the lab running after this process exits (``lagscope lab up``)."""
         atexit.unregister(self.stop)
-        servers.forget_children()
+        processes.forget_children()
         self.owner_pid = None
         self._save_state()
 
@@ -148,7 +148,7 @@ class Lab(CatchingUp, BringingUp):
         """SIGKILL the server (a crash); its port and datadir stay for :meth:`restart`."""
         server = self.server(name)
         if server.pid is not None:
-            servers.kill_now(server.pid, str(server.datadir))
+            processes.kill_now(server.pid, str(server.datadir))
         server.pid = None
         self._save_state()
 
@@ -160,7 +160,7 @@ class Lab(CatchingUp, BringingUp):
         """
         server = self.server(name)
         if server.pid is not None:
-            servers.kill_now(server.pid, str(server.datadir))
+            processes.kill_now(server.pid, str(server.datadir))
         servers.start_server(server)
         self._save_state()
         servers.wait_ready(server, timeout_s)
@@ -170,9 +170,9 @@ class Lab(CatchingUp, BringingUp):
         0 restores the true clock) and wait until it answers. Replication resumes by itself."""
         server = self.server(name)
         if offset_s:
-            servers.libfaketime_path()  # refuse before stopping anything
+            binaries.libfaketime_path()  # refuse before stopping anything
         if server.pid is not None:
-            servers.terminate([(server.pid, str(server.datadir))], grace_s=timeout_s)
+            processes.terminate([(server.pid, str(server.datadir))], grace_s=timeout_s)
         server.clock_offset_s = float(offset_s)
         servers.start_server(server)
         self._save_state()
@@ -189,7 +189,7 @@ class Lab(CatchingUp, BringingUp):
         self._keep_crash_logs()
         targets = [(s.pid, str(s.datadir)) for s in self.servers if s.pid is not None]
         targets += [(p.pid, str(p.control)) for p in self._proxies.values() if p.pid is not None]
-        servers.terminate(targets)
+        processes.terminate(targets)
         if self._owns_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
             return
@@ -206,7 +206,7 @@ class Lab(CatchingUp, BringingUp):
         A crashing mariadbd writes its backtrace there, and the lab directory is about to go.
         """
         for server in self.servers:
-            if server.pid is None or servers.is_running(server.pid, str(server.datadir)):
+            if server.pid is None or processes.is_running(server.pid, str(server.datadir)):
                 continue
             kept = CRASH_DIR / f"{self.dir.name}-{server.name}.log"
             with contextlib.suppress(OSError):

@@ -17,7 +17,7 @@ import pymysql
 
 from lagscope.collectors.connection import ConnectionSpec, TlsMode, open_connection
 from lagscope.errors import InvalidInput, LagscopeError
-from lagscope.lab import servers
+from lagscope.lab import processes, servers
 from lagscope.lab.proxy_control import ProxyControl
 from lagscope.lab.servers import LabServer
 from lagscope.lab.topology.config import Credentials, LabConfig, ProxyProcess
@@ -103,7 +103,7 @@ class LabView:
 
     def is_running(self, name: str) -> bool:
         server = self.server(name)
-        return server.pid is not None and servers.is_running(server.pid, str(server.datadir))
+        return server.pid is not None and processes.is_running(server.pid, str(server.datadir))
 
     def status(self) -> dict[str, Any]:
         """Every server's port, liveness, GTID positions and replication threads; the proxies."""
