@@ -1,76 +1,21 @@
-"""A TCP proxy that adds latency, limits bandwidth, stalls or cuts a link: the lab's stand-in for
-a far network.
-
-Each chunk read in either direction is stamped on arrival and written ``delay_s`` later (one way,
-so a round trip grows by twice that), in order per direction, without holding up other
-connections. ``set_bandwidth(bytes_per_s)`` caps what the link delivers in each direction (all
-its connections share the cap, as they would share a thin WAN link); ``None`` lifts it.
-``pause()`` stops delivery both ways (bytes queue up, the link looks dead, as a partitioned
-network does) until ``resume()``; ``cut()`` drops every open connection at once, as a
-firewall reset would, while new connections are still accepted.
-
-Two ways to run it:
-
-* in-process: ``LatencyProxy(host, port, delay_s).start()`` runs its own event loop in a daemon
-  thread; the control methods are thread-safe.
-* as a process: ``python -m lagscope.lab.proxy --listen-port N --target-port M --delay-ms D
-  --control PATH`` answers one-line commands on a unix socket (``delay <ms>``,
-  ``bandwidth <bytes/s>`` with 0 for unlimited, ``pause``, ``resume``, ``cut``, ``status``; each
-  reply is one JSON line). :class:`~lagscope.lab.proxy_control.ProxyClient` speaks it with the
-  same methods as :class:`LatencyProxy`, so the lab can outlive the process that made it.
+"""The latency proxy itself: it listens, forwards each connection both ways through the link's
+pacing (lab/proxy/link.py), and takes commands — delay, bandwidth, pause, resume, cut — from its
+caller's thread or, as a process, from a unix socket.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
-import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lagscope.errors import LagscopeError
+from lagscope.lab.proxy.link import Pacer, forward
 from lagscope.lab.proxy_control import _checked_bandwidth, _checked_delay
-
-_CHUNK = 65536
-# Per direction, 256 chunks (≤ 16 MiB) may wait; beyond that the proxy stops reading and TCP
-# flow control pushes back on the sender, as a slow real link would.
-_QUEUE_CHUNKS = 256
-_EOF = b""
-# A limited link delivers in slices of at most this many seconds' worth of bytes, so throughput
-# is smooth at 50 ms resolution and a lifted or changed limit takes effect within one slice.
-_SLICE_S = 0.05
-
-
-class _Pacer:
-    """Paces one direction of a link to ``rate`` bytes/s: a virtual clock of when the link is
-    next free. Only touched from the proxy's event loop."""
-
-    def __init__(self) -> None:
-        self.rate: float | None = None
-        self._free_at = 0.0
-
-    def set_rate(self, rate: float | None) -> None:
-        self.rate = rate
-        self._free_at = 0.0  # a new limit starts from an idle link, not the old one's debt
-
-    def slice_size(self) -> int:
-        return _CHUNK if self.rate is None else max(1, int(self.rate * _SLICE_S))
-
-    async def take(self, size: int) -> None:
-        """Wait until ``size`` bytes may go out at the current rate."""
-        rate = self.rate
-        if rate is None:
-            return
-        loop = asyncio.get_running_loop()
-        start = max(loop.time(), self._free_at)
-        self._free_at = start + size / rate
-        # Send at the end of the slice's time, so the bytes delivered by any instant never
-        # exceed rate × elapsed.
-        await asyncio.sleep(max(0.0, self._free_at - loop.time()))
 
 
 class LatencyProxy:
@@ -94,8 +39,8 @@ class LatencyProxy:
         self._paused = False
         self._bandwidth = _checked_bandwidth(bandwidth_bps)
         # One pacer per direction for the whole link: connections share the cap.
-        self._upstream = _Pacer()
-        self._downstream = _Pacer()
+        self._upstream = Pacer()
+        self._downstream = Pacer()
         for pacer in (self._upstream, self._downstream):
             pacer.set_rate(self._bandwidth)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -281,8 +226,8 @@ class LatencyProxy:
             )
             self._links[task] = (client_w, upstream_w)
             async with asyncio.TaskGroup() as group:
-                group.create_task(self._direction(client_r, upstream_w, self._upstream))
-                group.create_task(self._direction(upstream_r, client_w, self._downstream))
+                group.create_task(self._forward(client_r, upstream_w, self._upstream))
+                group.create_task(self._forward(upstream_r, client_w, self._downstream))
             clean = True
         except* OSError:
             pass  # target down, or a peer reset: drop the link as the network would
@@ -295,64 +240,11 @@ class LatencyProxy:
                 else:
                     writer.transport.abort()
 
-    async def _direction(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pacer: _Pacer
+    async def _forward(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pacer: Pacer
     ) -> None:
-        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=_QUEUE_CHUNKS)
-        loop = asyncio.get_running_loop()
-        # Bytes read but not yet delivered. Under a bandwidth limit the proxy holds no more than
-        # the link's bandwidth × delay (what a real link has in flight) plus a little, so the
-        # sender feels the thin link through TCP flow control at once, as it would on a WAN,
-        # instead of filling megabytes of proxy queue first.
-        queued = 0
-        room = asyncio.Event()
-        room.set()
-
-        def limit() -> float | None:
-            rate = pacer.rate
-            return None if rate is None else rate * (self._delay_s + _SLICE_S * 2) + _CHUNK
-
-        async def read_side() -> None:
-            nonlocal queued
-            while True:
-                data = await reader.read(_CHUNK)
-                queued += len(data)
-                await queue.put((loop.time() + self._delay_s, data))
-                if data == _EOF:
-                    return
-                bound = limit()
-                if bound is not None and queued > bound:
-                    room.clear()
-                    await room.wait()
-
-        async def write_side() -> None:
-            nonlocal queued
-            assert self._flowing is not None
-            while True:
-                due, data = await queue.get()
-                await asyncio.sleep(max(0.0, due - loop.time()))
-                await self._flowing.wait()
-                if data == _EOF:
-                    if writer.can_write_eof():
-                        writer.write_eof()
-                    return
-                view = memoryview(data)
-                while view:
-                    size = pacer.slice_size()
-                    piece, view = view[:size], view[size:]
-                    await pacer.take(len(piece))
-                    # Paused while waiting for the link: hold the rest as well.
-                    await self._flowing.wait()
-                    writer.write(piece)
-                    await writer.drain()
-                    queued -= len(piece)
-                    bound = limit()
-                    if bound is None or queued <= bound:
-                        room.set()
-
-        async with asyncio.TaskGroup() as group:
-            group.create_task(read_side())
-            group.create_task(write_side())
+        assert self._flowing is not None
+        await forward(reader, writer, pacer, lambda: self._delay_s, self._flowing)
 
     async def _control(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -384,42 +276,3 @@ class LatencyProxy:
         except ValueError as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": True, **self.status()}
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The process's options (the docker-compose lab's far link checks its command with it)."""
-    parser = argparse.ArgumentParser(prog="python -m lagscope.lab.proxy", description=__doc__)
-    parser.add_argument("--listen-host", default="127.0.0.1")
-    parser.add_argument("--listen-port", type=int, default=0)
-    parser.add_argument("--target-host", default="127.0.0.1")
-    parser.add_argument("--target-port", type=int, required=True)
-    parser.add_argument("--delay-ms", type=float, default=0.0)
-    parser.add_argument(
-        "--bandwidth", type=float, default=0.0, help="bytes/s per direction (0: unlimited)"
-    )
-    parser.add_argument("--control", type=Path, required=True, help="unix socket for commands")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    proxy = LatencyProxy(
-        args.target_host,
-        args.target_port,
-        args.delay_ms / 1000,
-        listen_host=args.listen_host,
-        listen_port=args.listen_port,
-        bandwidth_bps=args.bandwidth,
-    )
-    asyncio.run(_serve_until_signalled(proxy, args.control))
-
-
-async def _serve_until_signalled(proxy: LatencyProxy, control: Path) -> None:
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, proxy.request_stop)
-    await proxy.serve(control_path=control)
-
-
-if __name__ == "__main__":
-    main()
