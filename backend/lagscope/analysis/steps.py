@@ -1,6 +1,7 @@
 """Tuning steps as the journal sees them: which events make one step, and what a step can touch.
 
-Pure: the journal (journal/steps.py) loads the events and samples; these decide.
+Pure: the journal loads the events (journal/events.py) and samples (journal/samples.py); these
+decide.
 """
 
 from __future__ import annotations

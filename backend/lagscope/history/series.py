@@ -95,7 +95,7 @@ class RawSeries(Protocol):
         """One channel's polls inside the half-open ``spans_us`` (epoch µs, disjoint, in
         order), in time order: (the poll's time in µs, as its ``samples`` row has it; {column:
         value} for those of ``columns`` the poll had a value of). What the journal's windows
-        read (journal/steps.py)."""
+        read (journal/samples.py)."""
         ...
 
 

@@ -33,7 +33,7 @@ from lagscope.analysis.impact import Impact, Point, Window, WindowStats, impact,
 from lagscope.errors import InvalidInput, NotFound
 from lagscope.history.series import RawSeries
 from lagscope.history.window import require_window
-from lagscope.journal.steps import SampleRow, load_samples, sample_backlog
+from lagscope.journal.samples import SampleRow, load_samples, sample_backlog
 from lagscope.models import Channel, Instance
 from lagscope.models.types import to_micros
 

@@ -27,119 +27,34 @@ control group that tells a tuning effect from a change of load.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import BigInteger, and_, or_, select, type_coerce
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.durability import SETTLE_S, WINDOW_S, DurabilityPrediction
 from lagscope.analysis.impact import Impact, Point, Window, impact
 from lagscope.analysis.parallel_apply import CapacityPrediction
-from lagscope.analysis.steps import StepFrame, group_in_bursts, is_network_step, step_frame
+from lagscope.analysis.steps import StepFrame, is_network_step, step_frame
 from lagscope.errors import InvalidInput
 from lagscope.history.series import RawSeries
 from lagscope.history.window import require_window
-from lagscope.inventory.instances import get_cluster, instance_in_cluster
-from lagscope.models import Annotation, Channel, Cluster, Instance, ParamChange, Sample
-from lagscope.models.types import Scaled, to_micros
+from lagscope.inventory.instances import get_cluster
+from lagscope.journal.events import Event as Event
+from lagscope.journal.events import Step as Step
+from lagscope.journal.events import group_events as group_events
+from lagscope.journal.events import param_changes as param_changes
+from lagscope.journal.events import read_events
+from lagscope.journal.samples import SampleRow as SampleRow
+from lagscope.journal.samples import load_samples as load_samples
+from lagscope.journal.samples import merge_spans as merge_spans
+from lagscope.journal.samples import sample_backlog as sample_backlog
+from lagscope.models import Channel, Cluster, Instance
+from lagscope.models.types import to_micros
 
 MAX_STEPS = 500  # a page of the journal; the next page starts at the last step's time
-_SPANS_PER_QUERY = 50  # SQLite parses an OR chain as a tree ~1000 deep at most
-
-
-def param_changes(
-    session: Session,
-    cluster_id: int,
-    start: datetime,
-    end: datetime,
-    instance_id: int | None = None,
-) -> list[tuple[ParamChange, str]]:
-    """The cluster's changes with ``first_new_at`` in [start, end), in time order, with the
-    instance name."""
-    require_window(start, end)
-    cluster = get_cluster(session, cluster_id)
-    query = (
-        select(ParamChange, Instance.name)
-        .join(Instance, ParamChange.instance_id == Instance.id)
-        .where(
-            Instance.cluster_id == cluster.id,
-            ParamChange.first_new_at >= start,
-            ParamChange.first_new_at < end,
-        )
-        .order_by(ParamChange.first_new_at, Instance.name, ParamChange.name)
-    )
-    if instance_id is not None:
-        query = query.where(Instance.id == instance_in_cluster(session, cluster, instance_id).id)
-    return [(change, name) for change, name in session.execute(query)]
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A change (made in ``(changed_after, at]``) or an annotation (``changed_after == at``)."""
-
-    at: datetime
-    changed_after: datetime
-    change: tuple[ParamChange, str] | None = None
-    annotation: Annotation | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    at: datetime
-    changed_after: datetime
-    changes: tuple[tuple[ParamChange, str], ...]
-    annotations: tuple[Annotation, ...]
-
-
-def _whole_ms(moment: datetime) -> datetime:
-    """Down to the millisecond: a step's windows are then named exactly by a client that keeps
-    milliseconds (the UI's compare link), and judge the same samples there as here. A sample
-    taken in the dropped microseconds after a change is the change's own poll, on the after
-    side either way."""
-    return moment.replace(microsecond=moment.microsecond - moment.microsecond % 1000)
-
-
-def group_events(events: Sequence[Event], group_s: float) -> list[Step]:
-    """Chain events (in any order) closer than ``group_s`` to the previous one into steps."""
-    steps = group_in_bursts(events, lambda e: e.at, group_s)
-    return [
-        Step(
-            at=_whole_ms(max(e.at for e in burst)),
-            changed_after=_whole_ms(min(e.changed_after for e in burst)),
-            changes=tuple(e.change for e in burst if e.change is not None),
-            annotations=tuple(e.annotation for e in burst if e.annotation is not None),
-        )
-        for burst in steps
-    ]
-
-
-def _events(session: Session, cluster_id: int, lo: datetime, hi: datetime) -> list[Event]:
-    changes = session.execute(
-        select(ParamChange, Instance.name)
-        .join(Instance, ParamChange.instance_id == Instance.id)
-        .where(
-            Instance.cluster_id == cluster_id,
-            ParamChange.first_new_at >= lo,
-            ParamChange.first_new_at < hi,
-        )
-        .order_by(ParamChange.first_new_at, Instance.name, ParamChange.name)
-    )
-    notes = session.scalars(
-        select(Annotation)
-        .where(
-            Annotation.cluster_id == cluster_id,
-            Annotation.starts_at >= lo,
-            Annotation.starts_at < hi,
-        )
-        .order_by(Annotation.starts_at, Annotation.id)
-    )
-    # min(): a change read by two workers with skewed clocks must not get an inverted window.
-    return [
-        Event(c.first_new_at, min(c.last_old_at, c.first_new_at), change=(c, name))
-        for c, name in changes
-    ] + [Event(n.starts_at, n.starts_at, annotation=n) for n in notes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,113 +74,6 @@ class JournalSettings:
             raise InvalidInput("min_samples: must be between 1 and 100000")
         if not 0 <= self.group_s <= 600:
             raise InvalidInput("group_s: must be between 0 and 600")
-
-
-@dataclass(frozen=True, slots=True)
-class SampleRow:
-    """The columns of a sample the journal and the comparison read; ``us`` = ts in epoch µs."""
-
-    us: int
-    lag_s: float | None
-    verdict: int
-    apply_rate: float | None
-    source_rate: float | None
-    not_received: int | None
-    received_not_applied: int | None
-
-
-def merge_spans(spans: Sequence[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
-    merged: list[tuple[datetime, datetime]] = []
-    for lo, hi in sorted(s for s in spans if s[0] < s[1]):
-        if merged and lo <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return merged
-
-
-def load_samples(
-    session: Session,
-    channel_id: int,
-    spans: Sequence[tuple[datetime, datetime]],
-    raw: RawSeries | None = None,
-) -> list[SampleRow]:
-    """A channel's samples inside the half-open ``spans``, in time order: only the windows a
-    caller needs, in as few queries as the OR-chain limit allows (one for a typical journal).
-    ``raw``: the raw-series store they are read from instead of the ``samples`` table."""
-    merged = merge_spans(spans)
-    if raw is not None:
-        bounds = [(to_micros(lo), to_micros(hi)) for lo, hi in merged]
-        found = raw.rows(channel_id, _ROW_COLUMNS, bounds)
-        return [row for us, values in found if (row := _sample_row(us, values)) is not None]
-    rows: list[SampleRow] = []
-    for i in range(0, len(merged), _SPANS_PER_QUERY):
-        chunk = merged[i : i + _SPANS_PER_QUERY]
-        # Core, and ts as its stored integer: a day of 1 Hz samples is ~86k rows per channel,
-        # and ORM row handling plus µs → datetime → µs cost more than the query itself.
-        result = session.connection().execute(
-            select(
-                type_coerce(Sample.ts, BigInteger()),
-                Sample.lag_s,
-                Sample.verdict,
-                Sample.apply_rate,
-                Sample.source_rate,
-                Sample.not_received,
-                Sample.received_not_applied,
-            )
-            .where(
-                Sample.channel_id == channel_id,
-                or_(*(and_(Sample.ts >= lo, Sample.ts < hi) for lo, hi in chunk)),
-            )
-            .order_by(Sample.ts)
-        )
-        rows.extend(
-            SampleRow(us, lag, verdict, apply, source, missing, queued)
-            for us, lag, verdict, apply, source, missing, queued in result
-        )
-    return rows
-
-
-_ROW_COLUMNS = (
-    "lag_s",
-    "verdict",
-    "apply_rate",
-    "source_rate",
-    "not_received",
-    "received_not_applied",
-)
-
-
-def _as_stored(column: str) -> Callable[[float], float | int]:
-    """A value read from the raw-series store (a float) as its ``samples`` column gives it back."""
-    kind = Sample.__table__.c[column].type
-    if isinstance(kind, Scaled):
-        scale = kind.scale
-        return lambda value: round(value * scale) / scale
-    return lambda value: round(value)
-
-
-_STORED = {column: _as_stored(column) for column in _ROW_COLUMNS}
-
-
-def _sample_row(us: int, values: dict[str, float]) -> SampleRow | None:
-    v = {c: _STORED[c](x) for c, x in values.items() if c in _STORED}
-    verdict = v.get("verdict")
-    if verdict is None:
-        return None  # every poll's line has one; a line without is not a poll the table has
-    return SampleRow(
-        us,
-        v.get("lag_s"),
-        int(verdict),
-        v.get("apply_rate"),
-        v.get("source_rate"),
-        _int_or_none(v.get("not_received")),
-        _int_or_none(v.get("received_not_applied")),
-    )
-
-
-def _int_or_none(value: float | None) -> int | None:
-    return None if value is None else int(value)
 
 
 def replica_channels(
@@ -372,12 +180,6 @@ def _points(
     ]
 
 
-def sample_backlog(row: SampleRow) -> int | None:
-    if row.not_received is None or row.received_not_applied is None:
-        return None
-    return row.not_received + row.received_not_applied
-
-
 def journal(
     session: Session,
     cluster_id: int,
@@ -393,7 +195,9 @@ def journal(
     require_window(start, end)
     cluster = get_cluster(session, cluster_id)
     reach = timedelta(seconds=settings.width_s + settings.settle_s + settings.group_s)
-    steps = group_events(_events(session, cluster.id, start - reach, end + reach), settings.group_s)
+    steps = group_events(
+        read_events(session, cluster.id, start - reach, end + reach), settings.group_s
+    )
     inside = [i for i, s in enumerate(steps) if start <= s.at < end]
     truncated = len(inside) > MAX_STEPS
     inside = inside[:MAX_STEPS]
