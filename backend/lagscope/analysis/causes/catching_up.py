@@ -45,8 +45,8 @@ from itertools import pairwise
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.history import LAG_POLLS, RECENT, Seen
 from lagscope.analysis.causes.model import Cause, EpisodeContext, Finding, StepSeen
+from lagscope.analysis.causes.seen import LAG_POLLS, RECENT, Seen
 
 # A lag falling at least this fast (s of lag per s) drains; a steady replica wanders far less.
 DRAIN_MIN_S_PER_S = 0.2

@@ -23,7 +23,7 @@ from types import MappingProxyType
 
 from lagscope.analysis.causes import words
 from lagscope.analysis.causes.catching_up import catching_up, note_main_named
-from lagscope.analysis.causes.history import Seen, observe, remember
+from lagscope.analysis.causes.history import observe, remember
 from lagscope.analysis.causes.model import Cause, CauseInputs, DiagnosisMemory, Finding
 from lagscope.analysis.causes.rules_applier import applier_findings
 from lagscope.analysis.causes.rules_apply import (
@@ -35,6 +35,7 @@ from lagscope.analysis.causes.rules_apply import (
 )
 from lagscope.analysis.causes.rules_receive import network, relay_log_durability
 from lagscope.analysis.causes.rules_state import clock_skew, state_findings
+from lagscope.analysis.causes.seen import Seen
 from lagscope.analysis.channel_metrics import ChannelMetrics
 from lagscope.analysis.verdict import small_backlog
 

@@ -1,286 +1,38 @@
-"""What diagnosis remembers between polls, and one poll's view of a channel for the rules.
+"""What diagnosis remembers between polls: the memory brought up to a poll (:func:`observe`),
+and the memory to keep after it (:func:`remember`).
 
 The memory is a JSON-able dict (:class:`~.model.DiagnosisMemory`) that any worker can pick up:
 the classes of the last few thread states (so "most of the recent polls" is decided within
 ``RECENT`` polls), the last backlog figures (growing or not), the apply rates seen (the replica's
 measured capacity), the transaction being applied and when it was first seen, and the wait the
-applier is in and since when.
+applier is in and since when. The poll's view the rules read is :class:`~.seen.Seen`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from lagscope.analysis.causes import states
 from lagscope.analysis.causes.model import CauseInputs, DiagnosisMemory
-from lagscope.analysis.codes import Verdict
-from lagscope.collectors.snapshot import (
-    ApplierWorker,
-    BlockingSession,
-    OpenTransaction,
-    RowEventTable,
+from lagscope.analysis.causes.seen import (
+    NO_WINDOWS,
+    WINDOWS,
+    Seen,
+    applier_class,
+    io_class,
+    worker_class,
 )
 
-# "Most of the recent polls" = 2 of the last 3: a cause that holds is named at its second poll.
-RECENT = 3
-MOST = 2
-# Apply rates kept to estimate the replica's capacity (its best recent apply rate).
-CAPACITY_POLLS = 60
-# Lag figures kept to tell a draining backlog (its slope over these polls).
-LAG_POLLS = 5
-# Polls of backlog and rates kept to judge a drain by the replica's pace against the source's:
-# a lag falling 0.1 s/s is lost in the lag figure's noise over LAG_POLLS, while the backlog (a
-# count) and the mean rates over this many polls show it (the tuning story's phase B).
-PACE_POLLS = 10
 # A memory older than this many poll intervals (or 30 s) describes another situation: dropped.
 STALE_INTERVALS = 10
 _STALE_MIN_S = 30.0
 MEMORY_VERSION = 1
 
-BEHIND = frozenset({Verdict.RECEIVE_BOUND, Verdict.APPLY_BOUND})
-# Cause readings (collectors/readings.py) whose refusal a rule reports as what it needs, and the
-# key a rule asks for (the row-lock blockers reading answers "who blocks it").
-_CAUSE_READINGS = frozenset(
-    {
-        "transactions",
-        "row_blockers",
-        "metadata_blockers",
-        "lock_sessions",
-        "relay_events",
-        "table_dictionary",
-    }
-)
-_PROBLEM_KEYS = {"row_blockers": "blockers"}
-
-
-def io_class(state: str | None) -> str:
-    if states.matches(state, states.IO_QUEUEING):
-        return "queueing"
-    if states.matches(state, states.IO_WAITING):
-        return "waiting"
-    return "other"
-
-
-def sql_class(state: str | None) -> str:
-    if states.is_commit(state):
-        return "commit"
-    if states.matches(state, states.SQL_IDLE):
-        return "idle"
-    if states.matches(state, states.ROW_LOOKUP):
-        return "row"
-    return "other"
-
-
-def worker_class(worker: ApplierWorker) -> str:
-    if states.matches(worker.state, states.WORKER_WAITING_FOR_PRIOR):
-        return "waiting"
-    if states.matches(worker.state, states.WORKER_IDLE) or worker.busy is False:
-        return "idle"
-    return "applying"
-
-
-def _applier_class(seen: Seen, sql_state: str) -> str:
-    """The SQL thread's class, or "row" when a parallel worker is on a row lookup (MySQL shows
-    the row-apply stages on the workers, not on the coordinator)."""
-    found = sql_class(sql_state)
-    if found in ("commit", "row"):
-        return found
-    workers = seen.channel_workers()
-    if any(states.matches(w.state, states.ROW_LOOKUP) for w in workers):
-        return "row"
-    # MySQL 8.0.27+ "serial" is one worker behind the coordinator: the commit shows on it.
-    if len(workers) == 1 and states.is_commit(workers[0].state):
-        return "commit"
-    return found
-
-
-@dataclass(slots=True)
-class Seen:
-    """One poll of one channel as the rules read it: the inputs plus the recent history
-    (current poll included)."""
-
-    inputs: CauseInputs
-    behind_polls: list[str] = field(default_factory=list)  # "b" behind, "-" not
-    io: list[str] = field(default_factory=list)
-    sql: list[str] = field(default_factory=list)
-    not_received: list[tuple[float, int]] = field(default_factory=list)
-    trx_behind: list[tuple[float, int]] = field(default_factory=list)
-    apply_rates: list[float] = field(default_factory=list)
-    retried: list[tuple[float, int]] = field(default_factory=list)
-    # (applying, waiting for an earlier transaction, total) per poll, this channel's workers.
-    workers: list[tuple[int, int, int]] = field(default_factory=list)
-    trx: dict[str, Any] | None = None
-    wait: dict[str, Any] | None = None
-    burst_since: float | None = None  # the source burst seen since (poller clock)
-    # The source's write rates (trx/s) of the last CAPACITY_POLLS polls, and the usual rate a
-    # burst under way is measured against (kept while it lasts, so a long burst stays one).
-    source_rates: list[float] = field(default_factory=list)
-    burst_base: float | None = None
-    trx_current: bool = False  # ``trx`` was seen in this poll (not only remembered)
-    # (at, lag_s): PACE_POLLS kept, the lag's drain rule reads the last LAG_POLLS.
-    lags: list[tuple[float, float]] = field(default_factory=list)
-    # (at, trx_behind, apply rate, source rate) of the polls that had all three, PACE_POLLS.
-    pace: list[tuple[float, int, float, float]] = field(default_factory=list)
-    # The catching-up run under way: {"since": first poll, "at": latest poll} (None: none).
-    catching: dict[str, Any] | None = None
-    # The last poll that named the episode's main cause: a drain begins there, so the pace and
-    # the lag's slope are judged on the polls from it (a window still holding a stopped applier's
-    # zero apply rate read a drain of 1 s/s as "barely draining").
-    main_named_at: float | None = None
-    # The windows as the memory held them, and what this poll adds to each (remember's input).
-    stored: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: _NO_WINDOWS)
-    pushed: dict[str, Any] = field(default_factory=dict)
-
-    # --- this poll ---------------------------------------------------------------------------
-    @property
-    def at(self) -> float:
-        return self.inputs.at
-
-    @property
-    def name(self) -> str:
-        return self.inputs.replica_name
-
-    @property
-    def behind(self) -> bool:
-        return self.inputs.metrics.verdict in BEHIND
-
-    @property
-    def held_behind(self) -> bool:
-        """Behind now and in most of the recent polls: a one-poll backlog under load (the
-        verdict shows any backlog at once) is a blip, not something to explain."""
-        return self.behind and self.behind_polls[-RECENT:].count("b") >= MOST
-
-    @property
-    def offset_s(self) -> float:
-        """Replica clock minus poller clock (to put server timestamps on the poller's time)."""
-        replica = self.inputs.replica
-        return replica.clock.offset_s if replica is not None else 0.0
-
-    @property
-    def product(self) -> str | None:
-        replica = self.inputs.replica
-        if replica is not None:
-            return replica.flavor.product
-        params = self.inputs.params
-        if "slave_parallel_threads" in params:
-            return "mariadb"
-        if "replica_parallel_workers" in params or "slave_parallel_workers" in params:
-            return "mysql"
-        return None
-
-    def channel_workers(self) -> tuple[ApplierWorker, ...]:
-        replica = self.inputs.replica
-        if replica is None:
-            return ()
-        return tuple(w for w in replica.workers if w.channel == self.inputs.channel)
-
-    def applier_states(self) -> tuple[str, ...]:
-        """The SQL thread's state and this channel's workers' states, non-empty ones."""
-        status = self.inputs.status
-        found = [status.sql_thread_state] if status is not None else []
-        found.extend(w.state for w in self.channel_workers())
-        return tuple(s for s in found if s)
-
-    def transactions(self) -> tuple[OpenTransaction, ...]:
-        """The applier transactions of this channel (all of them when the threads cannot be
-        told apart: MariaDB's serial SQL thread is not among the workers)."""
-        replica = self.inputs.replica
-        if replica is None or replica.evidence is None:
-            return ()
-        all_trx = replica.evidence.transactions
-        ids = {w.thread_id for w in self.channel_workers() if w.thread_id is not None}
-        mine = tuple(t for t in all_trx if t.thread_id in ids)
-        return mine or all_trx
-
-    def blockers(self) -> tuple[BlockingSession, ...]:
-        replica = self.inputs.replica
-        if replica is None or replica.evidence is None:
-            return ()
-        ids = {t.thread_id for t in self.transactions()}
-        ids |= {w.thread_id for w in self.channel_workers() if w.thread_id is not None}
-        mine = tuple(b for b in replica.evidence.blockers if b.blocked_thread_id in ids)
-        return mine or replica.evidence.blockers
-
-    def table(self) -> RowEventTable | None:
-        replica = self.inputs.replica
-        if replica is None or replica.evidence is None:
-            return None
-        tables = replica.evidence.tables
-        return next((t for t in tables if t.channel == self.inputs.channel), None) or next(
-            iter(tables), None
-        )
-
-    def problems(self) -> Mapping[str, str]:
-        """What kept a cause reading from answering: the evidence's own notes, and a reading
-        the server refused (the poller keeps those in the snapshot's problems by reading name,
-        e.g. ``row_blockers`` without PROCESS, while the evidence is then absent)."""
-        replica = self.inputs.replica
-        if replica is None:
-            return MappingProxyType({})
-        merged = {
-            _PROBLEM_KEYS.get(name, name): text
-            for name, text in replica.problems.items()
-            if name in _CAUSE_READINGS
-        }
-        if replica.evidence is not None:
-            merged.update(replica.evidence.problems)
-        return MappingProxyType(merged)
-
-    def needs(self, reading: str) -> str | None:
-        """What a cause reading that could not be taken needs, as "unknown: …"."""
-        problem = self.problems().get(reading)
-        if not problem:
-            return None
-        return problem if problem.startswith("unknown") else f"unknown: {problem}"
-
-    def server_time(self, server_ts: float | None) -> float | None:
-        """A replica-clock epoch timestamp on the poller's clock."""
-        return None if server_ts is None else server_ts - self.offset_s
-
-    # --- recent polls ------------------------------------------------------------------------
-    def most(self, seq: list[str], value: str) -> bool:
-        recent = seq[-RECENT:]
-        return recent.count(value) >= MOST
-
-    def count(self, seq: list[str], value: str) -> tuple[int, int]:
-        recent = seq[-RECENT:]
-        return recent.count(value), len(recent)
-
-    def growing(self, seq: list[tuple[float, int]]) -> bool:
-        """The figure rose over the recent polls (newest above the oldest kept, not falling now)."""
-        recent = seq[-RECENT:]
-        return len(recent) >= 2 and recent[-1][1] > recent[0][1] and recent[-1][1] >= recent[-2][1]
-
-    def growth_per_s(self, seq: list[tuple[float, int]]) -> float | None:
-        recent = seq[-RECENT:]
-        if len(recent) < 2 or recent[-1][0] <= recent[0][0]:
-            return None
-        return (recent[-1][1] - recent[0][1]) / (recent[-1][0] - recent[0][0])
-
-    def capacity(self) -> float | None:
-        return max(self.apply_rates, default=None)
-
 
 def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
     """The memory brought up to this poll (a stale or foreign memory starts afresh)."""
-    raw = memory.data
-    last_at = raw.get("at")
-    fresh = (
-        raw.get("v") != MEMORY_VERSION
-        or not isinstance(last_at, int | float)
-        or inputs.at <= last_at
-        or inputs.at - last_at > max(_STALE_MIN_S, STALE_INTERVALS * inputs.interval_s)
-    )
-    if fresh:
-        windows: Mapping[str, tuple[Any, ...]] = _NO_WINDOWS
-        raw = MappingProxyType({})
-    elif memory.windows_parsed:
-        windows = raw
-    else:
-        windows = _parse_windows(raw)
+    raw, windows = _recalled(inputs, memory)
     seen = Seen(
         inputs,
         behind_polls=list(windows["behind"]),
@@ -302,33 +54,8 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
         main_named_at=raw.get("main_at"),
         stored=windows,
     )
-    status, metrics = inputs.status, inputs.metrics
-    seen.behind_polls = _push(seen, "behind", seen.behind_polls, "b" if seen.behind else "-")
-    if status is not None:
-        seen.io = _push(seen, "io", seen.io, io_class(status.io_thread_state))
-        seen.sql = _push(seen, "sql", seen.sql, _applier_class(seen, status.sql_thread_state))
-        if status.retried_transactions is not None:
-            point = (inputs.at, status.retried_transactions)
-            seen.retried = _push(seen, "retried", seen.retried, point)
-    if metrics.not_received is not None:
-        point = (inputs.at, metrics.not_received)
-        seen.not_received = _push(seen, "nr", seen.not_received, point)
-    if metrics.trx_behind is not None:
-        seen.trx_behind = _push(seen, "tb", seen.trx_behind, (inputs.at, metrics.trx_behind))
-    if metrics.lag_s is not None:
-        lag = (inputs.at, metrics.lag_s)
-        seen.lags = _push(seen, "lag", seen.lags, lag, (inputs.at, round(metrics.lag_s, 3)))
-    if metrics.apply_rate is not None:
-        rate = metrics.apply_rate
-        seen.apply_rates = _push(seen, "apply", seen.apply_rates, rate, round(rate, 3))
-    if metrics.source_rate is not None:
-        rate = metrics.source_rate
-        seen.source_rates = _push(seen, "src", seen.source_rates, rate, round(rate, 3))
-    trx, applied, written = metrics.trx_behind, metrics.apply_rate, metrics.source_rate
-    if trx is not None and applied is not None and written is not None:
-        pace = (inputs.at, trx, applied, written)
-        kept = (inputs.at, trx, round(applied, 3), round(written, 3))
-        seen.pace = _push(seen, "pace", seen.pace, pace, kept)
+    _push_threads(seen)
+    _push_figures(seen)
     workers = seen.channel_workers()
     if workers:
         classes = [worker_class(w) for w in workers]
@@ -338,21 +65,63 @@ def observe(inputs: CauseInputs, memory: DiagnosisMemory) -> Seen:
     return seen
 
 
-# Each window of the memory: its key and how many polls it keeps.
-_WINDOWS: dict[str, int] = {
-    "behind": RECENT,
-    "io": RECENT,
-    "sql": RECENT,
-    "nr": RECENT,
-    "tb": RECENT,
-    "retried": RECENT,
-    "workers": RECENT,
-    "apply": CAPACITY_POLLS,
-    "src": CAPACITY_POLLS,
-    "lag": PACE_POLLS,
-    "pace": PACE_POLLS,
-}
-_NO_WINDOWS: Mapping[str, tuple[Any, ...]] = MappingProxyType(dict.fromkeys(_WINDOWS, ()))
+def _recalled(
+    inputs: CauseInputs, memory: DiagnosisMemory
+) -> tuple[Mapping[str, Any], Mapping[str, tuple[Any, ...]]]:
+    """The memory's fields and windows, or none when it is stale, foreign or from another
+    version."""
+    raw = memory.data
+    last_at = raw.get("at")
+    fresh = (
+        raw.get("v") != MEMORY_VERSION
+        or not isinstance(last_at, int | float)
+        or inputs.at <= last_at
+        or inputs.at - last_at > max(_STALE_MIN_S, STALE_INTERVALS * inputs.interval_s)
+    )
+    if fresh:
+        windows: Mapping[str, tuple[Any, ...]] = NO_WINDOWS
+        raw = MappingProxyType({})
+    elif memory.windows_parsed:
+        windows = raw
+    else:
+        windows = _parse_windows(raw)
+    return raw, windows
+
+
+def _push_threads(seen: Seen) -> None:
+    """This poll's verdict and thread states into their windows."""
+    status = seen.inputs.status
+    seen.behind_polls = _push(seen, "behind", seen.behind_polls, "b" if seen.behind else "-")
+    if status is not None:
+        seen.io = _push(seen, "io", seen.io, io_class(status.io_thread_state))
+        seen.sql = _push(seen, "sql", seen.sql, applier_class(seen, status.sql_thread_state))
+        if status.retried_transactions is not None:
+            point = (seen.inputs.at, status.retried_transactions)
+            seen.retried = _push(seen, "retried", seen.retried, point)
+
+
+def _push_figures(seen: Seen) -> None:
+    """This poll's backlog, lag and rates into their windows (rates rounded as kept)."""
+    at, metrics = seen.inputs.at, seen.inputs.metrics
+    if metrics.not_received is not None:
+        point = (at, metrics.not_received)
+        seen.not_received = _push(seen, "nr", seen.not_received, point)
+    if metrics.trx_behind is not None:
+        seen.trx_behind = _push(seen, "tb", seen.trx_behind, (at, metrics.trx_behind))
+    if metrics.lag_s is not None:
+        lag = (at, metrics.lag_s)
+        seen.lags = _push(seen, "lag", seen.lags, lag, (at, round(metrics.lag_s, 3)))
+    if metrics.apply_rate is not None:
+        rate = metrics.apply_rate
+        seen.apply_rates = _push(seen, "apply", seen.apply_rates, rate, round(rate, 3))
+    if metrics.source_rate is not None:
+        rate = metrics.source_rate
+        seen.source_rates = _push(seen, "src", seen.source_rates, rate, round(rate, 3))
+    trx, applied, written = metrics.trx_behind, metrics.apply_rate, metrics.source_rate
+    if trx is not None and applied is not None and written is not None:
+        pace = (at, trx, applied, written)
+        kept = (at, trx, round(applied, 3), round(written, 3))
+        seen.pace = _push(seen, "pace", seen.pace, pace, kept)
 
 
 def _parse_windows(raw: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
@@ -382,7 +151,7 @@ def _push(seen: Seen, key: str, values: list[Any], value: Any, kept: Any = _SAME
     """``values`` with this poll's ``value`` last, within its window; what the memory keeps of
     it (``kept``: rounded, for the rates) is noted for :func:`remember`."""
     seen.pushed[key] = value if kept is _SAME else kept
-    return [*values, value][-_WINDOWS[key] :]
+    return [*values, value][-WINDOWS[key] :]
 
 
 def _trx_key(seen: Seen) -> tuple[str, float | None, int | None] | None:
@@ -442,7 +211,7 @@ def remember(seen: Seen, wait: dict[str, Any] | None) -> DiagnosisMemory:
         "main_at": seen.main_named_at,
     }
     stored, pushed = seen.stored, seen.pushed
-    for key, n in _WINDOWS.items():
+    for key, n in WINDOWS.items():
         prior = stored[key]
         data[key] = (*prior, pushed[key])[-n:] if key in pushed else prior
     return DiagnosisMemory(MappingProxyType(data), windows_parsed=True)

@@ -19,9 +19,10 @@ from types import MappingProxyType
 from typing import Any
 
 from lagscope.analysis.causes import states, waits, words
-from lagscope.analysis.causes.history import Seen, wait_since
+from lagscope.analysis.causes.history import wait_since
 from lagscope.analysis.causes.model import Cause, Finding
 from lagscope.analysis.causes.rules_blocked import applier_wait, blocked_by_session
+from lagscope.analysis.causes.seen import Seen
 from lagscope.analysis.causes.waits import ThreadState
 from lagscope.collectors.snapshot import OpenTransaction
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.history import RECENT, Seen
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
+from lagscope.analysis.causes.seen import RECENT, Seen
 from lagscope.analysis.codes import Verdict
 
 # The source's binlog groups hold more than this many commits on average: parallel apply has

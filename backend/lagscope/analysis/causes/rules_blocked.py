@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.history import Seen
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
+from lagscope.analysis.causes.seen import Seen
 from lagscope.analysis.causes.waits import ThreadState
 from lagscope.collectors.cause_readings import SESSION_LOCK
 from lagscope.collectors.snapshot import BlockingSession

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from lagscope.analysis.causes import words
-from lagscope.analysis.causes.history import Seen
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding, SiblingView
+from lagscope.analysis.causes.seen import Seen
 from lagscope.analysis.codes import Verdict
 
 # A sibling "does not lag" below this share of our lag (or under a second); it "lags alike" above

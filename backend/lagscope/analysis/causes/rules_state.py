@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from lagscope.analysis.causes import states, words
-from lagscope.analysis.causes.history import Seen
 from lagscope.analysis.causes.model import Cause, EvidenceValue, Finding
+from lagscope.analysis.causes.seen import Seen
 from lagscope.analysis.codes import Verdict
 from lagscope.collectors.snapshot import ChannelStatus, IoState
 
