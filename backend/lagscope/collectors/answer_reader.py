@@ -11,8 +11,9 @@ decoding needs — its name, type and character set — and a row's values are c
 packet in one loop.
 
 What stays PyMySQL's: the command is sent by ``Connection._execute_command``; each packet's
-bytes come through ``Connection._read_bytes`` (so the answer's caps and deadline of
-collectors/answer_limits.py still see every header and body); an error packet raises through
+bytes come through ``Connection._read_bytes``, or, on Lagscope's own connection, at once from
+its buffer when the packet is whole there (either way the answer's caps and deadline of
+collectors/answer_limits.py see every header and body); an error packet raises through
 ``pymysql.err.raise_mysql_exception``; the converters and encodings are the connection's own.
 A packet sequence number out of order, a connection lost mid-answer and a value cut short raise
 what PyMySQL raises, so :func:`~lagscope.collectors.executor.translate_error` tells them apart
@@ -127,6 +128,13 @@ def _packet(conn: Any) -> bytes:
     if conn._current_timeout != conn._read_timeout:
         conn._sock.settimeout(conn._read_timeout)
         conn._current_timeout = conn._read_timeout
+    # Lagscope's own connections (collectors/connection.py) hand over a packet already
+    # buffered whole in one step; a plain PyMySQL connection reads it header first.
+    whole = getattr(conn, "buffered_packet", None)
+    if whole is not None and (data := whole()) is not None:
+        if data[0] == 0xFF:
+            pymysql.err.raise_mysql_exception(data)
+        return data  # type: ignore[no-any-return]
     read = conn._read_bytes
     chunks = []
     while True:

@@ -88,6 +88,7 @@ CLEAR_TEXT_REFUSAL: Final = (
 # a poll answered in a millisecond never pays for settimeout (two per packet, as PyMySQL puts
 # its own back), and a trickle overshoots the deadline by at most a tenth of the timeout.
 _LOWER_TIMEOUT_BELOW: Final = 0.9
+_READ_BUFFER: Final = 65536
 # The plugins whose password step needs either TLS or the server's RSA public key.
 SHA2_PLUGINS: Final = frozenset({"sha256_password", "caching_sha2_password"})
 
@@ -177,6 +178,48 @@ class _Connection(pymysql.connections.Connection):
         finally:
             self._budget = None
 
+    def buffered_packet(self) -> bytes | None:
+        """The next packet's payload when the whole packet already sits in the read buffer
+        (most of a poll's answer arrives in one or two reads), taken with one buffer read
+        instead of two and the same checks as :meth:`_read_bytes`; None when it is not whole
+        there, is numbered out of order or spans packets: the caller then reads it packet
+        header first, as PyMySQL does, and that read says what is wrong."""
+        reader = self._reader
+        state: Any = self
+        budget = self._budget
+        try:
+            # At most one read of the socket, and only when nothing is buffered.
+            buffered = reader.peek(4)  # type: ignore[union-attr]
+        except OSError as exc:
+            state._force_close()
+            raise self._lost(exc, budget) from exc
+        except BaseException:
+            state._force_close()
+            raise
+        if len(buffered) < 4:
+            return None
+        length = buffered[0] | buffered[1] << 8 | buffered[2] << 16
+        end = 4 + length
+        if len(buffered) < end or length == 0xFFFFFF or buffered[3] != state._next_seq_id:
+            return None
+        if budget is not None:
+            try:
+                budget.take(4)
+                budget.take(length)
+            except UnexpectedAnswer:
+                state._force_close()
+                raise
+        state._next_seq_id = (buffered[3] + 1) % 256
+        return reader.read(end)[4:]  # type: ignore[union-attr]
+
+    def _lost(self, exc: OSError, budget: AnswerBudget | None) -> Exception:
+        # The socket timed out because the answer's time was up (_DeadlineReader).
+        if budget is not None and (left := budget.seconds_left()) is not None and left <= 0:
+            return budget.late()
+        return pymysql.err.OperationalError(
+            CR_SERVER_LOST, f"Lost connection to MySQL server during query ({exc})"
+        )
+
     def _read_bytes(self, num_bytes: int) -> bytes:
         # PyMySQL reads every packet as a 4-byte header, then the body by the header's length:
         # the one place a length can be refused before its bytes are allocated.
@@ -194,12 +237,7 @@ class _Connection(pymysql.connections.Connection):
             data: bytes = self._reader.read(num_bytes)  # type: ignore[union-attr]
         except OSError as exc:
             state._force_close()
-            # The socket timed out because the answer's time was up (_DeadlineReader).
-            if budget is not None and (left := budget.seconds_left()) is not None and left <= 0:
-                raise budget.late() from exc
-            raise pymysql.err.OperationalError(
-                CR_SERVER_LOST, f"Lost connection to MySQL server during query ({exc})"
-            ) from exc
+            raise self._lost(exc, budget) from exc
         except BaseException:
             state._force_close()
             raise
@@ -221,7 +259,8 @@ class _Connection(pymysql.connections.Connection):
         # recv returns before the socket's own timeout, which restarts each time).
         if reader is not None and getattr(self, "_limits", None) is not None:
             # detach: the given reader would close the socket's stream when collected.
-            reader = io.BufferedReader(_DeadlineReader(reader.detach(), self))
+            # 64 KiB: a poll's whole answer (~10 KB) in one read of the socket, not two.
+            reader = io.BufferedReader(_DeadlineReader(reader.detach(), self), _READ_BUFFER)
         self._reader = reader
 
     def answer_time_left(self) -> float | None:
