@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from lagscope.demo.alerting import LAG_RULE, inbox_allow, inbox_url
-from lagscope.demo.run import register_demo
+from lagscope.demo.cluster import register_demo
 from tests.integration.api_stack import ApiServer, api_server, sqlite_url
 from tests.integration.demo_alert import deliver_pending, fire_and_resolve
 

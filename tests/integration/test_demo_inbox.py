@@ -21,7 +21,7 @@ from lagscope.demo.alerting import (
     inbox_allow,
     inbox_url,
 )
-from lagscope.demo.run import register_demo
+from lagscope.demo.cluster import register_demo
 from lagscope.models import AlertRule, Delivery, WebhookTarget
 from lagscope.security.secret_box import store_box
 

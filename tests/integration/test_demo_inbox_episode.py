@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from lagscope.demo.alerting import inbox_allow, inbox_url
-from lagscope.demo.run import register_demo
+from lagscope.demo.cluster import register_demo
 
 from .api_stack import ApiServer, api_server, sqlite_url
 from .demo_alert import FSYNC_SENTENCE, deliver_pending, fire_and_resolve

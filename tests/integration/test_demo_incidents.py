@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import select
 
 from lagscope.analysis.causes.model import Cause
+from lagscope.demo.incident_plan import TUNING_INCIDENT, IncidentStep
 from lagscope.demo.load import WriteLoad
-from lagscope.demo.scenario import TUNING_INCIDENT, IncidentStep
 from lagscope.demo.scenario_runner import ScenarioRunner, store_annotator, store_notes
 from lagscope.lab import Lab
 from lagscope.lab.incidents import Incident, applier_transactions, incident

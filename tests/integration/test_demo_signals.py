@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lagscope.demo.run import children_working_in
+from lagscope.demo.stopping import children_working_in
 
 from .stack import free_port, sleep_s
 from .waiting import wait_until

@@ -12,15 +12,8 @@ from datetime import datetime
 import pytest
 
 from lagscope.analysis.causes.model import Cause
-from lagscope.demo.scenario import (
-    DEMO_SCENARIOS,
-    INCIDENTS_PLAN,
-    TUNING_INCIDENT,
-    IncidentStep,
-    Phase,
-    demo_plan,
-    plan_for,
-)
+from lagscope.demo.incident_plan import INCIDENTS_PLAN, TUNING_INCIDENT, IncidentStep, demo_plan
+from lagscope.demo.scenario import DEMO_SCENARIOS, Phase, plan_for
 from lagscope.demo.scenario_runner import ScenarioRunner
 from lagscope.errors import InvalidInput
 from lagscope.lab.incidents import INCIDENTS

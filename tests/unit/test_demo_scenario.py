@@ -13,12 +13,11 @@ from lagscope.demo.scenario import (
     Parallel,
     Phase,
     parse_phase_seconds,
-    phase_report,
     plan_for,
-    replica_figures,
     replica_statements,
     tuning_plan,
 )
+from lagscope.demo.scenario_figures import phase_report, replica_figures
 from lagscope.demo.scenario_runner import ScenarioRunner
 from lagscope.errors import InvalidInput
 

@@ -1,4 +1,4 @@
-"""The demo's signal handler (demo/run.py ``_Signals``): the first signal stops the demo
+"""The demo's signal handler (demo/stopping.py ``StopSignals``): the first signal stops the demo
 wherever it is, a later one never cuts short the clean-up the first set going."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from lagscope.demo.run import DemoStopped, _Signals
+from lagscope.demo.stopping import DemoStopped, StopSignals
 
 
 def test_the_first_signal_stops_the_demo_and_a_second_lets_the_clean_up_finish(
     tmp_path: Path,
 ) -> None:
-    signals = _Signals()
+    signals = StopSignals()
     started = tmp_path / "lab"
     (started / "source" / "data").mkdir(parents=True)
     with pytest.raises(DemoStopped):
@@ -31,7 +31,7 @@ def test_the_first_signal_stops_the_demo_and_a_second_lets_the_clean_up_finish(
 
 
 def test_once_the_demo_cleans_up_no_signal_raises() -> None:
-    signals = _Signals()
+    signals = StopSignals()
     signals.cleaning_up = True
     signals._handle(signal.SIGTERM, None)
     signals._handle(signal.SIGINT, None)

@@ -130,7 +130,7 @@ def scenario(
         settings = get_settings()
         sessions = make_session_factory(make_engine(settings.database_url))
         # The handler only records: it runs between two bytecodes of the main thread, which
-        # may hold any lock at that moment (see lagscope.demo.run._Signals).
+        # may hold any lock at that moment (see lagscope.demo.stopping.StopSignals).
         stop: list[int] = []
         signal.signal(signal.SIGTERM, lambda signum, _: stop.append(signum))
         signal.signal(signal.SIGINT, lambda signum, _: stop.append(signum))

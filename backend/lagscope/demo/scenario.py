@@ -22,9 +22,10 @@ load, each with a note on the timeline saying what was done and what Lagscope sh
 replica session holding row locks the applier needs, one holding a table's metadata lock, one
 large transaction, a long ALTER, a bulk update of a table without a primary key, the far link
 squeezed. Each is held long enough to be seen (~40-75 s), undone cleanly (the replicas catch up),
-then left quiet so its episode closes before the next begins. :mod:`lagscope.lab.incidents` makes
-them; the demo's ``tuning`` story opens with a short one (a blocked applier, at a light load, so
-it drains before phase A).
+then left quiet so its episode closes before the next begins. They are planned in
+:mod:`lagscope.demo.incident_plan` and made by :mod:`lagscope.lab.incidents`; the demo's
+``tuning`` story opens with a short one (a blocked applier, at a light load, so it drains before
+phase A). Each phase's figures are :mod:`lagscope.demo.scenario_figures`.
 
 ``steady`` is the plain load with the lab's defaults. Everything here is pure: the runner
 (:mod:`lagscope.demo.scenario_runner`) executes :func:`replica_statements`, plays the incidents
@@ -33,12 +34,10 @@ and writes the notes.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from lagscope.analysis.causes.model import Cause
 from lagscope.errors import InvalidInput
 
 Flavor = Literal["mariadb", "mysql"]
@@ -209,166 +208,3 @@ def replica_statements(
                 f"{start} SQL_THREAD",
             ]
     return statements
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaFigures:
-    """One replica over one phase, from the store's samples."""
-
-    samples: int
-    lag_p50: float | None
-    lag_max: float | None
-    lag_last: float | None
-    apply_rate: float | None
-    source_rate: float | None
-    # Seconds from the phase's start until it drained: the first sample under CAUGHT_UP_S
-    # after the phase's highest lag (None: it did not).
-    caught_up_after_s: float | None = None
-
-
-CAUGHT_UP_S = 2.0  # "under 2 s": the story's mark for a replica that has caught up
-
-
-def replica_figures(
-    lags: Sequence[float | None],
-    apply_rates: Sequence[float | None],
-    source_rates: Sequence[float | None],
-    offsets_s: Sequence[float] = (),
-) -> ReplicaFigures:
-    """``offsets_s``: each sample's seconds since the phase began, in the order of ``lags``."""
-    known = [lag for lag in lags if lag is not None]
-    timed = [(t, lag) for t, lag in zip(offsets_s, lags, strict=False) if lag is not None]
-    # Drained: the first sample under the mark after the phase's peak (a rising phase has
-    # none); a phase that never reached the mark was caught up from its first sample.
-    peak = max(range(len(timed)), key=lambda i: timed[i][1], default=0)
-    if timed and timed[peak][1] < CAUGHT_UP_S:
-        peak = 0
-    caught_up = next((t for t, lag in timed[peak:] if lag < CAUGHT_UP_S), None)
-
-    def median(values: Sequence[float | None]) -> float | None:
-        present = [v for v in values if v is not None]
-        return statistics.median(present) if present else None
-
-    return ReplicaFigures(
-        samples=len(known),
-        lag_p50=statistics.median(known) if known else None,
-        lag_max=max(known) if known else None,
-        lag_last=known[-1] if known else None,
-        apply_rate=median(apply_rates),
-        source_rate=median(source_rates),
-        caught_up_after_s=caught_up,
-    )
-
-
-def phase_report(phase: Phase, elapsed_s: float, figures: Mapping[str, ReplicaFigures]) -> str:
-    """One console line per phase: what a reader of docs/demo.md's figures compares."""
-
-    def num(value: float | None, unit: str, digits: int = 1) -> str:
-        return "n/a" if value is None else f"{value:.{digits}f}{unit}"
-
-    parts = [
-        f"{name}: lag p50 {num(f.lag_p50, ' s')}, max {num(f.lag_max, ' s')}, "
-        f"at end {num(f.lag_last, ' s')}, drained under {CAUGHT_UP_S:g} s after "
-        f"{num(f.caught_up_after_s, ' s', 0)}, apply {num(f.apply_rate, '/s', 0)}, "
-        f"source {num(f.source_rate, '/s', 0)} ({f.samples} samples)"
-        for name, f in sorted(figures.items())
-    ]
-    return f"scenario: phase {phase.name} ({phase.title}) {elapsed_s:.0f} s — " + "; ".join(parts)
-
-
-@dataclass(frozen=True, slots=True)
-class IncidentStep:
-    """One cause made to happen on the demo's lab (:data:`lagscope.lab.incidents.INCIDENTS`)."""
-
-    incident: str  # the lab's name for it
-    title: str  # what is done, in an operator's words (the note's text)
-    cause: Cause  # what Lagscope should name
-    # Held this long once the servers show it; one that ends by itself (a large transaction, an
-    # ALTER) is left to run at least this long, then the replicas are waited for.
-    seconds: float
-    options: tuple[tuple[str, int | float | str], ...] = ()
-    # Quiet after it was undone and the replicas caught up: the episode closes before the next.
-    quiet_s: float = 30.0
-    # The write load while it plays (None: the scenario's own).
-    load_tps: float | None = None
-
-    @property
-    def note(self) -> str:
-        return f"incident: {self.title} — Lagscope should say: {self.cause.words}"
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return ("scenario", "incident", self.cause.label)
-
-
-Step = Phase | IncidentStep
-
-# Held 75 s: lag passes 30 s after 30 s, and the demo's alert rule (over 30 s for 30 s) fires
-# before the lock is let go, so the inbox shows the alert with its "why".
-INCIDENTS_PLAN: tuple[IncidentStep, ...] = (
-    IncidentStep(
-        "row_lock",
-        "a session on replica1 holds row locks (SELECT … FOR UPDATE) that the applier needs",
-        Cause.BLOCKED_BY_SESSION,
-        75.0,
-        (("replica", "replica1"),),
-    ),
-    IncidentStep(
-        "metadata_lock",
-        "a session on replica1 keeps a transaction open on a table the source then alters",
-        Cause.BLOCKED_BY_SESSION,
-        45.0,
-        (("replica", "replica1"),),
-    ),
-    IncidentStep(
-        "large_transaction",
-        "one UPDATE of every row of a table big enough to apply for ~10 s here",
-        Cause.LARGE_TRANSACTION,
-        40.0,
-        (),
-    ),
-    IncidentStep(
-        "long_alter",
-        "ALTER TABLE … ALGORITHM=COPY of a table big enough to copy for ~6 s here",
-        Cause.DDL,
-        40.0,
-        (),
-    ),
-    IncidentStep(
-        "no_primary_key",
-        "one UPDATE of every row of a table without a primary key (row format), big enough to "
-        "scan for ~40 s here",
-        Cause.NO_USABLE_KEY,
-        40.0,
-        (("lasting_s", 40.0),),
-    ),
-    IncidentStep(
-        "network_bound",
-        "the link to replica2 (far) squeezed to 50 kB/s while the source writes 250 kB/s",
-        Cause.NETWORK,
-        50.0,
-        (("replica", "replica2"), ("bandwidth_bps", 50_000), ("write_bps", 250_000)),
-    ),
-)
-# The tuning story's opening: a blocked applier at a light load (a backlog of ~5000
-# transactions, drained in seconds), so phase A starts from caught-up replicas.
-TUNING_INCIDENT = IncidentStep(
-    "row_lock",
-    "a session on replica1 holds row locks (SELECT … FOR UPDATE) that the applier needs",
-    Cause.BLOCKED_BY_SESSION,
-    25.0,
-    (("replica", "replica1"),),
-    quiet_s=10.0,
-    load_tps=200.0,
-)
-
-
-def demo_plan(scenario: str, seconds: Sequence[float] = DEFAULT_PHASE_SECONDS) -> tuple[Step, ...]:
-    """What ``lagscope demo --scenario`` plays on its own lab."""
-    if scenario not in DEMO_SCENARIOS:
-        raise InvalidInput(f"scenario must be one of {DEMO_SCENARIOS}, not {scenario!r}")
-    if scenario == "incidents":
-        return INCIDENTS_PLAN
-    if scenario == "tuning":
-        return (TUNING_INCIDENT, *tuning_plan(seconds))
-    return ()

@@ -30,21 +30,18 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from lagscope.demo.incident_plan import IncidentStep, Step
 from lagscope.demo.scenario import (
     CURRENT_APPLIER_SQL,
     NOTE_AUTHOR,
     NOTE_TAGS,
     Flavor,
-    IncidentStep,
     Parallel,
     Phase,
-    ReplicaFigures,
-    Step,
     applier,
-    phase_report,
-    replica_figures,
     replica_statements,
 )
+from lagscope.demo.scenario_figures import ReplicaFigures, phase_report, replica_figures
 from lagscope.errors import LagscopeError
 from lagscope.journal.annotations import create_annotation, get_annotation, update_annotation
 from lagscope.models import Channel, Instance, Sample
