@@ -5,11 +5,15 @@ and its fix) and the scenario alone against a running lab, for recordings and sc
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from lagscope.cli.root import _fail, main
 from lagscope.errors import LagscopeError
+
+if TYPE_CHECKING:
+    from lagscope.demo.external import ExternalScenario
 
 
 @main.command()
@@ -99,33 +103,23 @@ def scenario(
     Passwords come from LAGSCOPE_SCENARIO_ADMIN_PASSWORD, LAGSCOPE_SCENARIO_MONITOR_PASSWORD
     and LAGSCOPE_SCENARIO_HEARTBEAT_PASSWORD; the store and key from LAGSCOPE_DATABASE_URL and
     LAGSCOPE_SECRET_KEY. Runs until SIGTERM or Ctrl-C."""
-    import os
     import signal
 
     from lagscope.config import get_settings
     from lagscope.db import make_engine, make_session_factory
     from lagscope.demo import external
-    from lagscope.demo.run import TUNING_LOAD_THREADS, TUNING_LOAD_TPS
-    from lagscope.demo.scenario import parse_phase_seconds, plan_for
     from lagscope.security.secret_box import store_box
 
-    def password(account: str) -> str:
-        return os.environ.get(f"LAGSCOPE_SCENARIO_{account}_PASSWORD", "")
-
     try:
-        setup = external.ExternalScenario(
-            cluster=cluster,
-            source=external.parse_server(source),
-            replicas=tuple(external.parse_server(r) for r in replicas),
-            admin=external.Login(admin_user, password("ADMIN")),
-            monitor=external.Login(monitor_user, password("MONITOR")),
-            heartbeat=external.Login(heartbeat_user, password("HEARTBEAT"))
-            if heartbeat_user
-            else None,
-            plan=plan_for(kind, parse_phase_seconds(phase_seconds)),
-            load_tps=load_tps or (TUNING_LOAD_TPS if kind == "tuning" else 200.0),
-            load_threads=TUNING_LOAD_THREADS if kind == "tuning" else 2,
-            loop=loop,
+        setup = _external_setup(
+            source,
+            replicas,
+            cluster,
+            (admin_user, monitor_user, heartbeat_user),
+            kind,
+            phase_seconds,
+            load_tps,
+            loop,
         )
         settings = get_settings()
         sessions = make_session_factory(make_engine(settings.database_url))
@@ -143,3 +137,39 @@ def scenario(
         )
     except LagscopeError as exc:
         _fail(exc)
+
+
+def _external_setup(
+    source: str,
+    replicas: tuple[str, ...],
+    cluster: str,
+    users: tuple[str, str, str],
+    kind: str,
+    phase_seconds: str,
+    load_tps: float | None,
+    loop: bool,
+) -> ExternalScenario:
+    """The scenario's servers, logins (passwords from LAGSCOPE_SCENARIO_<ACCOUNT>_PASSWORD) and
+    plan, as ``lagscope scenario`` was given them."""
+    import os
+
+    from lagscope.demo import external
+    from lagscope.demo.run import TUNING_LOAD_THREADS, TUNING_LOAD_TPS
+    from lagscope.demo.scenario import parse_phase_seconds, plan_for
+
+    def password(account: str) -> str:
+        return os.environ.get(f"LAGSCOPE_SCENARIO_{account}_PASSWORD", "")
+
+    admin_user, monitor_user, heartbeat_user = users
+    return external.ExternalScenario(
+        cluster=cluster,
+        source=external.parse_server(source),
+        replicas=tuple(external.parse_server(r) for r in replicas),
+        admin=external.Login(admin_user, password("ADMIN")),
+        monitor=external.Login(monitor_user, password("MONITOR")),
+        heartbeat=external.Login(heartbeat_user, password("HEARTBEAT")) if heartbeat_user else None,
+        plan=plan_for(kind, parse_phase_seconds(phase_seconds)),
+        load_tps=load_tps or (TUNING_LOAD_TPS if kind == "tuning" else 200.0),
+        load_threads=TUNING_LOAD_THREADS if kind == "tuning" else 2,
+        loop=loop,
+    )
