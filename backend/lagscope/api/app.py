@@ -6,8 +6,8 @@ change when a route moves). Everything is under ``/api/v1`` except ``/healthz`` 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
@@ -63,22 +63,8 @@ def create_app(
     if settings.demo:
         with sessions() as session:
             require_demo_store(session)  # before anything answers as the anonymous admin
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # The API reports itself and judges polling_stopped like every Lagscope process
-        # (health/self_watch.py): the alert must fire whichever of them has stopped.
-        watch = SelfWatch("api", settings, sessions, app.state.box)
-        watch.start()
-        try:
-            yield
-        finally:
-            watch.stop()
-            if app.state.raw_series is not None:
-                app.state.raw_series.close()
-
     app = FastAPI(
-        lifespan=lifespan,
+        lifespan=_lifespan(settings, sessions),
         title="Lagscope",
         version=__version__,
         openapi_url="/api/v1/openapi.json",
@@ -95,11 +81,43 @@ def create_app(
     # Raw ranges read from the raw-series store when one is configured (series_store/).
     app.state.raw_series = raw_series_store(settings)
     problems.install(app)
+    _add_middleware(app, settings)
+    _include_routers(app)
+    docs.install(app)
+    webui.install(app, Path(settings.ui_dist) if settings.ui_dist else None)  # last: fallback
+    with sessions() as session, session.begin():
+        ensure_admin(session, settings.admin_username, settings.admin_password)
+    return app
+
+
+def _lifespan(
+    settings: Settings, sessions: sessionmaker[Session]
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The API reports itself and judges polling_stopped like every Lagscope process
+        # (health/self_watch.py): the alert must fire whichever of them has stopped.
+        watch = SelfWatch("api", settings, sessions, app.state.box)
+        watch.start()
+        try:
+            yield
+        finally:
+            watch.stop()
+            if app.state.raw_series is not None:
+                app.state.raw_series.close()
+
+    return lifespan
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
     if settings.demo:  # inside the edge middleware: its refusals carry the edge's headers
         # Added first, so it runs after the Host check: an origin is judged on a loopback Host.
         app.add_middleware(DemoSameOriginMiddleware)
         app.add_middleware(DemoHostMiddleware, allow_ip_literals=settings.demo_allow_remote)
     app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
+
+
+def _include_routers(app: FastAPI) -> None:
     api = APIRouter(prefix="/api/v1")
     for module in (
         auth,
@@ -125,8 +143,3 @@ def create_app(
     app.include_router(annotation_routes.grafana_router)
     app.include_router(root.router)
     app.include_router(health.router)
-    docs.install(app)
-    webui.install(app, Path(settings.ui_dist) if settings.ui_dist else None)  # last: fallback
-    with sessions() as session, session.begin():
-        ensure_admin(session, settings.admin_username, settings.admin_password)
-    return app
