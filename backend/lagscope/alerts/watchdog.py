@@ -25,7 +25,8 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from lagscope.alerts import delivery as alert_delivery
 from lagscope.alerts import state as sm
-from lagscope.alerts.evaluation import _advance, active_mutes
+from lagscope.alerts.advance import advance
+from lagscope.alerts.mutes import active_mutes
 from lagscope.alerts.readings import at_datetime, spec_for, subjects
 from lagscope.config import Settings
 from lagscope.errors import Conflict
@@ -90,7 +91,7 @@ def watch(session: Session, now_s: float) -> list[int]:
                     value = intervals_without_reading(rule, cluster, subject.instance, now_s)
                     obs = sm.Observation(at=now_s, value=value)
                     row = states.get((rule.id, subject.key))
-                    deliveries += _advance(session, cluster, rule, spec, subject, obs, row, mutes)
+                    deliveries += advance(session, cluster, rule, spec, subject, obs, row, mutes)
         session.flush()
     except (StaleDataError, IntegrityError) as exc:
         raise Conflict("another process judged polling_stopped at the same time") from exc
