@@ -24,12 +24,12 @@ servers of the tick are recorded as usual.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from lagscope.collectors.answer_limits import describe
@@ -38,6 +38,7 @@ from lagscope.collectors.heartbeat import HeartbeatTable
 from lagscope.collectors.poller import InstancePoller
 from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.errors import CollectorError, LagscopeError, ServerUnreachable
+from lagscope.ingest.poll_threads import PollThreads
 from lagscope.inventory.probe import NO_SERVER, before_mysql
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class ClusterReader:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._pid = os.getpid()
-        self._pool = ThreadPoolExecutor(max_threads, thread_name_prefix="lagscope-poll")
+        self._threads = PollThreads(max_threads)
         self._entries: dict[int, _Entry] = {}
         self._lock = threading.Lock()
         self._factory = executor_factory
@@ -116,7 +117,7 @@ class ClusterReader:
             raise RuntimeError("ClusterReader used across a fork: create one per process")
         tick_at = self._clock()
         readings: list[Reading] = []
-        futures: dict[Future[Reading], _Entry] = {}
+        calls: list[tuple[_Entry, Callable[[], Reading]]] = []
         for target in targets:
             entry = self._entry(target)
             if not entry.busy.acquire(blocking=False):
@@ -129,15 +130,13 @@ class ClusterReader:
                 readings.append(refusal)
                 continue
             hinted = target.instance_id in behind
-            futures[self._pool.submit(self._poll, entry, tick_at, hinted)] = entry
-        done, late = wait(futures, timeout=deadline_s)
-        for future in done:
-            reading = future.result()
-            if futures[future].late_refusal is reading:
-                futures[future].late_refusal = None  # in time after all: reported now, once
+            calls.append((entry, functools.partial(self._poll, entry, tick_at, hinted)))
+        done, late = self._threads.run(calls, deadline_s)
+        for entry, reading in done:
+            if entry.late_refusal is reading:
+                entry.late_refusal = None  # in time after all: reported now, once
             readings.append(reading)
-        for future in late:
-            entry = futures[future]
+        for entry in late:
             silent = f"no answer within {deadline_s:.2f} s"
             readings.append(self._unanswered(entry, tick_at) or self._failed(entry.target, silent))
         self._close_idle()
@@ -148,7 +147,7 @@ class ClusterReader:
             entries, self._entries = list(self._entries.values()), {}
         for entry in entries:
             entry.poller.close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._threads.close()
 
     def close_all_but(self, keep: Collection[int]) -> None:
         """Close the connections of every instance not in ``keep`` (shards this process no
