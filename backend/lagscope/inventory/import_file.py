@@ -231,31 +231,44 @@ def _apply_instance(
                 server_public_key_path=plan.server_public_key_path,
             )
             return Change(what, "created")
-        if found.role != plan.role:
-            raise InvalidInput(
-                f"role {found.role} cannot be changed to {plan.role} by an import: delete the "
-                "instance and import it again"
-            )
-        changes = {f: getattr(plan, f) for f in _COMPARED if getattr(plan, f) != getattr(found, f)}
-        key = plan.server_public_key_path
-        if key != found.server_public_key_path:
-            changes["server_public_key_path"] = key or ""
-        if "tls_ca_path" in changes:
-            changes["tls_ca_path"] = plan.tls_ca_path or ""
-        differs = plan.password is not None and (
-            _differs(box, found.password_enc, plan.password)
-            if found.password_enc
-            else plan.password != ""
-        )
-        if not changes and not differs:
-            return Change(what, "unchanged")
-        reported = (*changes, "password") if differs else tuple(changes)
-        if plan.password is not None:
-            # Given in the file: sent with a move or a TLS change too, as the API needs it.
-            changes["password"] = plan.password
-        inventory.update_instance(session, box, found, changes, allowed, ca_dir=ca_dir)
-        return Change(what, "changed", reported)
+        return _update_instance(session, box, found, plan, allowed, ca_dir, what)
     except _Refused:
         raise
     except LagscopeError as exc:
         raise _Refused(f"{plan.path} ({what}): {exc}") from exc
+
+
+def _update_instance(
+    session: Session,
+    box: SecretBox,
+    found: Instance,
+    plan: InstancePlan,
+    allowed: AllowList | None,
+    ca_dir: str | None,
+    what: str,
+) -> Change:
+    """An instance the store has, made to match the file; an import never changes its role."""
+    if found.role != plan.role:
+        raise InvalidInput(
+            f"role {found.role} cannot be changed to {plan.role} by an import: delete the "
+            "instance and import it again"
+        )
+    changes = {f: getattr(plan, f) for f in _COMPARED if getattr(plan, f) != getattr(found, f)}
+    key = plan.server_public_key_path
+    if key != found.server_public_key_path:
+        changes["server_public_key_path"] = key or ""
+    if "tls_ca_path" in changes:
+        changes["tls_ca_path"] = plan.tls_ca_path or ""
+    differs = plan.password is not None and (
+        _differs(box, found.password_enc, plan.password)
+        if found.password_enc
+        else plan.password != ""
+    )
+    if not changes and not differs:
+        return Change(what, "unchanged")
+    reported = (*changes, "password") if differs else tuple(changes)
+    if plan.password is not None:
+        # Given in the file: sent with a move or a TLS change too, as the API needs it.
+        changes["password"] = plan.password
+    inventory.update_instance(session, box, found, changes, allowed, ca_dir=ca_dir)
+    return Change(what, "changed", reported)
