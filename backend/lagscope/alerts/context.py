@@ -22,7 +22,7 @@ from lagscope.alerts.payloads import (
 )
 from lagscope.alerts.readings import Subject, at_datetime, finite
 from lagscope.alerts.state import Observation
-from lagscope.history.episodes import bounded, cause_of, clean_evidence, current_causes
+from lagscope.history.cause_views import bounded, cause_of, clean_evidence, current_causes
 from lagscope.history.status import lag_source_label, verdict_label
 from lagscope.models import AlertRule, Annotation, Channel, Cluster, ParamChange, Sample
 from lagscope.models.episodes import Episode, EpisodeCause

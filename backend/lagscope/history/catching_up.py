@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from lagscope.analysis.causes.model import Cause
-from lagscope.history.episodes import CauseRef, CurrentCause, cause_from_label, cause_ref
+from lagscope.history.cause_views import CauseRef, CurrentCause, cause_from_label, cause_ref
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,15 +1,11 @@
 """Lag episodes and their causes as the API serves them (docs/causes.md, "Lag episodes").
 
-Read-only over what ingest stored: ``episodes`` / ``episode_causes`` rows and each channel's
-``current_causes``. Cause codes become their labels and operator words here; a code this version
-does not know (a newer writer) is left out rather than guessed. Evidence and text are data from
-monitored servers: only flat scalar values are passed on, text bounded to
-:data:`EVIDENCE_TEXT_MAX` characters.
+Read-only over what ingest stored: ``episodes`` / ``episode_causes`` rows; a stored cause becomes
+its label, words and cleaned evidence in :mod:`lagscope.history.cause_views`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,72 +13,28 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from lagscope.analysis.causes import words
 from lagscope.analysis.causes.episodes import EPISODE_LAG_S
-from lagscope.analysis.causes.model import Cause
-from lagscope.analysis.server_text import clean_text
 from lagscope.errors import InvalidInput, NotFound
+from lagscope.history.cause_views import CauseRef as CauseRef
+from lagscope.history.cause_views import (
+    CauseSegment,
+    bounded,
+    cause_of,
+    cause_ref,
+    segment,
+    segments,
+)
+from lagscope.history.cause_views import clean_evidence as clean_evidence
+from lagscope.history.cause_views import current_causes as current_causes
 from lagscope.inventory.instances import get_cluster
 from lagscope.models import Channel, Instance, ParamChange, Sample
 from lagscope.models.episodes import Episode, EpisodeCause
 from lagscope.models.series import SampleRollup1m
 
-EVIDENCE_TEXT_MAX = 500
 # Bounds on one answer: a year-long window of a flapping replica must not become a 50 MB page.
 MAX_EPISODES = 1000
 MAX_SEGMENTS = 5000
 MAX_PARAM_CHANGES = 200
-
-Scalar = str | int | float | bool | None
-
-_LABELS: Mapping[str, Cause] = {c.label: c for c in Cause}
-
-
-def cause_of(code: int | None) -> Cause | None:
-    if code is None:
-        return None
-    try:
-        return Cause(code)
-    except ValueError:
-        return None
-
-
-def cause_from_label(label: Any) -> Cause | None:
-    return _LABELS.get(str(label)) if label is not None else None
-
-
-def bounded(text: Any) -> str:
-    return clean_text(str(text)[:EVIDENCE_TEXT_MAX])
-
-
-def clean_evidence(raw: Any, full_text: bool = False) -> dict[str, Scalar]:
-    """Flat scalars only (a nested value is shown as its text), keys and text bounded and
-    cleaned. A statement's full text only with ``full_text`` (an editor asks); a statement
-    stored before digests were kept is digested here."""
-    if not isinstance(raw, Mapping):
-        return {}
-    out: dict[str, Scalar] = {}
-    for key, value in list(raw.items())[:100]:
-        name = bounded(key)
-        if words.is_full_text(name) and not full_text:
-            continue
-        if value is None or isinstance(value, bool | int | float):
-            out[name] = value
-        elif name.endswith("statement"):
-            out[name] = words.statement(str(value))
-        else:
-            out[name] = bounded(value)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class CauseRef:
-    cause: str
-    words: str
-
-
-def cause_ref(cause: Cause | None) -> CauseRef | None:
-    return CauseRef(cause.label, cause.words) if cause is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,31 +45,6 @@ class ParamChangeView:
     old_value: str | None
     new_value: str | None
     at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class CauseSegment:
-    cause: str
-    words: str
-    started_at: datetime
-    ended_at: datetime | None
-    confidence: float
-    sentence: str
-    action: str
-    evidence: dict[str, Scalar]
-    needs: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentCause:
-    cause: str
-    words: str
-    since: datetime | None
-    confidence: float
-    sentence: str
-    action: str
-    evidence: dict[str, Scalar]
-    needs: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,27 +192,6 @@ def list_episodes(
     return [_summary(row, now) for row in session.execute(query)]
 
 
-def _segment(row: EpisodeCause, full_text: bool = False) -> CauseSegment | None:
-    cause = cause_of(row.cause)
-    if cause is None:
-        return None
-    return CauseSegment(
-        cause=cause.label,
-        words=cause.words,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        confidence=float(row.confidence or 0.0),
-        sentence=bounded(row.sentence or ""),
-        action=bounded(row.action or ""),
-        evidence=clean_evidence(row.evidence, full_text),
-        needs=bounded(row.needs) if row.needs else None,
-    )
-
-
-def _segments(rows: Iterable[EpisodeCause], full_text: bool = False) -> list[CauseSegment]:
-    return [s for s in (_segment(r, full_text) for r in rows) if s is not None]
-
-
 def get_episode(
     session: Session, episode_id: int, now: datetime, full_text: bool = False
 ) -> EpisodeDetail:
@@ -315,7 +221,7 @@ def get_episode(
     )
     return EpisodeDetail(
         **fields,
-        causes=_segments(causes, full_text),
+        causes=segments(causes, full_text),
         others=_others(session, episode, end),
         param_changes=[_change_view(c, name) for c, name in changes],
     )
@@ -384,41 +290,11 @@ def cluster_causes(
     ).all()
     channels: dict[int, ChannelCauses] = {}
     for cause_row, channel_id, channel, instance_id, replica in reversed(rows):
-        segment = _segment(cause_row, full_text)
-        if segment is None:
+        found = segment(cause_row, full_text)
+        if found is None:
             continue
         entry = channels.setdefault(
             channel_id, ChannelCauses(channel_id, instance_id, replica, channel, [])
         )
-        entry.segments.append(segment)
+        entry.segments.append(found)
     return sorted(channels.values(), key=lambda c: (c.replica, c.channel))
-
-
-def current_causes(raw: Sequence[Any] | None) -> list[CurrentCause]:
-    """A channel's stored ``current_causes`` (serial.finding_to_json + ``since``) for display."""
-    out = []
-    for item in raw or ():
-        if not isinstance(item, Mapping):
-            continue
-        cause = cause_from_label(item.get("cause"))
-        if cause is None:
-            continue
-        since = item.get("since")
-        try:
-            confidence = float(item.get("confidence") or 0.0)
-            at = datetime.fromtimestamp(float(since), UTC) if since is not None else None
-        except (TypeError, ValueError, OverflowError, OSError):
-            continue
-        out.append(
-            CurrentCause(
-                cause=cause.label,
-                words=cause.words,
-                since=at,
-                confidence=confidence,
-                sentence=bounded(item.get("sentence") or ""),
-                action=bounded(item.get("action") or ""),
-                evidence=clean_evidence(item.get("evidence")),
-                needs=bounded(item["needs"]) if item.get("needs") else None,
-            )
-        )
-    return out

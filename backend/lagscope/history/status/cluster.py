@@ -18,7 +18,7 @@ from lagscope.analysis.errant import errant_problem
 from lagscope.analysis.eta import Eta, eta, eta_from_json
 from lagscope.collectors.snapshot import IoState
 from lagscope.history.catching_up import CatchingUp, catching_up
-from lagscope.history.episodes import CurrentCause, current_causes
+from lagscope.history.cause_views import CurrentCause, current_causes
 from lagscope.history.status.latest import (
     STALE_POLLS,
     ChannelRow,
