@@ -38,13 +38,12 @@ an incident drained just before the strict settings made ~1.2× of a replica tha
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lagscope.analysis.drain import has_backlog
-from lagscope.analysis.impact import Point, Window, window_stats
+from lagscope.analysis.durability_cost import ApplierCost as ApplierCost
+from lagscope.analysis.durability_cost import CostPoll as CostPoll
+from lagscope.analysis.durability_cost import window_cost as window_cost
 
 FLUSH_LOG = "innodb_flush_log_at_trx_commit"
 SYNC_BINLOG = "sync_binlog"
@@ -61,24 +60,6 @@ SATURATED_BUSY = 0.9
 # too: a prediction there and one at the step agree when nothing changed in between.
 WINDOW_S = 600.0
 SETTLE_S = 30.0
-
-
-@dataclass(frozen=True, slots=True)
-class ApplierCost:
-    """A replica's window before the change, as the store kept it (means over the window;
-    None where not read). ``*_fsync_s_per_s``: seconds in fsync per second by file class."""
-
-    rate: float | None  # trx/s while behind (the window's capacity)
-    busy: float | None  # mean threads holding a transaction
-    relay_waiting: float | None  # mean threads waiting for the relay log
-    binlog_fsync_s_per_s: float | None = None
-    redo_fsync_s_per_s: float | None = None
-    binlog_fsyncs_per_s: float | None = None  # ≈ Binlog_group_commits with sync_binlog=1
-    redo_fsyncs_per_s: float | None = None  # Innodb_os_log_fsyncs, else Innodb_data_fsyncs
-    fsync_latency_s: float | None = None  # over the timed classes, when one class is missing
-    relay_log_fsync_s_per_s: float | None = None  # the receiver's relay-log fsyncs
-    # Share of the window's samples whose backlog was mostly not yet received.
-    receive_bound: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +111,41 @@ def predict_durability(
     measured: float | None,
 ) -> DurabilityPrediction | None:
     """The prediction for a step's durability changes on one replica (None: none relaxes)."""
+    relaxed = _relaxed(changes)
+    if not relaxed:
+        return None
+    dropped = {name: _dropped(name, *levels) for name, levels in relaxed.items()}
+    settings = tuple(f"{n} {a} → {b}" for n, (a, b) in sorted(relaxed.items()))
+    rate, busy = cost.rate, cost.busy
+    unknown = _unpredictable(rate, busy)
+    if unknown:
+        return DurabilityPrediction(settings, None, (), None, False, None, measured, None,
+                                    tuple(unknown))  # fmt: skip
+    assert rate is not None and busy is not None
+    per_trx = busy / rate
+    removed = _removed(relaxed, dropped, cost, rate, unknown)
+    total = sum(r.s_per_trx for r in removed)
+    capped = total >= per_trx * (1 - 1 / MAX_FACTOR)
+    factor = MAX_FACTOR if capped else per_trx / (per_trx - total)
+    factor, capped, note = _bounded(factor, capped, relaxed, dropped, cost, busy)
+    predicted = rate * factor
+    error = None if measured is None else measured / predicted - 1.0
+    return DurabilityPrediction(
+        settings=settings,
+        applier_s_per_trx=per_trx,
+        removed=tuple(removed),
+        factor=factor,
+        capped=capped,
+        predicted=predicted,
+        measured=measured,
+        error=error,
+        unknown=tuple(unknown),
+        note=note,
+    )
+
+
+def _relaxed(changes: Mapping[str, tuple[str | None, str | None]]) -> dict[str, tuple[int, int]]:
+    """The durability settings the step relaxed, with their levels before and after."""
     relaxed: dict[str, tuple[int, int]] = {}
     for name, (old, new) in changes.items():
         before, after = _level(old), _level(new)
@@ -140,24 +156,31 @@ def predict_durability(
                 relaxed[name] = (before, after)
         elif _every(after) < _every(before):
             relaxed[name] = (before, after)
-    if not relaxed:
-        return None
-    dropped = {name: _dropped(name, *levels) for name, levels in relaxed.items()}
-    settings = tuple(f"{n} {a} → {b}" for n, (a, b) in sorted(relaxed.items()))
+    return relaxed
+
+
+def _unpredictable(rate: float | None, busy: float | None) -> list[str]:
+    """Why the window before the step cannot carry a prediction (empty: it can)."""
     unknown: list[str] = []
-    removed: list[Removed] = []
-    rate, busy = cost.rate, cost.busy
     if not rate or rate <= 0:
         unknown.append("no capacity before the change: the replica kept up")
     if busy is None:
         unknown.append("the applier's threads were not read in the window")
     elif busy < MIN_BUSY:
         unknown.append(f"the applier was busy {busy:.0%} of the window: not saturated")
-    if unknown:
-        return DurabilityPrediction(settings, None, (), None, False, None, measured, None,
-                                    tuple(unknown))  # fmt: skip
-    assert rate is not None and busy is not None
-    per_trx = busy / rate
+    return unknown
+
+
+def _removed(
+    relaxed: Mapping[str, tuple[int, int]],
+    dropped: Mapping[str, float],
+    cost: ApplierCost,
+    rate: float,
+    unknown: list[str],
+) -> list[Removed]:
+    """The applier's cost per transaction each relaxed setting removes; a cost that was not
+    measured is noted in ``unknown`` instead."""
+    removed: list[Removed] = []
     binlog_latency = _binlog_latency(cost)
     if FLUSH_LOG in relaxed:
         if cost.redo_fsync_s_per_s is not None:
@@ -180,9 +203,19 @@ def predict_durability(
             removed.append(Removed("relay-log wait", cost.relay_waiting * share / rate))
         else:
             unknown.append("relay-log wait: the applier's state was not read")
-    total = sum(r.s_per_trx for r in removed)
-    capped = total >= per_trx * (1 - 1 / MAX_FACTOR)
-    factor = MAX_FACTOR if capped else per_trx / (per_trx - total)
+    return removed
+
+
+def _bounded(
+    factor: float,
+    capped: bool,
+    relaxed: Mapping[str, tuple[int, int]],
+    dropped: Mapping[str, float],
+    cost: ApplierCost,
+    busy: float,
+) -> tuple[float, bool, str | None]:
+    """The factor as the rest of the replica bounds it: a receiver that was the bottleneck,
+    or an applier idle waiting for the receiver; with the note saying which."""
     note = None
     receiver = _receiver_factor(dropped.get(SYNC_RELAY_LOG), cost)
     if receiver is not None and receiver < factor:
@@ -197,20 +230,7 @@ def predict_durability(
             f"the applier was idle {1 - busy:.0%} of the window, waiting for the receiver: "
             "relaxing its own fsyncs does not raise what it is sent"
         )
-    predicted = rate * factor
-    error = None if measured is None else measured / predicted - 1.0
-    return DurabilityPrediction(
-        settings=settings,
-        applier_s_per_trx=per_trx,
-        removed=tuple(removed),
-        factor=factor,
-        capped=capped,
-        predicted=predicted,
-        measured=measured,
-        error=error,
-        unknown=tuple(unknown),
-        note=note,
-    )
+    return factor, capped, note
 
 
 def _receiver_factor(dropped: float | None, cost: ApplierCost) -> float | None:
@@ -230,53 +250,3 @@ def _binlog_latency(cost: ApplierCost) -> float | None:
     if seconds is not None and count:
         return seconds / count
     return cost.fsync_latency_s
-
-
-@dataclass(frozen=True, slots=True)
-class CostPoll:
-    """One poll of a replica channel with its instance's readings at the same moment (None:
-    not read): the channel's backlog and apply rate, the applier's threads, the fsync figures."""
-
-    point: Point
-    busy: float | None = None
-    relay_waiting: float | None = None
-    binlog_fsync_s_per_s: float | None = None
-    redo_fsync_s_per_s: float | None = None
-    fsync_latency_s: float | None = None
-    relay_log_fsync_s_per_s: float | None = None
-    binlog_fsyncs_per_s: float | None = None
-    redo_fsyncs_per_s: float | None = None
-
-
-def window_cost(polls: Sequence[CostPoll]) -> ApplierCost:
-    """The cost of a window: each figure's mean over the polls with a backlog (the capacity's
-    polls, at least 3 of them, else no rate); the fsync counts over those of them whose fsyncs
-    were timed, so a count and its time match."""
-    behind = [p for p in polls if has_backlog(p.point)]
-    everything = Window(-math.inf, math.inf)
-    rate = window_stats([p.point for p in polls], everything).capacity
-    timed = [p for p in behind if p.binlog_fsync_s_per_s is not None] or behind
-
-    def mean(of: Sequence[CostPoll], read: Callable[[CostPoll], float | None]) -> float | None:
-        known = [v for p in of if (v := read(p)) is not None]
-        return statistics.fmean(known) if known else None
-
-    # Mostly not yet received: not received > received, not applied (backlog − not received).
-    counted = [p.point for p in behind if p.point.not_received is not None and p.point.backlog]
-    receive_bound = None
-    if counted:
-        receive_bound = statistics.fmean(
-            1.0 if 2 * (p.not_received or 0) > (p.backlog or 0) else 0.0 for p in counted
-        )
-    return ApplierCost(
-        rate=rate,
-        busy=mean(behind, lambda p: p.busy),
-        relay_waiting=mean(behind, lambda p: p.relay_waiting),
-        binlog_fsync_s_per_s=mean(behind, lambda p: p.binlog_fsync_s_per_s),
-        redo_fsync_s_per_s=mean(behind, lambda p: p.redo_fsync_s_per_s),
-        binlog_fsyncs_per_s=mean(timed, lambda p: p.binlog_fsyncs_per_s),
-        redo_fsyncs_per_s=mean(timed, lambda p: p.redo_fsyncs_per_s),
-        fsync_latency_s=mean(behind, lambda p: p.fsync_latency_s),
-        relay_log_fsync_s_per_s=mean(behind, lambda p: p.relay_log_fsync_s_per_s),
-        receive_bound=receive_bound,
-    )
