@@ -1,12 +1,13 @@
-"""inventory.stored_password_refusal: when a connection test may use an instance's stored
-password (POST /instances/test with instance_id and no password)."""
+"""inventory.password_targets.stored_password_refusal: when a connection test may use an
+instance's stored password (POST /instances/test with instance_id and no password)."""
 
 from __future__ import annotations
 
 import pytest
 
 from lagscope.collectors.connection import ConnectionSpec
-from lagscope.inventory.instances import stored_password_refusal, tls_of
+from lagscope.inventory.instances import tls_of
+from lagscope.inventory.password_targets import stored_password_refusal
 from lagscope.models import Instance
 
 

@@ -1,4 +1,5 @@
-"""Clusters and instances: create them, and turn a stored instance into a connection spec."""
+"""Clusters and instances: create, edit and delete them, and turn a stored instance into a
+connection spec. Where an edit may send a stored password is inventory/password_targets.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from lagscope.collectors.connection import (
-    TLS_MODES,
     ConnectionSpec,
     check_public_key_setting,
     check_tls_setting,
@@ -20,6 +20,7 @@ from lagscope.collectors.targets import AllowList
 from lagscope.errors import Conflict, InvalidInput, NotFound
 from lagscope.inventory import heartbeat_login
 from lagscope.inventory import server_logins as logins
+from lagscope.inventory.password_targets import apply_tls, check_move
 from lagscope.models import Cluster, Instance
 from lagscope.security.secret_box import SecretBox
 
@@ -230,63 +231,11 @@ def get_instance(session: Session, instance_id: int) -> Instance:
     return instance
 
 
-# Where a stored password is sent: changing one of these is changing who receives it.
 def instance_in_cluster(session: Session, cluster: Cluster, instance_id: int) -> Instance:
     instance = get_instance(session, instance_id)
     if instance.cluster_id != cluster.id:
         raise InvalidInput(f"instance_id: instance {instance_id} is not in cluster {cluster.id}")
     return instance
-
-
-TARGET_FIELDS = ("host", "port", "user")
-
-
-def stored_password_refusal(
-    instance: Instance,
-    host: str,
-    port: int,
-    user: str,
-    tls: str,
-    tls_ca_path: str | None,
-    server_public_key_path: str | None = None,
-) -> str | None:
-    """Why a connection test of ``host:port`` as ``user`` may not log in with ``instance``'s
-    stored password (None: it may). Pure; the rule :func:`update_instance` applies to edits:
-    the stored password goes only to the address and user it was entered for, exactly (no
-    name resolution: "localhost" is not "127.0.0.1"), and, when there is one, never under
-    weaker TLS, other CAs or another pinned public key than the instance's."""
-    moved = [
-        field
-        for field, value in zip(TARGET_FIELDS, (host, port, user), strict=True)
-        if value != getattr(instance, field)
-    ]
-    if moved:
-        return (
-            f"{', '.join(moved)} differ from instance {instance.id}'s: the stored password is "
-            "only used for the instance's own address and user; retype it to test another"
-        )
-    if instance.password_enc:
-        if TLS_MODES.index(tls) < TLS_MODES.index(instance.tls):
-            return (
-                f"tls {tls} is weaker than instance {instance.id}'s {instance.tls}: the stored "
-                "password is only used for the instance's own address and user, under its own "
-                "TLS; retype it to test this"
-            )
-        if (tls_ca_path or None) != instance.tls_ca_path:
-            return (
-                f"tls_ca_path differs from instance {instance.id}'s: the stored password is only "
-                "used for the instance's own address and user, under its own TLS; retype it to "
-                "test this"
-            )
-        key = server_public_key_path or None
-        # None only refuses more (no key at all is used): that cannot leak the password.
-        if key is not None and key != instance.server_public_key_path:
-            return (
-                f"server_public_key_path differs from instance {instance.id}'s: the stored "
-                "password is only encrypted with the instance's own pinned key; retype it to "
-                "test this"
-            )
-    return None
 
 
 def update_instance(
@@ -305,19 +254,12 @@ def update_instance(
         )
         if taken is not None:
             raise Conflict(f"the cluster already has an instance named {changes['name']!r}")
-    moved = [f for f in TARGET_FIELDS if f in changes and changes[f] != getattr(instance, f)]
-    if moved and "password" not in changes:
-        # Keeping the stored password would send it to whatever the new address is: an editor
-        # could harvest it (a server asking for mysql_clear_password receives it in clear).
-        raise InvalidInput(
-            f"changing {', '.join(moved)} needs the password again in the same request "
-            '(the stored one is never sent to a new target); give "password": "" for none'
-        )
+    moved = check_move(instance, changes)
     if allowed is not None and {"host", "port"} & set(moved):
         # Only a move is checked: an instance the list has since excluded can still be
         # renamed or disabled (polling leaves it alone meanwhile).
         allowed.check(changes.get("host", instance.host), changes.get("port", instance.port))
-    protection_changed = _apply_tls(instance, changes, ca_dir)
+    protection_changed = apply_tls(instance, changes, ca_dir)
     was_enabled = instance.enabled
     for field in ("name", "host", "port", "user", "region", "enabled"):
         if field in changes:
@@ -342,50 +284,6 @@ def retry_login(session: Session, instance: Instance) -> Instance:
     logins.reset(instance)
     session.flush()
     return instance
-
-
-def _apply_tls(instance: Instance, changes: dict[str, Any], ca_dir: str | None) -> bool:
-    """Set ``tls``/``tls_ca_path``/``server_public_key_path`` from a PATCH (``""`` removes a
-    path).
-
-    Weakening the mode, trusting other CAs or pinning another key changes who can pass for
-    the server (or read the password): like a move, it needs the password in the same
-    request. Returns whether any of the three changed.
-    """
-    tls = changes.get("tls", instance.tls)
-    ca_path = changes.get("tls_ca_path", instance.tls_ca_path) or None
-    key_path = changes.get("server_public_key_path", instance.server_public_key_path) or None
-    # A path stored before LAGSCOPE_TLS_CA_DIR was set (or changed) is the operator's to
-    # move; it must not block renaming or disabling the instance.
-    check_tls_setting(tls, ca_path, ca_dir if "tls_ca_path" in changes else None)
-    check_public_key_setting(tls, key_path, ca_dir if "server_public_key_path" in changes else None)
-    weaker = TLS_MODES.index(tls) < TLS_MODES.index(instance.tls)
-    # Removing the path counts too: the system CAs trust far more issuers than a private CA.
-    other_ca = ca_path != instance.tls_ca_path
-    # Another pinned key is another recipient of the password, like another CA. (Removing the
-    # pin only makes Lagscope refuse more: that needs no password.)
-    other_key = key_path is not None and key_path != instance.server_public_key_path
-    if (weaker or other_ca or other_key) and "password" not in changes and instance.password_enc:
-        what = (
-            f"lowering tls to {tls}"
-            if weaker
-            else "changing tls_ca_path"
-            if other_ca
-            else "changing server_public_key_path"
-        )
-        raise InvalidInput(
-            f"{what} needs the password again in the same request (the stored one is "
-            'never sent under weaker protection); give "password": "" for none'
-        )
-    changed = (tls, ca_path, key_path) != (
-        instance.tls,
-        instance.tls_ca_path,
-        instance.server_public_key_path,
-    )
-    instance.tls = tls
-    instance.tls_ca_path = ca_path
-    instance.server_public_key_path = key_path
-    return changed
 
 
 def delete(session: Session, row: Cluster | Instance) -> None:

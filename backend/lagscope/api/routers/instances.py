@@ -30,6 +30,7 @@ from lagscope.collectors.connection import (
 from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable, InvalidInput
 from lagscope.inventory import instances as inventory
+from lagscope.inventory import password_targets
 from lagscope.inventory.probe import ProbeGate
 from lagscope.models import Instance
 from lagscope.security.secret_box import SecretBox
@@ -183,11 +184,11 @@ async def test_instance(
 
 def _stored(request: Request, instance_id: int, body: ConnectionTestIn) -> str:
     """The stored password of ``instance_id``, if the body tests that instance's own
-    target (inventory.stored_password_refusal): 404 unknown, 422 elsewhere or unreadable.
+    target (password_targets.stored_password_refusal): 404 unknown, 422 elsewhere or unreadable.
     Read in a short transaction of its own, like the editor check: the test then waits long."""
     with request.app.state.sessions() as session, session.begin():
         instance = inventory.get_instance(session, instance_id)
-        refusal = inventory.stored_password_refusal(
+        refusal = password_targets.stored_password_refusal(
             instance,
             body.host,
             body.port,
