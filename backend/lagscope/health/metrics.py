@@ -76,80 +76,91 @@ class SelfCollector(Collector):
         self.figures = figures
 
     def collect(self) -> Iterator[Metric]:
-        f = self.figures
-        up = GaugeMetricFamily(
-            "lagscope_self_up",
-            "1 when the part of Lagscope works (ok or warn in /readyz), 0 when it is down.",
-            labels=("component",),
-        )
-        for component in f.readiness.components:
-            up.add_metric([component.name], float(component.state is not State.DOWN))
-        yield up
-        processes = GaugeMetricFamily(
-            "lagscope_self_processes",
-            "Lagscope processes that reported in the last three report periods, by kind.",
-            labels=("kind",),
-        )
-        alive = running(f.facts)
-        for kind in PROCESS_KINDS:
-            processes.add_metric([kind], float(sum(p.kind == kind for p in alive)))
-        yield processes
-        if f.facts.poll_engine == "owner":
-            yield GaugeMetricFamily(
-                "lagscope_self_poll_owners",
-                "Poll owners holding a live shard lease (the owner engine).",
-                value=float(f.facts.owners),
-            )
-            yield GaugeMetricFamily(
-                "lagscope_self_unowned_clusters",
-                "Enabled clusters in shards no poll owner holds: not polled (the owner engine).",
-                value=float(f.facts.unowned_clusters),
-            )
-        if f.facts.queue_depth is not None:
-            yield GaugeMetricFamily(
-                "lagscope_self_queue_depth",
-                "Tasks waiting in the broker's queue.",
-                value=float(f.facts.queue_depth),
-            )
-        oldest = GaugeMetricFamily(
-            "lagscope_self_oldest_undelivered_seconds",
-            "Age of the oldest webhook delivery still pending (0: none).",
-            value=0.0
-            if f.facts.oldest_pending_s is None
-            else max(0.0, f.facts.now_s - f.facts.oldest_pending_s),
-        )
-        yield oldest
-        lag = GaugeMetricFamily(
-            "lagscope_self_tick_lag_seconds",
-            "Seconds since the cluster's newest recorded tick (its poll interval when healthy).",
-            labels=("cluster",),
-        )
-        took = GaugeMetricFamily(
-            "lagscope_self_tick_duration_seconds",
-            "How long the cluster's newest tick took: prepare, poll every server, record.",
-            labels=("cluster",),
-        )
-        for tick in f.ticks:
-            if tick.last_tick_s is not None:
-                lag.add_metric([tick.cluster], max(0.0, f.facts.now_s - tick.last_tick_s))
-            if tick.took_s is not None:
-                took.add_metric([tick.cluster], tick.took_s)
-        yield from (lag, took)
-        missed = GaugeMetricFamily(
-            "lagscope_self_missed_ticks_1h",
-            "Ticks missed in the last hour, by reason (expired: dropped as too late to start,"
-            " an owner's batch half a second after its second or a Celery tick past its"
-            " interval in the queue; slow; not_polled).",
-            labels=("reason",),
-        )
-        for reason, count in f.missed.items():
-            missed.add_metric([reason], float(count))
-        yield missed
+        yield from _part_families(self.figures)
+        yield from _work_families(self.figures)
+
+
+def _part_families(f: SelfFigures) -> Iterator[Metric]:
+    """Lagscope's parts: each component up or down, the processes alive, the poll owners and
+    the clusters none holds, the broker's queue."""
+    up = GaugeMetricFamily(
+        "lagscope_self_up",
+        "1 when the part of Lagscope works (ok or warn in /readyz), 0 when it is down.",
+        labels=("component",),
+    )
+    for component in f.readiness.components:
+        up.add_metric([component.name], float(component.state is not State.DOWN))
+    yield up
+    processes = GaugeMetricFamily(
+        "lagscope_self_processes",
+        "Lagscope processes that reported in the last three report periods, by kind.",
+        labels=("kind",),
+    )
+    alive = running(f.facts)
+    for kind in PROCESS_KINDS:
+        processes.add_metric([kind], float(sum(p.kind == kind for p in alive)))
+    yield processes
+    if f.facts.poll_engine == "owner":
         yield GaugeMetricFamily(
-            "lagscope_self_delivery_failures_1h",
-            "Webhook attempts in the last hour that the receiver refused or never answered.",
-            value=float(f.failed_attempts),
+            "lagscope_self_poll_owners",
+            "Poll owners holding a live shard lease (the owner engine).",
+            value=float(f.facts.owners),
         )
+        yield GaugeMetricFamily(
+            "lagscope_self_unowned_clusters",
+            "Enabled clusters in shards no poll owner holds: not polled (the owner engine).",
+            value=float(f.facts.unowned_clusters),
+        )
+    if f.facts.queue_depth is not None:
+        yield GaugeMetricFamily(
+            "lagscope_self_queue_depth",
+            "Tasks waiting in the broker's queue.",
+            value=float(f.facts.queue_depth),
+        )
+
+
+def _work_families(f: SelfFigures) -> Iterator[Metric]:
+    """Lagscope's work: the oldest delivery waiting, each cluster's newest tick, the ticks
+    missed and the deliveries refused in the last hour."""
+    oldest = GaugeMetricFamily(
+        "lagscope_self_oldest_undelivered_seconds",
+        "Age of the oldest webhook delivery still pending (0: none).",
+        value=0.0
+        if f.facts.oldest_pending_s is None
+        else max(0.0, f.facts.now_s - f.facts.oldest_pending_s),
+    )
+    yield oldest
+    lag = GaugeMetricFamily(
+        "lagscope_self_tick_lag_seconds",
+        "Seconds since the cluster's newest recorded tick (its poll interval when healthy).",
+        labels=("cluster",),
+    )
+    took = GaugeMetricFamily(
+        "lagscope_self_tick_duration_seconds",
+        "How long the cluster's newest tick took: prepare, poll every server, record.",
+        labels=("cluster",),
+    )
+    for tick in f.ticks:
+        if tick.last_tick_s is not None:
+            lag.add_metric([tick.cluster], max(0.0, f.facts.now_s - tick.last_tick_s))
+        if tick.took_s is not None:
+            took.add_metric([tick.cluster], tick.took_s)
+    yield from (lag, took)
+    missed = GaugeMetricFamily(
+        "lagscope_self_missed_ticks_1h",
+        "Ticks missed in the last hour, by reason (expired: dropped as too late to start,"
+        " an owner's batch half a second after its second or a Celery tick past its"
+        " interval in the queue; slow; not_polled).",
+        labels=("reason",),
+    )
+    for reason, count in f.missed.items():
+        missed.add_metric([reason], float(count))
+    yield missed
+    yield GaugeMetricFamily(
+        "lagscope_self_delivery_failures_1h",
+        "Webhook attempts in the last hour that the receiver refused or never answered.",
+        value=float(f.failed_attempts),
+    )
 
 
 def scrape(
