@@ -210,6 +210,18 @@ def _resolve_for_reset(
         session.add(event)
         session.flush()
         event_id = event.id
+    return _send_resolved(session, rule, event_id, key, context, now_s)
+
+
+def _send_resolved(
+    session: Session,
+    rule: AlertRule,
+    event_id: int | None,
+    key: str,
+    context: dict[str, Any],
+    now_s: float,
+) -> list[int]:
+    """The resolved notification queued for each of the rule's enabled targets."""
     targets = session.scalars(
         select(WebhookTarget).where(
             WebhookTarget.id.in_(rule.target_ids or []), WebhookTarget.enabled.is_(True)
