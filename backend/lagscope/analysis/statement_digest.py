@@ -78,44 +78,47 @@ def _comment_end(text: str, i: int) -> int | None:
     return None
 
 
+def _gap(out: list[str]) -> None:
+    """One ``" "`` for any run of whitespace and comments."""
+    if out and out[-1] != " ":
+        out.append(" ")
+
+
+def _value(out: list[str]) -> None:
+    """A value's ``?``, taking the sign before it when the sign is unary."""
+    # A unary minus or plus belongs to the value: "= -5" is "= ?", "a - 5" is "a - ?".
+    j = len(out) - 1
+    while j >= 0 and out[j] == " ":
+        j -= 1
+    if j >= 0 and out[j] in ("-", "+"):
+        k = j - 1
+        while k >= 0 and out[k] == " ":
+            k -= 1
+        if k < 0 or not _OPERAND_END.search(out[k]) or _is_keyword(out[k]):
+            del out[j:]  # the space before the sign, if any, stays
+    out.append(VALUE)
+
+
 def _tokens(text: str) -> list[str]:
     """The statement's tokens with values as ``?``; ``" "`` where whitespace or a comment was."""
     out: list[str] = []
-
-    def gap() -> None:
-        if out and out[-1] != " ":
-            out.append(" ")
-
-    def value() -> None:
-        # A unary minus or plus belongs to the value: "= -5" is "= ?", "a - 5" is "a - ?".
-        j = len(out) - 1
-        while j >= 0 and out[j] == " ":
-            j -= 1
-        if j >= 0 and out[j] in ("-", "+"):
-            k = j - 1
-            while k >= 0 and out[k] == " ":
-                k -= 1
-            if k < 0 or not _OPERAND_END.search(out[k]) or _is_keyword(out[k]):
-                del out[j:]  # the space before the sign, if any, stays
-        out.append(VALUE)
-
     i, n = 0, len(text)
     while i < n:
         char = text[i]
         if char.isspace() or char == "\x00":
-            gap()
+            _gap(out)
             i += 1
             continue
         end = _comment_end(text, i)
         if end is not None:
-            gap()
+            _gap(out)
             i = end
             continue
         if char in "'\"":
             if out and _STRING_PREFIX.match(out[-1]):  # N'…', X'…', b'…', _utf8mb4'…'
                 out.pop()
             i = _skip_string(text, i)
-            value()
+            _value(out)
             continue
         if char == "`":
             end = _skip_quoted_name(text, i)
@@ -134,14 +137,14 @@ def _tokens(text: str) -> list[str]:
             i = word.end()
             if char.isdigit() and _is_number(token, text[i : i + 1]):
                 i = _number_tail(text, i)
-                value()
+                _value(out)
             else:
                 out.append(token)
             continue
         if char == "." and i + 1 < n and text[i + 1].isdigit() and not _after_name(out):
             word = _WORD.match(text, i + 1)
             i = _number_tail(text, word.end() if word else i + 1)
-            value()
+            _value(out)
             continue
         out.append(char)
         i += 1
