@@ -92,6 +92,23 @@ def _gain(before: _Trend, after: _Trend | None) -> str:
     return f" (catch-up rate {before.catch_up:+.0f} → {after.catch_up:+.0f} trx/s)"
 
 
+def _pace_change(moving: int, better: bool, after: _Trend) -> str:
+    """How the step changed a growing (``moving`` > 0) or draining backlog's pace, in words."""
+    if moving > 0:
+        if better and _moving(after) >= 0 and after.slope < _TREND_S:
+            return "the lag stopped growing"
+        if better and after.slope < 0:
+            return "the lag turned from growing to falling"
+        return "the lag grew faster" if not better else "the lag grew more slowly"
+    if better:
+        return "the backlog drained faster than the pace before predicted"
+    return (
+        "the lag turned from falling to growing"
+        if after.slope > 0
+        else ("the backlog drained more slowly than the pace before predicted")
+    )
+
+
 def _trend_vote(
     b: _Side, a: _Side, after_step: Sequence[Point], lag_at_step: float | None, drain: bool
 ) -> _Vote | None:
@@ -118,21 +135,7 @@ def _trend_vote(
             return None
         better = change < 0
         paces = f"{_pace(before.slope)} before the step, {_pace(after.slope)} after"
-        if moving > 0:
-            if better and _moving(after) >= 0 and after.slope < _TREND_S:
-                what = "the lag stopped growing"
-            elif better and after.slope < 0:
-                what = "the lag turned from growing to falling"
-            else:
-                what = "the lag grew faster" if not better else "the lag grew more slowly"
-        elif better:
-            what = "the backlog drained faster than the pace before predicted"
-        else:
-            what = (
-                "the lag turned from falling to growing"
-                if after.slope > 0
-                else ("the backlog drained more slowly than the pace before predicted")
-            )
+        what = _pace_change(moving, better, after)
         return _Vote(1 if better else -1, f"{what}: {paces}{_gain(before, after)}", True)
     took = caught_up_at(after_step, 0.0)
     if took is None or lag_at_step is None or any(has_backlog(p) for p in a.points[-_RECENT:]):
