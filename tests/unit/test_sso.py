@@ -18,7 +18,9 @@ from lagscope.errors import NotAuthenticated, PermissionDenied
 from lagscope.models import ApiToken, Base, User
 from lagscope.models.audit import AuditEvent
 from lagscope.security import sso, users
-from lagscope.security.oidc import CookieSeal, Identity, OidcClient
+from lagscope.security.oidc import OidcClient
+from lagscope.security.oidc_claims import Identity
+from lagscope.security.sso_cookies import CookieSeal
 from lagscope.security.sso_settings import (
     SsoConfig,
     password_login_allowed,

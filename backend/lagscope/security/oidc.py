@@ -16,8 +16,6 @@ Nothing here logs or returns a token: errors say what was wrong with one, never 
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import threading
 import time
@@ -31,15 +29,13 @@ import httpx
 from authlib.common.security import generate_token
 from authlib.oauth2.client import OAuth2Client
 from authlib.oidc.core import CodeIDToken
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import KeySet
 from joserfc.jws import JWSRegistry
 
 from lagscope.errors import NotAuthenticated
+from lagscope.security.oidc_claims import Identity, claim, identity_of, with_userinfo
 from lagscope.security.sso_settings import SsoConfig
 
 log = logging.getLogger("lagscope.auth")
@@ -51,10 +47,6 @@ LEEWAY_S = 60
 # Signature algorithms an ID token may use: asymmetric only. HS256 with the client secret is
 # allowed by the specification, but then anyone holding the secret could mint identities.
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
-# The ID token's own claims: never overwritten by what userinfo says.
-_PROTECTED = frozenset(
-    ("iss", "sub", "aud", "exp", "iat", "nbf", "nonce", "azp", "at_hash", "auth_time", "jti")
-)
 
 
 class SsoFailed(NotAuthenticated):
@@ -70,16 +62,6 @@ class Flow:
     nonce: str
     code_verifier: str
     next_path: str
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Who the provider says signed in, from the validated ID token (and userinfo)."""
-
-    issuer: str
-    subject: str
-    username: str
-    groups: tuple[str, ...]
 
 
 class _Transport:
@@ -283,7 +265,7 @@ class OidcClient:
     def _needs_userinfo(self, claims: dict[str, Any]) -> bool:
         """The groups (or a name) are often not in the ID token of a code flow, only at the
         userinfo endpoint (oidc-provider's default, Okta's without a custom claim, …)."""
-        return _claim(claims, self.config.roles_claim) is None or not (
+        return claim(claims, self.config.roles_claim) is None or not (
             claims.get("preferred_username") or claims.get("email")
         )
 
@@ -306,58 +288,7 @@ class OidcClient:
         if not isinstance(info, dict) or info.get("sub") != claims["sub"]:
             raise SsoFailed("the provider's userinfo answer is about another subject")
         # The signed ID token's own claims win over what userinfo adds.
-        return {**{k: v for k, v in info.items() if k not in _PROTECTED}, **claims}
+        return with_userinfo(claims, info)
 
     def identity(self, claims: dict[str, Any]) -> Identity:
-        found = _claim(claims, self.config.roles_claim)
-        if isinstance(found, str):
-            groups: tuple[str, ...] = (found,)
-        elif isinstance(found, list):
-            groups = tuple(g for g in found if isinstance(g, str))
-        else:
-            groups = ()
-        subject = str(claims["sub"])
-        name = claims.get("preferred_username") or claims.get("email") or subject
-        return Identity(self.config.issuer, subject, str(name), groups)
-
-
-def _claim(claims: dict[str, Any], name: str) -> Any:
-    """A claim by name, or by a dotted path into objects (Keycloak's ``realm_access.roles``)
-    when no claim has the whole name (Auth0's namespaced claims are URLs with dots)."""
-    if name in claims:
-        return claims[name]
-    value: Any = claims
-    for part in name.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-class CookieSeal:
-    """Small encrypted, time-limited values kept in the browser between the redirects (the
-    flow in progress; the sign-in's outcome until the page collects it). Fernet under a key
-    derived from LAGSCOPE_SECRET_KEY for this use alone (HKDF), so nothing sealed here opens
-    as anything else, nor the other way round."""
-
-    def __init__(self, secret_key: str) -> None:
-        derived = HKDF(
-            algorithm=hashes.SHA256(), length=32, salt=None, info=b"lagscope sso cookies v1"
-        ).derive(secret_key.encode())
-        self._fernet = Fernet(base64.urlsafe_b64encode(derived))
-
-    def seal(self, purpose: str, value: dict[str, Any]) -> str:
-        return self._fernet.encrypt(json.dumps({"purpose": purpose, **value}).encode()).decode()
-
-    def open(self, purpose: str, sealed: str | None, max_age_s: int) -> dict[str, Any] | None:
-        """The value, or None: absent, tampered with, older than ``max_age_s``, or another
-        purpose's."""
-        if not sealed:
-            return None
-        try:
-            value = json.loads(self._fernet.decrypt(sealed.encode(), ttl=max_age_s))
-        except (InvalidToken, ValueError):
-            return None
-        if not isinstance(value, dict) or value.pop("purpose", None) != purpose:
-            return None
-        return value
+        return identity_of(claims, self.config.issuer, self.config.roles_claim)

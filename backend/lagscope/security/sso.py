@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from lagscope.errors import Conflict, PermissionDenied
 from lagscope.models import ApiToken, User
 from lagscope.models.auditing import AUDIT, Who
-from lagscope.security.oidc import Identity
+from lagscope.security.oidc_claims import Identity
 from lagscope.security.sso_settings import SsoConfig
 from lagscope.security.users import SESSION_TTL, _now, find_user, issue_token
 

@@ -30,7 +30,8 @@ from lagscope.api.schemas.auth import AuthMethodsOut, SsoSessionOut
 from lagscope.config import Settings
 from lagscope.errors import NotFound, PermissionDenied
 from lagscope.security import sso
-from lagscope.security.oidc import CookieSeal, Flow, OidcClient, SsoFailed
+from lagscope.security.oidc import Flow, OidcClient, SsoFailed
+from lagscope.security.sso_cookies import CookieSeal
 from lagscope.security.sso_settings import password_login_mode, sso_config
 
 router = APIRouter(tags=["auth"])
