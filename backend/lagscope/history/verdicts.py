@@ -113,6 +113,32 @@ def verdict_runs(
     oldest = _oldest_kept(retention, to_micros(now or datetime.now(UTC)))
     resolution = choose_resolution(start_us, end_us, points, ["raw", "1m", "1h"], oldest)
     plan = plan_buckets(start_us, end_us, points, resolution)
+    counts = _verdict_counts(session, plan, keys)
+    width_ms = plan.width_us // 1000
+    return [
+        ChannelRuns(
+            cid,
+            iid,
+            resolution,
+            width_ms,
+            runs_from_buckets(
+                [
+                    ((plan.origin_us + k * plan.width_us) // 1000, bucket_verdict(c))
+                    for k, c in sorted(counts.get(cid, {}).items())
+                ],
+                width_ms,
+            ),
+        )
+        for cid, iid in channels
+    ]
+
+
+def _verdict_counts(
+    session: Session, plan: BucketPlan, keys: Sequence[int]
+) -> dict[int, dict[int, dict[Verdict, int]]]:
+    """Per channel and bucket, how many polls had each verdict: from the planned table, and
+    from the raw samples for the newest part the rollup job has not reached yet."""
+    resolution = plan.resolution
     counts: dict[int, dict[int, dict[Verdict, int]]] = {}
     first = (
         _raw_counts(plan, keys, plan.lo_us) if resolution == "raw" else _rollup_counts(plan, keys)
@@ -132,20 +158,4 @@ def verdict_runs(
             bucket = counts.setdefault(key, {}).setdefault(int(k), {})
             verdict = Verdict(code)
             bucket[verdict] = bucket.get(verdict, 0) + int(n)
-    width_ms = plan.width_us // 1000
-    return [
-        ChannelRuns(
-            cid,
-            iid,
-            resolution,
-            width_ms,
-            runs_from_buckets(
-                [
-                    ((plan.origin_us + k * plan.width_us) // 1000, bucket_verdict(c))
-                    for k, c in sorted(counts.get(cid, {}).items())
-                ],
-                width_ms,
-            ),
-        )
-        for cid, iid in channels
-    ]
+    return counts
