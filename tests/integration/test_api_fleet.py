@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from lagscope.api.schemas.status import FleetStatusOut, SparklinesOut
+from lagscope.api.schemas.status import FleetStatusOut
+from lagscope.api.schemas.status_history import SparklinesOut
 from tests.factories.fleet import BEHIND, FIRING, Fleet, cluster_name, make_fleet
 
 from .api_stack import ApiServer, api_server, sqlite_url

@@ -10,14 +10,8 @@ from fastapi import APIRouter, Depends, Query
 
 from lagscope.api.deps import PrincipalDep, SessionDep, SettingsDep
 from lagscope.api.schemas.common import PathId
-from lagscope.api.schemas.status import (
-    ClusterStatusOut,
-    FleetStatusOut,
-    SparklinesOut,
-    TopologyOut,
-    VerdictsOut,
-    verdicts_out,
-)
+from lagscope.api.schemas.status import ClusterStatusOut, FleetStatusOut, TopologyOut
+from lagscope.api.schemas.status_history import SparklinesOut, VerdictsOut, verdicts_out
 from lagscope.api.schemas.window import TimeRange, time_range
 from lagscope.history import sparklines, status, verdicts
 from lagscope.history.series import MAX_POINTS

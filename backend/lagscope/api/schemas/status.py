@@ -1,4 +1,5 @@
-"""Live views: a cluster's status and topology, and the SSE sample event.
+"""Live views: a cluster's status and topology, the fleet's, and the SSE sample event (status
+over a range of time is api/schemas/status_history.py).
 
 Labels are the snake_case names of docs/lag.md (verdicts, lag sources, IO thread states);
 seconds are floats, times ISO-8601 with offset except the stream's epoch milliseconds.
@@ -6,7 +7,6 @@ seconds are floats, times ISO-8601 with offset except the stream's epoch millise
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -14,8 +14,6 @@ from pydantic import Field
 
 from lagscope.api.schemas.common import Schema
 from lagscope.api.schemas.episodes import CauseRefOut, CurrentCauseOut
-from lagscope.history.verdicts import ChannelRuns
-from lagscope.models.types import to_micros
 
 VerdictLabel = Literal[
     "caught_up",
@@ -251,25 +249,6 @@ class FleetStatusOut(Schema):
     clusters: list[FleetClusterOut] = Field(description="by cluster id")
 
 
-class SparklineOut(Schema):
-    channel_id: int
-    values: list[float | None] = Field(
-        description="the bucket averages, oldest first: value k covers [origin + k·bucket_ms, "
-        "origin + (k+1)·bucket_ms); null: nothing polled then"
-    )
-
-
-class SparklinesOut(Schema):
-    """Every current channel's best lag (``lag_s``) over the last minutes, on one time grid."""
-
-    metric: Literal["lag_s"]
-    start: int = Field(description="epoch milliseconds")
-    end: int = Field(description="epoch milliseconds")
-    origin: int = Field(description="the first bucket's start, epoch milliseconds")
-    bucket_ms: int
-    lines: list[SparklineOut]
-
-
 class SampleEventOut(Schema):
     """The data of an SSE ``sample`` event (documented here; the stream is not JSON)."""
 
@@ -280,55 +259,3 @@ class SampleEventOut(Schema):
     verdict: VerdictLabel | None
     not_received: int | None
     received_not_applied: int | None
-
-
-class VerdictRunOut(Schema):
-    start: int = Field(description="epoch milliseconds")
-    end: int = Field(description="epoch milliseconds (exclusive)")
-    verdict: VerdictLabel
-
-
-class ChannelVerdictsOut(Schema):
-    channel_id: int
-    instance_id: int
-    resolution: Literal["raw", "1m", "1h"]
-    bucket_ms: int
-    runs: list[VerdictRunOut] = Field(
-        description="time order; a bucket's verdict is its most common (ties: the more severe); "
-        "no run where nothing was polled"
-    )
-
-
-class VerdictsOut(Schema):
-    """What each channel was doing over the range: the explorer's verdict band, and the reason
-    behind a gap in a lag line (stopped, broken, unreachable)."""
-
-    cluster_id: int
-    start: int = Field(description="epoch milliseconds")
-    end: int = Field(description="epoch milliseconds")
-    channels: list[ChannelVerdictsOut]
-
-
-def verdicts_out(
-    cluster_id: int, start: datetime, end: datetime, found: Sequence[ChannelRuns]
-) -> VerdictsOut:
-    return VerdictsOut.model_validate(
-        {
-            "cluster_id": cluster_id,
-            "start": to_micros(start) // 1000,
-            "end": to_micros(end) // 1000,
-            "channels": [
-                {
-                    "channel_id": c.channel_id,
-                    "instance_id": c.instance_id,
-                    "resolution": c.resolution,
-                    "bucket_ms": c.bucket_ms,
-                    "runs": [
-                        {"start": r.start_ms, "end": r.end_ms, "verdict": r.verdict.label}
-                        for r in c.runs
-                    ],
-                }
-                for c in found
-            ],
-        }
-    )
