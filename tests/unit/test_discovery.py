@@ -20,7 +20,7 @@ from lagscope.collectors.discovery import (
 )
 from lagscope.collectors.flavor import FLAVOR_SQL, ServerFlavor
 from lagscope.errors import AccessDenied
-from lagscope.inventory.discovery import Known, propose
+from lagscope.inventory.discovery_proposals import Known, propose
 
 from .fakes import FakeExecutor, rs
 
