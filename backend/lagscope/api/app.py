@@ -37,6 +37,7 @@ from lagscope.api.routers import (
     series,
     status,
     stream,
+    webhooks,
     workers,
 )
 from lagscope.api.routers import annotations as annotation_routes  # `annotations`: __future__'s
@@ -134,6 +135,7 @@ def _include_routers(app: FastAPI) -> None:
         stream,
         workers,
         alerts,
+        webhooks,
         check,
         audit,
         demo,
