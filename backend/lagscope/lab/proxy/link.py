@@ -48,6 +48,36 @@ class Pacer:
         await asyncio.sleep(max(0.0, self._free_at - loop.time()))
 
 
+class _InFlight:
+    """Bytes read but not yet delivered on one direction. Under a bandwidth limit the proxy
+    holds no more than the link's bandwidth × delay (what a real link has in flight) plus a
+    little, so the sender feels the thin link through TCP flow control at once, as it would on
+    a WAN, instead of filling megabytes of proxy queue first."""
+
+    def __init__(self, pacer: Pacer, delay_s: Callable[[], float]) -> None:
+        self.queued = 0
+        self._pacer = pacer
+        self._delay_s = delay_s
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def _limit(self) -> float | None:
+        rate = self._pacer.rate
+        return None if rate is None else rate * (self._delay_s() + _SLICE_S * 2) + _CHUNK
+
+    async def wait_for_room(self) -> None:
+        bound = self._limit()
+        if bound is not None and self.queued > bound:
+            self._room.clear()
+            await self._room.wait()
+
+    def delivered(self, size: int) -> None:
+        self.queued -= size
+        bound = self._limit()
+        if bound is None or self.queued <= bound:
+            self._room.set()
+
+
 async def forward(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
@@ -60,33 +90,18 @@ async def forward(
     rate, and only while ``flowing`` is set."""
     queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=_QUEUE_CHUNKS)
     loop = asyncio.get_running_loop()
-    # Bytes read but not yet delivered. Under a bandwidth limit the proxy holds no more than
-    # the link's bandwidth × delay (what a real link has in flight) plus a little, so the
-    # sender feels the thin link through TCP flow control at once, as it would on a WAN,
-    # instead of filling megabytes of proxy queue first.
-    queued = 0
-    room = asyncio.Event()
-    room.set()
-
-    def limit() -> float | None:
-        rate = pacer.rate
-        return None if rate is None else rate * (delay_s() + _SLICE_S * 2) + _CHUNK
+    inflight = _InFlight(pacer, delay_s)
 
     async def read_side() -> None:
-        nonlocal queued
         while True:
             data = await reader.read(_CHUNK)
-            queued += len(data)
+            inflight.queued += len(data)
             await queue.put((loop.time() + delay_s(), data))
             if data == _EOF:
                 return
-            bound = limit()
-            if bound is not None and queued > bound:
-                room.clear()
-                await room.wait()
+            await inflight.wait_for_room()
 
     async def write_side() -> None:
-        nonlocal queued
         while True:
             due, data = await queue.get()
             await asyncio.sleep(max(0.0, due - loop.time()))
@@ -104,10 +119,7 @@ async def forward(
                 await flowing.wait()
                 writer.write(piece)
                 await writer.drain()
-                queued -= len(piece)
-                bound = limit()
-                if bound is None or queued <= bound:
-                    room.set()
+                inflight.delivered(len(piece))
 
     async with asyncio.TaskGroup() as group:
         group.create_task(read_side())
