@@ -222,3 +222,58 @@ def test_a_broker_that_is_down_leaves_the_delivery_for_the_sweep(
     assert "waits for the sweep" in caplog.text
     with fleet.sessions() as s:
         assert {d.status for d in s.scalars(select(Delivery))} == {"pending"}
+
+
+def _state_loads(statements: list[str]) -> int:
+    """Statements that load whole alert states (the kept check reads ids and versions only)."""
+    return sum(
+        1 for q in statements if re.search(r"SELECT alert_states\.id, alert_states\.\w+, ", q)
+    )
+
+
+def test_the_states_are_kept_between_batches_and_loaded_again_when_the_store_moved(
+    fleet: Fleet, statements: list[str]
+) -> None:
+    judge = fleet.judge()
+    judge(fleet.tick(0))
+    mark = len(statements)
+    for k in (1, 2, 3):
+        judge(fleet.tick(k, sql_running=k != 1))  # fires at 1, resolves at 2
+    assert _state_loads(statements[mark:]) == 0, statements[mark:]
+    assert judge.kept.hits == 3
+    assert [kind for _, kind in fleet.deliveries()] == ["firing", "firing", "resolved", "resolved"]
+
+    # Another judge moves the first cluster's states: the next batch loads them again and
+    # judges on what the store holds, with no conflict and nothing sent twice.
+    first = fleet.owners[0].cluster.id
+    fleet.tick(4, sql_running=False)
+    with fleet.sessions() as other, other.begin():
+        theirs = evaluate_cluster(other, first, fleet.now)
+    mark, loads = len(statements), judge.kept.loads
+    judge(fleet.tick(5, sql_running=False))
+    assert judge.kept.loads == loads + 1
+    assert _state_loads(statements[mark:]) == 1
+    kinds = [(cid == first, kind) for cid, kind in fleet.deliveries()]
+    assert kinds[4:] == [(True, "firing"), (False, "firing")]
+    assert theirs and fleet.queued == [d for d in fleet.delivery_ids() if d not in theirs]
+
+
+def test_a_batch_that_does_not_commit_keeps_nothing(fleet: Fleet) -> None:
+    judge = fleet.judge()
+    judge(fleet.tick(0))
+    figures = fleet.tick(1, sql_running=False)
+
+    def fail(session: Session, *_: Any) -> None:
+        raise RuntimeError("the store went away at commit")
+
+    event.listen(fleet.sessions, "before_commit", fail)
+    try:
+        with pytest.raises(RuntimeError):
+            judge(figures)
+    finally:
+        event.remove(fleet.sessions, "before_commit", fail)
+    # What the failed batch moved in memory is gone: the next one judges from the store.
+    loads = judge.kept.loads
+    judge(fleet.tick(2, sql_running=False))
+    assert judge.kept.loads == loads + 1
+    assert [kind for _, kind in fleet.deliveries()] == ["firing", "firing"]

@@ -37,7 +37,7 @@ from lagscope.alerts.readings import (
     spec_for,
     subjects,
 )
-from lagscope.alerts.state_writes import LoadedStates
+from lagscope.alerts.state_writes import KeptStates, LoadedStates
 from lagscope.errors import Conflict
 from lagscope.history.status import latest_instance_samples, latest_samples
 from lagscope.models import (
@@ -108,13 +108,23 @@ def evaluate_cluster(session: Session, cluster_id: int, now_s: float) -> list[in
 
 
 def judge(
-    session: Session, clusters: Sequence[Newest], rules: Sequence[AlertRule], now_s: float
+    session: Session,
+    clusters: Sequence[Newest],
+    rules: Sequence[AlertRule],
+    now_s: float,
+    kept: KeptStates | None = None,
 ) -> list[int]:
     """Advance every rule × subject of each cluster one step on its newest readings, the
     states in one query and the mutes in two; returns the ids of the deliveries to send.
-    ``rules``: enabled, tick-judged, in id order (a rule of another cluster is passed over)."""
+    ``rules``: enabled, tick-judged, in id order (a rule of another cluster is passed over).
+    ``kept``: a poll owner's states kept between judgements (None: loaded every time); the
+    caller forgets the clusters' if its transaction does not commit."""
     cluster_ids = [c.cluster.id for c in clusters]
-    rows = session.scalars(select(AlertState).where(AlertState.cluster_id.in_(cluster_ids))).all()
+    if kept is not None:
+        rows: Sequence[AlertState] = kept.take(session, cluster_ids)
+    else:
+        where = AlertState.cluster_id.in_(cluster_ids)
+        rows = session.scalars(select(AlertState).where(where)).all()
     states: dict[StateKey, AlertState] = {(s.cluster_id, s.rule_id, s.subject): s for s in rows}
     loaded = LoadedStates(session, rows)  # written below, not flushed
     mutes = active_mutes_of(session, cluster_ids, at_datetime(now_s))
@@ -136,8 +146,13 @@ def judge(
                     deliveries += advance(
                         session, cluster, rule, spec, subject, obs, row, mutes[cluster.id], now_s
                     )
+        new = [row for row in session.new if isinstance(row, AlertState)]
         session.flush()
         loaded.write(session)
+        if kept is not None:
+            for row in new:
+                session.expunge(row)
+            kept.keep(cluster_ids, [*loaded.rows, *new])
     except (StaleDataError, IntegrityError) as exc:
         raise Conflict("another worker judged the same alerts at the same time") from exc
     return [d.id for d in deliveries]

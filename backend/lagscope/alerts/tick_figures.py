@@ -24,6 +24,7 @@ from sqlalchemy.types import TypeDecorator
 
 from lagscope.alerts.evaluation import Newest, judge, judged_after_tick, tick_rules_query
 from lagscope.alerts.readings import CHANNEL_METRICS
+from lagscope.alerts.state_writes import KeptStates
 from lagscope.history.status import latest_instance_samples, latest_samples
 from lagscope.models import AlertRule, Cluster, Sample
 
@@ -84,12 +85,14 @@ def evaluate_ticks(
     figures: Sequence[TickFigures],
     now_s: float,
     rules: Sequence[AlertRule] | None = None,
+    kept: KeptStates | None = None,
 ) -> list[int]:
     """Judge the rules of every ticked cluster on its tick's figures, in the caller's one
     transaction; returns the ids of the deliveries to send. Raises Conflict on a lost race.
 
     ``rules``: those the caller keeps (they may be detached; the disabled and the watchdog's
-    are passed over); None reads them, in one query. The states are read in one query, the
+    are passed over); None reads them, in one query. ``kept``: the states a poll owner keeps
+    (alerts/state_writes.py). The states are read in one query, the
     silences and maintenance windows in two, whatever the number of clusters."""
     if not figures:
         return []
@@ -108,7 +111,7 @@ def evaluate_ticks(
     ]
     if not newest:  # no rule for any of them: the store is not asked
         return []
-    return judge(session, _completed(session, newest, rules), rules, now_s)
+    return judge(session, _completed(session, newest, rules), rules, now_s, kept)
 
 
 def _completed(

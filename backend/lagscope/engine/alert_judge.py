@@ -7,6 +7,10 @@ any exists): a rule switched off or deleted resets its alerts, and judging it ag
 would fire them again with nobody left to resolve them. A fleet without rules pays one query
 every ``RULES_EVERY_S``, no matter how many ticks.
 
+The alert states are kept between batches too (alerts/state_writes.py ``KeptStates``), checked
+against the store's ids and versions each batch and forgotten when a batch's transaction does
+not commit.
+
 A broker that is down loses nothing: a delivery is a row, and the sweep queues it again.
 """
 
@@ -23,6 +27,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.alerts.evaluation import tick_rules_query
+from lagscope.alerts.state_writes import KeptStates
 from lagscope.alerts.tick_figures import TickFigures, evaluate_ticks
 from lagscope.errors import Conflict
 from lagscope.models import AlertRule
@@ -57,6 +62,7 @@ class AlertJudge:
         self._rules: list[AlertRule] = []
         self._listed: Listed = ()
         self._read_at = -math.inf  # never
+        self.kept = KeptStates()
 
     def __call__(self, ticks: Sequence[TickFigures]) -> None:
         for delivery_id in self._judge(ticks):
@@ -76,13 +82,16 @@ class AlertJudge:
             rules, listed, due = self._rules, self._listed, self._due()
         if not rules and not due:
             return []
+        cluster_ids = [f.cluster.id for f in figures]
         try:
             with self._sessions() as session, session.begin():
                 if due or listed != _listed(session):
                     rules = self._reread(session)
-                return evaluate_ticks(session, figures, self._clock(), rules)
-        except Conflict:
-            cluster_ids = [f.cluster.id for f in figures]
+                return evaluate_ticks(session, figures, self._clock(), rules, self.kept)
+        except BaseException as exc:
+            self.kept.forget(cluster_ids)  # not committed: what was kept is not the store's
+            if not isinstance(exc, Conflict):
+                raise
             log.info("clusters %s: alert evaluation raced another worker", cluster_ids)
             return self._read_back(cluster_ids)
 

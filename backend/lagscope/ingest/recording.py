@@ -435,7 +435,7 @@ def stored_classes(channel: Channel) -> tuple[Verdict, ...]:
     return tuple(Verdict(int(c)) for c in channel.recent_classes.split(",") if c)
 
 
-def _state(channel: Channel, memory: TickMemory | None) -> ChannelState:
+def _state(channel: Channel, memory: TickMemory | None = None) -> ChannelState:
     classes = stored_classes(channel)
     kept = memory.eta.get(channel.id) if memory is not None else None
     return ChannelState(
@@ -451,7 +451,7 @@ def _remember(
     channel: Channel,
     metrics: ChannelMetrics,
     at: datetime,
-    memory: TickMemory | None,
+    memory: TickMemory | None = None,
     keep_progress_time: bool = False,
 ) -> None:
     """The channel's state for the next tick; an owner's ``memory`` keeps the ETA band's memory
