@@ -2,7 +2,7 @@
 
 The UI's typed client (schema.d.ts) is generated from this file, and enums.ts beside it holds the
 values of the enums the UI lists at run time (types alone carry none), so a select offers exactly
-what the API accepts; tests/unit/test_openapi_client.py fails when any of them is stale. The app is built over an unused in-memory store with a throwaway key:
+what the API accepts; tests/unit/repo/test_openapi_client.py fails when any of them is stale. The app is built over an unused in-memory store with a throwaway key:
 the document depends on the routes and schemas only, never on settings or data. (Not in demo
 mode: that runs only on a store the demo made.)
 """

@@ -5,7 +5,7 @@ the temporary tables such joins fill; collectors/cause_readings/).
 Not a SQL parser: it knows the shapes Lagscope writes (every table named after ``FROM`` or
 ``JOIN``, a comma list after ``FROM``, subqueries and derived tables in parentheses, string
 literals with doubled quotes) and is tested on joins written each of those ways
-(tests/unit/test_no_information_schema_joins.py).
+(tests/unit/collectors/test_no_information_schema_joins.py).
 """
 
 from __future__ import annotations

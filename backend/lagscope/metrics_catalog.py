@@ -12,7 +12,7 @@ that used to be written by hand in several files are derived from it:
 - the alert metric lists (``alerts/readings.py``, ``api/schemas/alerts.py``; the UI's
   rule form is checked against the generated OpenAPI enum by a Vitest test).
 
-``tests/unit/test_metrics_catalog.py`` fails when a table, a dataclass or a schema drifts from
+``tests/unit/repo/test_metrics_catalog.py`` fails when a table, a dataclass or a schema drifts from
 the rows here. Adding a stored per-channel value read from the server (``relay_log_space``)
 takes: the collector's column (``collectors/dialect.py``), the snapshot field
 (``collectors/snapshot.py``), the ORM column and its migration, a row here, and, when it is

@@ -33,7 +33,7 @@ from lagscope.inventory import instances as inventory
 from lagscope.models import Instance
 from lagscope.security import users
 from lagscope.security.secret_box import store_box
-from tests.unit.fake_mysql import FakeMySQL
+from tests.unit.fakes.fake_mysql import FakeMySQL
 
 from .api_stack import SECRET, ApiServer, api_server, sqlite_url
 from .pipeline_stack import SECRET as PIPELINE_SECRET

@@ -4,11 +4,11 @@ backlog whose episode's main cause is "replication stopped"; once the thread is 
 every poll of the drain is read as the store had it. Each names *catching up* after the stop
 ended, with the cause that made the backlog beside it; none says *behind, cause not identified*.
 
-(The receivers' fsyncs relaxed under load — the other drain the dashboard showed as not
-identified — is covered by tests/unit/test_causes_catching_up.py, and a step through record_tick
-by tests/unit/test_ingest_catching_up.py: on this lab the relay-log incident's load with the cause
-readings made MariaDB 10.11.19 replicas die of a signal 11 inside information_schema queries, on
-the old code as on the new.)
+(The receivers' fsyncs relaxed under load — the other drain the dashboard showed as not identified —
+is covered by tests/unit/analysis/causes/test_causes_catching_up.py, and a step through record_tick
+by tests/unit/ingest/test_ingest_catching_up.py: on this lab the relay-log incident's load with the
+cause readings made MariaDB 10.11.19 replicas die of a signal 11 inside information_schema queries,
+on the old code as on the new.)
 
 The counts are printed (``pytest -s``): polls of the drain, catching up, not identified.
 """

@@ -3,7 +3,7 @@ runner notes it as a range on the timeline, holds it, undoes it, and the load it
 
 Short (one blocked applier held 3 s, ~15 s with the table's set-up): the whole
 ``--scenario incidents`` runs ~10 minutes and is not part of the suite (docs/demo.md has its
-measured run); the scenario's table is checked in tests/unit/test_demo_incidents.py."""
+measured run); the scenario's table is checked in tests/unit/demo/test_demo_incidents.py."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ KEY = "k7Hq2vX9pLm4Rt8Wz3Nc6Bd1Fg5Js0Ya-UeQiOoPx"  # a test store's key, strong 
 
 
 def neutral_options(path: Path) -> dict[str, str]:
-    from tests.unit.test_deploy_files import MYSQL_ONLY
+    from tests.unit.repo.test_deploy_files import MYSQL_ONLY
 
     parser = configparser.ConfigParser(allow_no_value=True, interpolation=None)
     parser.read(path)

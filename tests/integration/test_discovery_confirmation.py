@@ -5,7 +5,7 @@ itself reports.
 Anyone with a replication account can make a source report a replica anywhere: the test does
 what such a replica does (``COM_REGISTER_SLAVE`` with ``report_host`` / ``report_port``),
 pointing at a fake MySQL server on loopback that keeps every byte it receives
-(tests/unit/fake_mysql.py) — where the monitor user and a scramble of the source's password
+(tests/unit/fakes/fake_mysql.py) — where the monitor user and a scramble of the source's password
 would arrive."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from lagscope.collectors.executor import PyMySQLExecutor
 from lagscope.inventory import instances as inventory
 from lagscope.models import Instance
 from lagscope.security.secret_box import store_box
-from tests.unit.fake_mysql import FakeMySQL
+from tests.unit.fakes.fake_mysql import FakeMySQL
 
 from .api_stack import ApiServer
 from .lab_accounts import discovery_account

@@ -27,7 +27,7 @@ from lagscope.ingest.heartbeat import HeartbeatService, writer_plans
 from lagscope.inventory.server_logins import Backoff
 from lagscope.models import Cluster, Instance
 from lagscope.security.secret_box import store_box
-from tests.unit.fake_mysql import FakeMySQL
+from tests.unit.fakes.fake_mysql import FakeMySQL
 
 from .api_stack import SECRET, ApiServer, api_server, sqlite_url
 from .stack import ManagedProcess, free_port, lagscope_command

@@ -14,7 +14,7 @@ import pytest
 
 from lagscope.config import generate_key
 from lagscope.store_setup import upgrade
-from tests.unit.test_import_sources import ALIAS_BOMB
+from tests.unit.inventory.test_import_sources import ALIAS_BOMB
 
 from .test_cli_import import count
 

@@ -1,5 +1,5 @@
 """One odd server never blinds the others: fake MariaDB servers playing the odd-answer corpus
-(tests/unit/odd_mysql.py) are polled in the same ticks as the real lab, through the real tick
+(tests/unit/fakes/odd_mysql.py) are polled in the same ticks as the real lab, through the real tick
 path (ingest/tick_batch.poll_clusters, a real store). The lab's samples never stop, no tick
 raises, the odd server's reading fails with a clear state; and the connection test and
 discovery answer 502 with the reason, never 500.
@@ -27,7 +27,7 @@ from lagscope.ingest.tick_batch import poll_clusters
 from lagscope.inventory import instances as inventory
 from lagscope.models import Instance, InstanceSample
 from lagscope.security.secret_box import SecretBox, store_box
-from tests.unit.odd_mysql import BY_NAME, CORPUS, OddAnswer, OddMySQL
+from tests.unit.fakes.odd_mysql import BY_NAME, CORPUS, OddAnswer, OddMySQL
 
 from .api_stack import SECRET, ApiServer, api_server, sqlite_url
 

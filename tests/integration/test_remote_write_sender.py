@@ -16,7 +16,7 @@ from lagscope.demo.processes import free_port
 from lagscope.models import Channel, Cluster, Instance
 from lagscope.remote_write.points import Point, named_tick, tick_points
 from lagscope.remote_write.sender import RemoteWriter
-from tests.unit.test_remote_write import decode
+from tests.unit.remote_write.test_remote_write import decode
 
 from .receiver import receiver
 from .waiting import wait_until

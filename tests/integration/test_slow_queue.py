@@ -5,7 +5,7 @@ that trickles its ``SHOW BINLOG EVENTS`` answer one row a second for a day.
 
 The fake sits in the pipeline as a cluster of its own, so it is polled too: it accepts any
 number of connections, answers a poll at once (oddly: that costs its own sample only) and
-holds only the binlog reader (tests/unit/fake_mariadb_binlog.py). Beat sends the window job
+holds only the binlog reader (tests/unit/fakes/fake_mariadb_binlog.py). Beat sends the window job
 every 3 s: with the slow jobs on the polls' queue, two stuck jobs would fill both of the
 polls' slots within seconds and the lab's samples would stop. That first test runs the Celery
 engine, pinned: only there do the polls share Celery's worker with anything (the owner engine
@@ -27,7 +27,7 @@ from lagscope.inventory import instances as inventory
 from lagscope.models import CommitSample, Instance
 from lagscope.security.secret_box import store_box
 from lagscope.store_setup import upgrade
-from tests.unit.fake_mariadb_binlog import FakeMariaDBBinlog
+from tests.unit.fakes.fake_mariadb_binlog import FakeMariaDBBinlog
 
 from .pipeline_stack import SECRET, now, start_pipeline
 from .stack import ManagedProcess, RedisServer, lagscope_command, poll_engine

@@ -17,8 +17,8 @@ collectors/answer_limits.py see every header and body); an error packet raises t
 ``pymysql.err.raise_mysql_exception``; the converters and encodings are the connection's own.
 A packet sequence number out of order, a connection lost mid-answer and a value cut short raise
 what PyMySQL raises, so :func:`~lagscope.collectors.executor.translate_error` tells them apart
-the same way. ``tests/unit/test_answer_reader.py`` compares every value with PyMySQL's cursor
-over generated answers.
+the same way. ``tests/unit/collectors/test_answer_reader.py`` compares every value with
+PyMySQL's cursor over generated answers.
 """
 
 from __future__ import annotations

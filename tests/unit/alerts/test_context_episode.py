@@ -18,7 +18,7 @@ from lagscope.inventory import instances as inventory
 from lagscope.models import AlertEvent, Base, Cluster
 from lagscope.models.episodes import Episode
 from lagscope.security.secret_box import SecretBox
-from tests.unit.test_ingest_episodes import T0, tick
+from tests.unit.ingest.test_ingest_episodes import T0, tick
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ from __future__ import annotations
 from lagscope.analysis.channel_metrics import ChannelState, SourceView, channel_metrics
 from lagscope.analysis.errant import Errant, errant_problem, errant_transactions
 from lagscope.collectors.gtid import GtidTexts
-
-from ..test_recorded_flavors import load, replay
+from tests.unit.collectors.test_recorded_flavors import load, replay
 
 SOURCE = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 REPLICA = "4f22fa47-71ca-11e1-9e33-c80aa9429562"
