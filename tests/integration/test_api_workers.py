@@ -27,8 +27,8 @@ from lagscope.inventory import instances as inventory
 from lagscope.models import ApplierWorkerSample, Channel, Instance, Sample
 from lagscope.security.secret_box import store_box
 from tests.factories import secret_box
+from tests.unit.collectors.test_recorded_flavors import load, replay
 
-from ..unit.test_recorded_flavors import load, replay
 from .api_stack import ApiServer, api_server, sqlite_url
 from .pipeline_stack import SECRET, Pipeline, now
 from .waiting import wait_until
