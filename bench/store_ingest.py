@@ -69,7 +69,7 @@ from lagscope.collectors.snapshot import (
 )
 from lagscope.config import Settings
 from lagscope.db import make_engine, make_session_factory
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.inventory import instances as inventory
 from lagscope.models import Cluster, Instance, InstanceSample, Sample
@@ -145,7 +145,7 @@ class ClusterSim:
             for n, iid in enumerate(replica_ids)
         ]
 
-    def tick(self, n: int) -> list[Reading]:
+    def tick(self, n: int) -> list[PollResult]:
         rng = self.rng
         if self.burst_left == 0 and rng.random() < 1 / 300:
             self.burst_left = rng.randint(20, 90)  # a batch job: replicas fall behind
@@ -153,7 +153,7 @@ class ClusterSim:
         written = round((420 if self.burst_left else 150) * rng.uniform(0.7, 1.3))
         self.executed += written
         at = START_S + n
-        readings = [Reading(self.source_id, at, self._source(at, n, written))]
+        readings = [PollResult(self.source_id, at, self._source(at, n, written))]
         rate = max(written, 1)
         for replica in self.replicas:
             readings.append(self._replica(replica, at + rng.uniform(0.001, 0.02), n, rate))
@@ -165,12 +165,14 @@ class ClusterSim:
         counters = self.counters.advance(written)
         return _snapshot("source", at, n, 1, gtid, (), counters, PARAMS)
 
-    def _replica(self, r: ReplicaSim, at: float, n: int, rate: int) -> Reading:
+    def _replica(self, r: ReplicaSim, at: float, n: int, rate: int) -> PollResult:
         rng = self.rng
         r.received = min(self.executed, r.received + rate + rng.randint(0, 20))
         if r.down_ticks or rng.random() < 1 / 5000:
             r.down_ticks = r.down_ticks - 1 if r.down_ticks else rng.randint(1, 8)
-            return Reading(r.instance_id, at, None, "no answer within 0.80 s", "ServerUnreachable")
+            return PollResult(
+                r.instance_id, at, None, "no answer within 0.80 s", "ServerUnreachable"
+            )
         if rng.random() < 1 / 700:  # someone tunes the applier pool
             threads = 8 if r.params["slave_parallel_threads"] == "4" else 4
             r.params = {**r.params, "slave_parallel_threads": str(threads)}
@@ -205,7 +207,7 @@ class ClusterSim:
         counters = r.counters.advance(trx)
         name = f"replica{r.server_id}"
         snap = _snapshot(name, at, n, r.server_id, gtid, (channel,), counters, r.params)
-        return Reading(r.instance_id, at, snap)
+        return PollResult(r.instance_id, at, snap)
 
 
 def _snapshot(

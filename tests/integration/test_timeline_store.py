@@ -24,7 +24,7 @@ from lagscope.collectors.snapshot import (
     InstanceSnapshot,
     IoState,
 )
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.source_progress import channel_timeline, record_progress, record_sources
 from lagscope.models import Cluster, Instance, SourceProgress
 from tests.factories import make_cluster, sqlite_store
@@ -89,9 +89,9 @@ def tick(session: Session, cluster_id: int, second: float, src: str, src2: str, 
     """Record one tick: src (server 1), src2 (server 3), and r1 with ``replica`` channels."""
     named = instances(session, cluster_id)
     readings = {
-        named["src"].id: Reading(named["src"].id, 0, snap(second, 1, src)),
-        named["src2"].id: Reading(named["src2"].id, 0, snap(second, 3, src2)),
-        named["r1"].id: Reading(named["r1"].id, 0, snap(second, 2, "", replica)),
+        named["src"].id: PollResult(named["src"].id, 0, snap(second, 1, src)),
+        named["src2"].id: PollResult(named["src2"].id, 0, snap(second, 3, src2)),
+        named["r1"].id: PollResult(named["r1"].id, 0, snap(second, 2, "", replica)),
     }
     # src2 is only recorded because a channel names it (multi-source); src is the cluster source.
     progress = record_sources(session, session.get(Cluster, cluster_id), readings)  # type: ignore[arg-type]

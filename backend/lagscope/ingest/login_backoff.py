@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.inventory.server_logins import (
     ACCESS_DENIED,
     CREDENTIALS_UNREADABLE,
@@ -41,14 +41,14 @@ _LOGGED_IN_KINDS = frozenset(
 _REFUSED_KINDS = frozenset({"LoginRefused", "ClearTextAuthRefused", "Sha2AuthRefused"})
 
 
-def backing_off(instance: Instance, now: datetime) -> Reading:
+def backing_off(instance: Instance, now: datetime) -> PollResult:
     """This tick's reading of an instance not tried because it is backing off (or gave up:
     its last error, kept, says until what)."""
     if instance.next_attempt_at is None:
         fallback = gave_up(instance.login_failures, INSTANCE_RETRY.format(id=instance.id))
     else:
         fallback = f"login refused; next attempt at {instance.next_attempt_at.isoformat()}"
-    return Reading(
+    return PollResult(
         instance.id,
         now.timestamp(),
         error=instance.last_error or fallback,
@@ -56,8 +56,8 @@ def backing_off(instance: Instance, now: datetime) -> Reading:
     )
 
 
-def unreadable(instance: Instance, now: datetime, message: str) -> Reading:
-    return Reading(
+def unreadable(instance: Instance, now: datetime, message: str) -> PollResult:
+    return PollResult(
         instance.id,
         now.timestamp(),
         error=f"{CREDENTIALS_UNREADABLE}: {message}",
@@ -65,7 +65,7 @@ def unreadable(instance: Instance, now: datetime, message: str) -> Reading:
     )
 
 
-def note(instance: Instance, reading: Reading, backoff: Backoff) -> Reading:
+def note(instance: Instance, reading: PollResult, backoff: Backoff) -> PollResult:
     """Update the instance's login state from this tick's reading of it; the reading to
     record (the refusal that makes polling give up says so)."""
     kind = reading.error_kind

@@ -56,7 +56,7 @@ class Target:
 
 
 @dataclass(frozen=True, slots=True)
-class Reading:
+class PollResult:
     """One instance at one tick: a snapshot, or why there is none. ``read_at`` is epoch s."""
 
     instance_id: int
@@ -79,7 +79,7 @@ class _Entry:
     # A refused login that came back after its tick's deadline (the connection-control plugin
     # delays failed logins by seconds): reported at the next tick instead of trying again, so
     # the back-off sees it.
-    late_refusal: Reading | None = None
+    late_refusal: PollResult | None = None
     # The real reason last hidden behind NO_SERVER (logged when it changes).
     hidden: str | None = None
     # The last unexpected exception of a poll thread (its traceback logged when it changes).
@@ -109,15 +109,15 @@ class ClusterReader:
 
     def read(
         self, targets: Sequence[Target], deadline_s: float, behind: Collection[int] = ()
-    ) -> list[Reading]:
+    ) -> list[PollResult]:
         """One tick's readings of ``targets``. ``behind``: instance ids the store shows behind
         at their last tick (whichever worker process polled it): their cause readings are taken
         in this poll although this process's previous poll of them may be older."""
         if os.getpid() != self._pid:
             raise RuntimeError("ClusterReader used across a fork: create one per process")
         tick_at = self._clock()
-        readings: list[Reading] = []
-        calls: list[tuple[_Entry, Callable[[], Reading]]] = []
+        readings: list[PollResult] = []
+        calls: list[tuple[_Entry, Callable[[], PollResult]]] = []
         for target in targets:
             entry = self._entry(target)
             if not entry.busy.acquire(blocking=False):
@@ -193,12 +193,12 @@ class ClusterReader:
                 self._entries[target.instance_id] = entry
             return entry
 
-    def _poll(self, entry: _Entry, tick_at: float, behind: bool = False) -> Reading:
-        reading: Reading | None = None
+    def _poll(self, entry: _Entry, tick_at: float, behind: bool = False) -> PollResult:
+        reading: PollResult | None = None
         connected = _connected(entry)
         try:
             snapshot = entry.poller.poll(behind)
-            reading = Reading(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
+            reading = PollResult(entry.target.instance_id, snapshot.taken_at.timestamp(), snapshot)
             entry.hidden = None
         except CollectorError as exc:
             if not connected and before_mysql(exc):
@@ -221,7 +221,7 @@ class ClusterReader:
             entry.busy.release()
         return reading
 
-    def _crashed(self, entry: _Entry, exc: Exception) -> Reading:
+    def _crashed(self, entry: _Entry, exc: Exception) -> PollResult:
         """The last line of defence: whatever escaped the poller costs this server's reading
         only; its connection is closed (its state is unknown)."""
         what = describe(exc)
@@ -235,18 +235,18 @@ class ClusterReader:
         error = f"{entry.poller.server}: the poll failed: {what}"
         return self._failed(entry.target, error, "PollFailed")
 
-    def _failed(self, target: Target, error: str, kind: str = "ServerUnreachable") -> Reading:
-        return Reading(target.instance_id, self._clock(), None, error, kind)
+    def _failed(self, target: Target, error: str, kind: str = "ServerUnreachable") -> PollResult:
+        return PollResult(target.instance_id, self._clock(), None, error, kind)
 
-    def _unanswered(self, entry: _Entry, tick_at: float) -> Reading | None:
+    def _unanswered(self, entry: _Entry, tick_at: float) -> PollResult | None:
         """A late or still-busy poll of a server that has not answered as MySQL yet: the same
         reading as a refused port, at the same time (None: it had answered)."""
         return None if _connected(entry) else self._no_server(entry, tick_at)
 
     @staticmethod
-    def _no_server(entry: _Entry, tick_at: float) -> Reading:
+    def _no_server(entry: _Entry, tick_at: float) -> PollResult:
         error = ServerUnreachable(entry.poller.server, NO_SERVER)
-        return Reading(entry.target.instance_id, tick_at, None, str(error), "ServerUnreachable")
+        return PollResult(entry.target.instance_id, tick_at, None, str(error), "ServerUnreachable")
 
 
 def _connected(entry: _Entry) -> bool:

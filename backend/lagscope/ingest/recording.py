@@ -34,7 +34,7 @@ from lagscope.analysis.rates import CounterRates, counter_rates, rate
 from lagscope.analysis.server_text import clean_text
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 from lagscope.ingest.causes import ChannelTick, record_causes
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.source_progress import SourceProgressNow, channel_timeline, record_sources
 from lagscope.ingest.tick_memory import KeptCounters, KeptEta, TickMemory, checkpoint_due
 from lagscope.ingest.tick_writes import TickWrites
@@ -68,7 +68,7 @@ class TickSummary:
 def record_tick(
     session: Session,
     cluster: Cluster,
-    readings: Sequence[Reading],
+    readings: Sequence[PollResult],
     caught_up_hold_s: float = CAUGHT_UP_HOLD_S,
     keep_statement_text: bool = False,
     writes: TickWrites | None = None,
@@ -179,7 +179,7 @@ def _judge_heartbeat_writer(cluster: Cluster, source: InstanceSnapshot | None) -
 
 
 def _source_view(
-    source: Instance | None, reading: Reading | None, heartbeat_stopped_at: datetime | None
+    source: Instance | None, reading: PollResult | None, heartbeat_stopped_at: datetime | None
 ) -> SourceView | None:
     """The source in this tick; when it did not answer, what we last knew of it (no rate)."""
     if source is None:

@@ -26,7 +26,7 @@ from lagscope.analysis.timeline import (
 )
 from lagscope.collectors.gtid import GtidTexts
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.tick_memory import TickMemory
 from lagscope.ingest.tick_writes import TickWrites
 from lagscope.models import Cluster, Instance, SourceProgress
@@ -71,7 +71,7 @@ class SourceProgressNow:
 def record_sources(
     session: Session,
     cluster: Cluster,
-    readings: Mapping[int, Reading],
+    readings: Mapping[int, PollResult],
     writes: TickWrites | None = None,
     memory: TickMemory | None = None,
 ) -> SourceProgressNow:

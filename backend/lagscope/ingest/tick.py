@@ -17,7 +17,7 @@ from lagscope.collectors.targets import AllowList
 from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff, tick_rows
-from lagscope.ingest.reader import ClusterReader, Reading, Target
+from lagscope.ingest.reader import ClusterReader, PollResult, Target
 from lagscope.ingest.recording import TickSummary, record_tick, stored_classes
 from lagscope.ingest.tick_cache import TickCache
 from lagscope.ingest.tick_memory import TickMemory
@@ -75,7 +75,7 @@ class PreparedTick:
     cluster: Cluster
     rows: tick_rows.TickRows
     targets: list[Target]
-    skipped: list[Reading]
+    skipped: list[PollResult]
     started: float
     deadline_s: float
     behind: set[int]
@@ -152,7 +152,7 @@ def prepare_tick(
     now = datetime.fromtimestamp(started, UTC)
     _note_gap(session, cluster, started, options.worker if cache is not None else None)
     targets: list[Target] = []
-    skipped: list[Reading] = []
+    skipped: list[PollResult] = []
     for instance in cluster.instances:
         if not instance.enabled:
             continue
@@ -182,7 +182,7 @@ def prepare_tick(
 def record_prepared(
     session: Session,
     tick: PreparedTick,
-    read: Sequence[Reading],
+    read: Sequence[PollResult],
     options: TickOptions,
     read_s: float,
     writes: TickWrites | None = None,
@@ -219,7 +219,7 @@ def record_prepared(
 
 
 def _add_new_channels(
-    session: Session, rows: tick_rows.TickRows, cluster: Cluster, readings: list[Reading]
+    session: Session, rows: tick_rows.TickRows, cluster: Cluster, readings: list[PollResult]
 ) -> None:
     """Channels a replica shows for the first time, stored before the tick is recorded (their
     samples need their ids)."""

@@ -28,7 +28,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from lagscope.errors import FencingLost
-from lagscope.ingest.reader import ClusterReader, Reading
+from lagscope.ingest.reader import ClusterReader, PollResult
 from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import PreparedTick, TickOptions, prepare_tick, record_prepared
 from lagscope.ingest.tick_cache import TickCache
@@ -71,7 +71,7 @@ def poll_clusters(
     """One tick of each cluster (those gone, disabled or still ticking are skipped); the
     summaries of the ticks recorded, by cluster id. ``cache``: a poll owner's clusters kept
     in memory between ticks (ingest/tick_cache.py), kept again once the ticks committed."""
-    readings: dict[int, Reading] | None = None
+    readings: dict[int, PollResult] | None = None
     read_s = 0.0
     summaries: dict[int, TickSummary] = {}
     try:
@@ -129,14 +129,14 @@ def _prepare(
     return ticks
 
 
-def _read(reader: ClusterReader, ticks: Sequence[PreparedTick]) -> dict[int, Reading]:
+def _read(reader: ClusterReader, ticks: Sequence[PreparedTick]) -> dict[int, PollResult]:
     targets = [target for tick in ticks for target in tick.targets]
     deadline_s = min(tick.deadline_s for tick in ticks)
     behind = set().union(*(tick.behind for tick in ticks))
     return {r.instance_id: r for r in reader.read(targets, deadline_s, behind)}
 
 
-def _readings_of(tick: PreparedTick, readings: Mapping[int, Reading]) -> list[Reading]:
+def _readings_of(tick: PreparedTick, readings: Mapping[int, PollResult]) -> list[PollResult]:
     return [readings[t.instance_id] for t in tick.targets if t.instance_id in readings]
 
 
@@ -144,7 +144,7 @@ def _one_by_one(
     transaction: Transaction,
     box: SecretBox,
     cluster_ids: Sequence[int],
-    readings: Mapping[int, Reading],
+    readings: Mapping[int, PollResult],
     options: TickOptions,
     read_s: float,
 ) -> dict[int, TickSummary]:

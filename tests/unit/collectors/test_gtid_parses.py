@@ -26,7 +26,7 @@ from lagscope.collectors.snapshot import (
     IoState,
     SourceStatus,
 )
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Cluster
@@ -79,7 +79,7 @@ def _snapshot(flavor: ServerFlavor, second: float, server_id: int, executed: str
 def _tick(session: Session, cluster: Cluster, product: str, second: float) -> None:
     flavor, source_set, replicas = CASES[product]
     ids = [i.id for i in cluster.instances]
-    readings = [Reading(ids[0], second, _snapshot(flavor, second, 1, source_set))]
+    readings = [PollResult(ids[0], second, _snapshot(flavor, second, 1, source_set))]
     for n, (retrieved, executed) in enumerate(replicas, start=2):
         status = ChannelStatus(
             "", IoState.YES, True, 3, source_server_id=1,
@@ -88,7 +88,9 @@ def _tick(session: Session, cluster: Cluster, product: str, second: float) -> No
         # The replica's own server-wide set: MariaDB's binlog position differs from the channel's
         # slave position; a MySQL replica's @@gtid_executed is its Executed_Gtid_Set.
         own = executed if product == "mysql" else f"0-{n}-5"
-        readings.append(Reading(ids[n - 1], second, _snapshot(flavor, second, n, own, (status,))))
+        readings.append(
+            PollResult(ids[n - 1], second, _snapshot(flavor, second, n, own, (status,)))
+        )
     record_tick(session, cluster, readings)
 
 

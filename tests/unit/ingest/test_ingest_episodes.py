@@ -23,7 +23,7 @@ from lagscope.collectors.snapshot import (
     SourceStatus,
 )
 from lagscope.ingest import causes as ingest_causes
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.ingest.tick_memory import TickMemory
 from lagscope.inventory import instances as inventory
@@ -103,16 +103,16 @@ def tick(
     src, replica = cluster.instances
     at = (T0 + timedelta(seconds=second)).timestamp()
     source_snap = _snap(second, 1, f"0-1-{source_seq}", counters=source_counters)
-    readings = [Reading(src.id, at, source_snap)]
+    readings = [PollResult(src.id, at, source_snap)]
     if replica_answers:
         status = ChannelStatus(
             "", IoState.YES, sql_running, None if not sql_running else 0, source_server_id=1,
             retrieved_gtids=f"0-1-{source_seq}", executed_gtids=f"0-1-{applied_seq}",
         )  # fmt: skip
         snap = _snap(second, 2, "0-2-5", () if channel_gone else (status,), replica_params)
-        readings.append(Reading(replica.id, at, snap))
+        readings.append(PollResult(replica.id, at, snap))
     else:
-        readings.append(Reading(replica.id, at, None, "timed out"))
+        readings.append(PollResult(replica.id, at, None, "timed out"))
     record_tick(session, cluster, readings, caught_up_hold_s=HOLD_S, memory=memory)
     session.flush()
 

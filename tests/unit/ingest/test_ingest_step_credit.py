@@ -19,7 +19,7 @@ from lagscope.collectors.snapshot import (
     IoState,
     SourceStatus,
 )
-from lagscope.ingest.reader import Reading
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Channel, Cluster, Instance, ParamChange
@@ -85,7 +85,7 @@ def tick(
     """One poll of the source and both replicas; ``applied`` per replica name."""
     src, *replicas = cluster.instances
     at = (T0 + timedelta(seconds=second)).timestamp()
-    readings = [Reading(src.id, at, _snap(second, 1, f"0-1-{source_seq}"))]
+    readings = [PollResult(src.id, at, _snap(second, 1, f"0-1-{source_seq}"))]
     for server_id, replica in enumerate(replicas, start=2):
         running = replica.name not in stopped
         status = ChannelStatus(
@@ -93,7 +93,9 @@ def tick(
             retrieved_gtids=f"0-1-{source_seq}", executed_gtids=f"0-1-{applied[replica.name]}",
         )  # fmt: skip
         own = (params or {}).get(replica.name)
-        readings.append(Reading(replica.id, at, _snap(second, server_id, "0-2-5", (status,), own)))
+        readings.append(
+            PollResult(replica.id, at, _snap(second, server_id, "0-2-5", (status,), own))
+        )
     record_tick(session, cluster, readings, caught_up_hold_s=HOLD_S)
     session.flush()
 

@@ -14,7 +14,7 @@ from lagscope.collectors.executor import ConnectionSpec
 from lagscope.collectors.heartbeat_writer import HeartbeatWriter
 from lagscope.errors import ClearTextAuthRefused, CollectorError, LoginRefused, Sha2AuthRefused
 from lagscope.ingest import login_backoff
-from lagscope.ingest.reader import ClusterReader, Reading, Target
+from lagscope.ingest.reader import ClusterReader, PollResult, Target
 from lagscope.inventory import instances as inventory
 from lagscope.inventory import server_logins as logins
 from lagscope.models import Base, Instance
@@ -27,8 +27,8 @@ def instance() -> Instance:
     return Instance(id=7, name="r", host="h", port=1, user="u", login_failures=0)
 
 
-def refused(at: datetime) -> Reading:
-    return Reading(7, at.timestamp(), error="h:1: Access denied", error_kind="LoginRefused")
+def refused(at: datetime) -> PollResult:
+    return PollResult(7, at.timestamp(), error="h:1: Access denied", error_kind="LoginRefused")
 
 
 def test_delays_double_from_the_base_and_stop_at_the_cap():
@@ -61,12 +61,12 @@ def test_refusals_schedule_the_next_try_and_a_login_resets():
         at += timedelta(seconds=expected)
     # The server was down at the next try: nothing is known about the password, nothing counts.
     login_backoff.note(
-        row, Reading(7, at.timestamp(), error="x", error_kind="ServerUnreachable"), backoff
+        row, PollResult(7, at.timestamp(), error="x", error_kind="ServerUnreachable"), backoff
     )
     assert row.login_failures == 4 and row.login_state == logins.ACCESS_DENIED
     # A statement refused after login: the credentials work.
     login_backoff.note(
-        row, Reading(7, at.timestamp(), error="x", error_kind="AccessDenied"), backoff
+        row, PollResult(7, at.timestamp(), error="x", error_kind="AccessDenied"), backoff
     )
     assert (row.login_state, row.login_failures, row.next_attempt_at) == (logins.OK, 0, None)
 
@@ -77,7 +77,7 @@ def test_a_withheld_password_backs_off_like_a_refused_one(kind):
     connection towards max_connect_errors (the host is blocked after 100), and nothing changes
     before someone edits the instance, so it is not retried every tick either."""
     row, backoff = instance(), logins.Backoff(base_s=1.0, max_s=300.0)
-    withheld = Reading(7, T0.timestamp(), error="h:1: server asked for …", error_kind=kind)
+    withheld = PollResult(7, T0.timestamp(), error="h:1: server asked for …", error_kind=kind)
     login_backoff.note(row, withheld, backoff)
     assert row.login_state == logins.ACCESS_DENIED and row.login_failures == 1
     assert logins.waiting(row, T0 + timedelta(seconds=0.5))
@@ -88,7 +88,7 @@ def test_unreadable_credentials_and_their_recovery():
     login_backoff.note(row, login_backoff.unreadable(row, T0, "no key"), backoff)
     assert row.login_state == logins.CREDENTIALS_UNREADABLE
     assert not logins.waiting(row, T0)  # nothing was sent: no back-off, re-checked every tick
-    later = Reading(7, T0.timestamp(), error="down", error_kind="ServerUnreachable")
+    later = PollResult(7, T0.timestamp(), error="down", error_kind="ServerUnreachable")
     login_backoff.note(row, later, backoff)
     assert row.login_state is None
 
@@ -133,7 +133,7 @@ def test_a_refusal_slower_than_the_deadline_is_reported_at_the_next_tick():
         assert first[0].error_kind == "ServerUnreachable"  # no answer within the deadline
         made[0].release.set()
         deadline = time.monotonic() + 10
-        second: list[Reading] = []
+        second: list[PollResult] = []
         while time.monotonic() < deadline:
             second = reader.read([target], deadline_s=0.05)
             if second[0].error_kind == "LoginRefused":
@@ -231,7 +231,7 @@ def test_a_stronger_tls_resets_the_back_off(tmp_path, change):
         for _ in range(3):
             login_backoff.note(
                 row,
-                Reading(row.id, T0.timestamp(), error="x", error_kind="Sha2AuthRefused"),
+                PollResult(row.id, T0.timestamp(), error="x", error_kind="Sha2AuthRefused"),
                 logins.DEFAULT_BACKOFF,
             )
         assert logins.waiting(row, T0)

@@ -150,9 +150,9 @@ def test_services_is_gone() -> None:
     ("importer", "imported"),
     [
         ("lagscope.analysis.impact", "lagscope.history.series.query_series"),
-        ("lagscope.collectors.poller", "lagscope.ingest.reader.Reading"),
+        ("lagscope.collectors.poller", "lagscope.ingest.reader.PollResult"),
         ("lagscope.alerts.state", "lagscope.alerts.readings.subjects"),
-        ("lagscope.inventory.server_logins", "lagscope.ingest.reader.Reading"),
+        ("lagscope.inventory.server_logins", "lagscope.ingest.reader.PollResult"),
         ("lagscope.history.workers", "lagscope.journal.steps.require_window"),
         ("lagscope.ingest.recording", "lagscope.history.workers.record_workers"),
         ("lagscope.history.status", "lagscope.api.schemas.status.ClusterStatus"),
