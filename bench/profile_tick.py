@@ -25,8 +25,9 @@ from contextlib import contextmanager
 from sqlalchemy.orm import Session
 
 from lagscope.alerts.evaluation import evaluate_cluster
-from lagscope.alerts.tick_figures import TickFigures, evaluate_ticks
+from lagscope.alerts.tick_figures import TickFigures
 from lagscope.db import make_engine, make_session_factory
+from lagscope.engine.alert_judge import AlertJudge
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, poll_cluster
 from lagscope.ingest.tick_batch import poll_clusters
@@ -76,6 +77,7 @@ def main() -> None:
 
             cache = TickCache()
             options = TickOptions(params_every_s=5.0)
+            judge = AlertJudge(sessions, queue=lambda _delivery: None)
 
             @contextmanager
             def transaction() -> Iterator[Session]:
@@ -94,8 +96,7 @@ def main() -> None:
                         for t in done.values()
                         if t.cluster is not None
                     ]
-                    with sessions() as session, session.begin():
-                        evaluate_ticks(session, figures, time.time())
+                    judge(figures)  # as the owner's after-batch hook does
 
             def celery_round() -> None:
                 for cluster_id in ids:
