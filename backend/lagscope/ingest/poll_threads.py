@@ -60,7 +60,10 @@ class PollThreads:
         self._tasks: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
-        self._idle = 0
+        # Calls handed out and not finished, late ones included: as many threads as that are
+        # started (up to the maximum), so the rounds of batches ticked at once never queue
+        # behind each other's polls, as ThreadPoolExecutor's reservations ensured too.
+        self._outstanding = 0
         self._closed = False
 
     def run(
@@ -98,6 +101,8 @@ class PollThreads:
             if task is not _STOP:
                 _, key, todo = task
                 todo.finish(key, None, answered=False)
+                with self._lock:
+                    self._outstanding -= 1
         for _ in range(count):
             self._tasks.put(_STOP)
 
@@ -105,13 +110,13 @@ class PollThreads:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the reading threads are closed")
-            missing = min(wanted - self._idle, self._max - len(self._threads))
+            self._outstanding += wanted
+            missing = min(self._outstanding, self._max) - len(self._threads)
             for _ in range(max(0, missing)):
                 thread = threading.Thread(
                     target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True
                 )
                 self._threads.append(thread)
-                self._idle += 1
                 thread.start()
 
     def _work(self) -> None:
@@ -121,8 +126,6 @@ class PollThreads:
             if task is _STOP:
                 return
             call, key, todo = task
-            with self._lock:
-                self._idle -= 1
             try:
                 todo.finish(key, call())
             except BaseException:
@@ -130,4 +133,4 @@ class PollThreads:
                 todo.finish(key, None, answered=False)
             finally:
                 with self._lock:
-                    self._idle += 1
+                    self._outstanding -= 1

@@ -83,3 +83,23 @@ def test_closed_threads_refuse_a_round_and_stop() -> None:
     for thread in [t for t in threading.enumerate() if t.name.startswith("test-closing")]:
         thread.join(timeout=30)
         assert not thread.is_alive()
+
+
+def test_rounds_at_once_never_queue_behind_each_others_polls() -> None:
+    """Batches are ticked side by side: a round whose polls hang must not hold back another
+    round's polls for want of a thread (threads follow the calls out, up to the maximum)."""
+    pool = PollThreads(16, name="test-rounds")
+    release = threading.Event()
+    try:
+        hung = [(Key(f"hung{i}"), lambda: release.wait(30) and "late") for i in range(6)]
+        first = threading.Thread(target=pool.run, args=(hung, 30.0))
+        first.start()
+        for _ in range(20):
+            quick = [(Key(f"quick{i}"), answer("ok")) for i in range(6)]
+            done, late = pool.run(quick, timeout_s=5.0)
+            assert late == [] and len(done) == 6
+        release.set()
+        first.join(timeout=30)
+    finally:
+        release.set()
+        pool.close()
