@@ -302,6 +302,9 @@ def main() -> None:
         }
         sessions_now = monitor_sessions(lab)
         logs = [w.log_text()[o:] for w, o in zip(workers, offsets, strict=True)]
+        if os.environ.get("BENCH_KEEP_LOGS"):
+            for n, text in enumerate(logs):
+                Path(os.environ["BENCH_KEEP_LOGS"], f"worker{n}.log").write_text(text)
         # The bare polls run on a box without the worker and beat, as the worker's did not.
         for process in reversed(processes):
             process.stop()
