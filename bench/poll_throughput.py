@@ -114,7 +114,7 @@ class _Recording(PyMySQLExecutor):
         return super().run(statements)
 
 
-def _batch(lab: Lab, name: str) -> tuple[dict[str, Any], str]:
+def batch_of(lab: Lab, name: str) -> tuple[dict[str, Any], str]:
     """The monitor's connection parameters for ``name`` and the batch Lagscope's poller sends
     it in a steady poll (the second: the first also learns the server)."""
     params = lab.connection_params(name, "monitor")
@@ -146,7 +146,7 @@ def _cpu_per_batch_ms(lab: Lab, rounds: int, read: Callable[[Any, str], None]) -
     names = ["source", *(("replica1", "replica2")[r % 2] for r in range(REPLICAS_PER_CLUSTER))]
     connections = []
     for name in names:
-        params, sql = _batch(lab, name)
+        params, sql = batch_of(lab, name)
         conn = pymysql.connect(
             host=params["host"], port=params["port"], user=params["user"],
             password=params["password"], autocommit=True,

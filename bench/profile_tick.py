@@ -9,6 +9,7 @@ the task's body, which is what a worker spends its CPU on.
     .venv/bin/python bench/profile_tick.py --clusters 10 --rounds 20
     .venv/bin/python bench/profile_tick.py --clusters 10 --rules 3   # with alert evaluation
     .venv/bin/python bench/profile_tick.py --clusters 30 --engine owner   # the owner's path
+    .venv/bin/python bench/profile_tick.py --clusters 30 --engine owner --store postgresql
 """
 
 from __future__ import annotations
@@ -17,15 +18,18 @@ import argparse
 import cProfile
 import io
 import pstats
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.alerts.tick_figures import TickFigures
+from lagscope.config.settings import Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.engine.alert_judge import AlertJudge
 from lagscope.ingest.reader import ClusterReader
@@ -56,6 +60,13 @@ def main() -> None:
         default="celery",
         help="celery: one poll_cluster per cluster; owner: the owner's batches, kept in memory",
     )
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument(
+        "--batch-instances",
+        type=int,
+        default=Settings.model_fields["owner_batch_instances"].default,
+        help="servers per batch (default: the owner's)",
+    )
     parser.add_argument("--read-threads", type=int, default=64, help="an owner: 64")
     parser.add_argument(
         "--plain",
@@ -65,7 +76,15 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lagscope-profile-") as tmp:
-        url = f"sqlite:///{tmp}/store.db"
+        postgres = None
+        if args.store == "postgresql":
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from tests.integration.postgres import start_postgres
+
+            postgres = start_postgres()
+            url = postgres.url
+        else:
+            url = f"sqlite:///{tmp}/store.db"
         lab = Lab.start(LabConfig(replicas=2))
         try:
             build_store(url, lab, args.clusters, args.rules)
@@ -85,7 +104,7 @@ def main() -> None:
                     yield session
 
             def owner_round() -> None:
-                per_batch = 20 // (1 + REPLICAS_PER_CLUSTER)
+                per_batch = max(1, args.batch_instances // (1 + REPLICAS_PER_CLUSTER))
                 for start in range(0, len(ids), per_batch):
                     batch = ids[start : start + per_batch]
                     done = poll_clusters(transaction, box, reader, batch, options, cache)
@@ -121,6 +140,8 @@ def main() -> None:
             bare = bare_poll_cpu_ms(lab, 400) if args.plain else None
         finally:
             lab.stop()
+            if postgres is not None:
+                postgres.stop()
     polls = args.rounds * len(ids) * (1 + REPLICAS_PER_CLUSTER)
     print(
         f"{polls} instance polls in {wall:.1f} s wall; process CPU {cpu:.2f} s ="

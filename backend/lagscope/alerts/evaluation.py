@@ -121,12 +121,13 @@ def judge(
     caller forgets the clusters' if its transaction does not commit."""
     cluster_ids = [c.cluster.id for c in clusters]
     if kept is not None:
-        rows: Sequence[AlertState] = kept.take(session, cluster_ids)
+        rows, stored = kept.take(session, cluster_ids)
+        loaded = kept.loaded(session, rows, stored)  # written below, not flushed
     else:
         where = AlertState.cluster_id.in_(cluster_ids)
-        rows = session.scalars(select(AlertState).where(where)).all()
+        rows = list(session.scalars(select(AlertState).where(where)))
+        loaded = LoadedStates(session, rows)
     states: dict[StateKey, AlertState] = {(s.cluster_id, s.rule_id, s.subject): s for s in rows}
-    loaded = LoadedStates(session, rows)  # written below, not flushed
     mutes = active_mutes_of(session, cluster_ids, at_datetime(now_s))
     deliveries: list[Delivery] = []
     try:
@@ -152,7 +153,7 @@ def judge(
         if kept is not None:
             for row in new:
                 session.expunge(row)
-            kept.keep(cluster_ids, [*loaded.rows, *new])
+            kept.keep(cluster_ids, loaded, new)
     except (StaleDataError, IntegrityError) as exc:
         raise Conflict("another worker judged the same alerts at the same time") from exc
     return [d.id for d in deliveries]

@@ -19,14 +19,19 @@ def loaded_values(row: object, columns: Iterable[str]) -> dict[str, Any]:
     return {key: state.get(key, _MISSING) for key in columns}
 
 
-def take_changes(row: object, before: dict[str, Any]) -> dict[str, Any]:
-    """The columns of ``row`` that differ from ``before`` (its :func:`loaded_values`), which
-    then holds the new values: the next call reports only what changed after this one."""
+def changes(row: object, before: dict[str, Any]) -> dict[str, Any]:
+    """The columns of ``row`` that differ from ``before`` (its :func:`loaded_values`)."""
     now = row.__dict__
-    changed = {
+    return {
         key: value
         for key, old in before.items()
         if (value := now.get(key, _MISSING)) is not _MISSING and (old is _MISSING or value != old)
     }
+
+
+def take_changes(row: object, before: dict[str, Any]) -> dict[str, Any]:
+    """:func:`changes`, after which ``before`` holds the new values: the next call reports only
+    what changed after this one."""
+    changed = changes(row, before)
     before.update(changed)
     return changed

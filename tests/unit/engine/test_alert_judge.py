@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.alerts import rules as alert_rules
 from lagscope.alerts.evaluation import evaluate_cluster
+from lagscope.alerts.state_writes import KeptStates
 from lagscope.alerts.tick_figures import TickFigures
 from lagscope.analysis.codes import Verdict
 from lagscope.config import generate_key, get_settings
@@ -273,6 +274,73 @@ def test_a_batch_that_does_not_commit_keeps_nothing(fleet: Fleet) -> None:
     finally:
         event.remove(fleet.sessions, "before_commit", fail)
     # What the failed batch moved in memory is gone: the next one judges from the store.
+    loads = judge.kept.loads
+    judge(fleet.tick(2, sql_running=False))
+    assert judge.kept.loads == loads + 1
+    assert [kind for _, kind in fleet.deliveries()] == ["firing", "firing"]
+
+
+def _state_writes(statements: list[str]) -> int:
+    return sum(1 for q in statements if q.lstrip().startswith("UPDATE alert_states"))
+
+
+def test_a_kept_state_that_only_moved_its_value_is_written_at_its_checkpoint(
+    fleet: Fleet, statements: list[str]
+) -> None:
+    """An alert that stays ok moves only its value and reading time each second: kept, it is
+    written once per checkpoint; a state whose phase moves is written by the judgement that
+    moved it."""
+    monotonic = [100.0]
+    judge = fleet.judge()
+    judge.kept = KeptStates(checkpoint_s=5.0, clock=lambda: monotonic[0])
+    judge(fleet.tick(0))  # the states are inserted
+    mark = len(statements)
+    for k in (1, 2, 3):
+        monotonic[0] += 1.0
+        judge(fleet.tick(k))
+    assert _state_writes(statements[mark:]) == 0
+    with fleet.sessions() as s:
+        assert {st.evaluated_at for st in s.scalars(select(AlertState))} == {T0}
+
+    monotonic[0] += 2.5  # 5.5 s after they were written
+    mark = len(statements)
+    judge(fleet.tick(4))
+    assert _state_writes(statements[mark:]) == 1  # one executemany, both states
+    with fleet.sessions() as s:
+        assert {st.evaluated_at for st in s.scalars(select(AlertState))} == {
+            T0 + timedelta(seconds=4)
+        }
+
+    monotonic[0] += 1.0
+    judge(fleet.tick(5, sql_running=False))  # fires: written at once, and sent
+    with fleet.sessions() as s:
+        assert {st.phase for st in s.scalars(select(AlertState))} == {"firing"}
+    assert [kind for _, kind in fleet.deliveries()] == ["firing", "firing"]
+    assert judge.kept.hits == 5 and judge.kept.loads == 1
+
+
+def test_what_a_checkpoint_held_back_is_judged_again_by_another_judge_without_an_event(
+    fleet: Fleet,
+) -> None:
+    """The store's reading time lags the owner's: another judge taking the states from the
+    store (a takeover, a lost race) judges a reading the owner judged already, moves nothing
+    but the value, and the owner, seeing the store moved, judges on from it."""
+    monotonic = [100.0]
+    judge = fleet.judge()
+    judge.kept = KeptStates(checkpoint_s=5.0, clock=lambda: monotonic[0])
+    judge(fleet.tick(0))
+    monotonic[0] += 1.0
+    judge(fleet.tick(1))  # held back: the store says the reading of second 0 was judged last
+    first = fleet.owners[0].cluster.id
+    with fleet.sessions() as other, other.begin():
+        assert evaluate_cluster(other, first, fleet.now) == []  # the reading of second 1
+    with fleet.sessions() as s:
+        states = list(s.scalars(select(AlertState).order_by(AlertState.cluster_id)))
+    assert [(st.phase, st.evaluated_at) for st in states] == [
+        ("ok", T0 + timedelta(seconds=1)),
+        ("ok", T0),
+    ]
+    monotonic[0] += 1.0
     loads = judge.kept.loads
     judge(fleet.tick(2, sql_running=False))
     assert judge.kept.loads == loads + 1
