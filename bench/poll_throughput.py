@@ -210,6 +210,18 @@ def monitor_sessions(lab: Lab) -> dict[str, int]:
     return found
 
 
+def store_url(kind: str, workdir: Path) -> tuple[str, Any]:
+    """The store's URL: a SQLite file in ``workdir``, or a throwaway PostgreSQL (returned too,
+    for the caller to stop)."""
+    if kind != "postgresql":
+        return f"sqlite:///{workdir / 'store.db'}", None
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.integration.postgres import start_postgres
+
+    postgres = start_postgres()
+    return postgres.url, postgres
+
+
 def build_store(url: str, lab: Lab, clusters: int, rules: int = 0) -> None:
     upgrade(url)
     sessions = make_session_factory(make_engine(url))
@@ -263,14 +275,7 @@ def main() -> None:
         for name in ("source", "replica1", "replica2"):
             with lab.connect(name) as conn, conn.cursor() as cur:
                 cur.execute(f"SET GLOBAL max_connections = {connections}")
-        if args.store == "postgresql":
-            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-            from tests.integration.postgres import start_postgres
-
-            postgres = start_postgres()
-            url = postgres.url
-        else:
-            url = f"sqlite:///{workdir / 'store.db'}"
+        url, postgres = store_url(args.store, workdir)
         build_store(url, lab, args.clusters, args.rules)
         env = {**os.environ, "LAGSCOPE_DATABASE_URL": url, "LAGSCOPE_BROKER_URL": redis.url,
                "LAGSCOPE_SECRET_KEY": SECRET, "LAGSCOPE_POLL_ENGINE": args.engine}  # fmt: skip

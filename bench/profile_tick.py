@@ -18,7 +18,6 @@ import argparse
 import cProfile
 import io
 import pstats
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -44,6 +43,7 @@ from poll_throughput import (  # bench/ is the script's dir
     SECRET,
     bare_poll_cpu_ms,
     build_store,
+    store_url,
 )
 
 
@@ -76,15 +76,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lagscope-profile-") as tmp:
-        postgres = None
-        if args.store == "postgresql":
-            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-            from tests.integration.postgres import start_postgres
-
-            postgres = start_postgres()
-            url = postgres.url
-        else:
-            url = f"sqlite:///{tmp}/store.db"
+        url, postgres = store_url(args.store, Path(tmp))
         lab = Lab.start(LabConfig(replicas=2))
         try:
             build_store(url, lab, args.clusters, args.rules)
