@@ -24,20 +24,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.alerts.evaluation import evaluate_cluster
-from lagscope.alerts.tick_figures import TickFigures
 from lagscope.config.settings import Settings
 from lagscope.db import make_engine, make_session_factory
 from lagscope.engine.alert_judge import AlertJudge
+from lagscope.engine.owner import batch_figures
 from lagscope.ingest.reader import ClusterReader
 from lagscope.ingest.tick import TickOptions, poll_cluster
 from lagscope.ingest.tick_batch import poll_clusters
 from lagscope.ingest.tick_cache import TickCache
 from lagscope.lab import Lab, LabConfig
 from lagscope.models import Cluster
-from lagscope.security.secret_box import store_box
+from lagscope.security.secret_box import SecretBox, store_box
 from poll_throughput import (  # bench/ is the script's dir
     REPLICAS_PER_CLUSTER,
     SECRET,
@@ -45,6 +45,29 @@ from poll_throughput import (  # bench/ is the script's dir
     build_store,
     store_url,
 )
+
+
+class OwnerBatches:
+    """Batches ticked as a poll owner ticks them: its clusters kept in memory between ticks,
+    one transaction per batch, then its alert judge on the batch's figures."""
+
+    def __init__(self, sessions: sessionmaker[Session], box: SecretBox, reader: ClusterReader):
+        self.sessions, self.box, self.reader = sessions, box, reader
+        self.cache = TickCache()
+        self.options = TickOptions(params_every_s=5.0)
+        self.judge = AlertJudge(sessions, queue=lambda _delivery: None)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        with self.sessions() as session, session.begin():
+            yield session
+
+    def tick(self, cluster_ids: list[int], judged: bool = True) -> None:
+        done = poll_clusters(
+            self.transaction, self.box, self.reader, cluster_ids, self.options, self.cache
+        )
+        if judged:
+            self.judge(batch_figures(done.values()))  # as the owner's after-batch hook does
 
 
 def main() -> None:
@@ -86,28 +109,13 @@ def main() -> None:
             with sessions() as s:
                 ids = [c.id for c in s.query(Cluster).order_by(Cluster.id)]
 
-            cache = TickCache()
-            options = TickOptions(params_every_s=5.0)
-            judge = AlertJudge(sessions, queue=lambda _delivery: None)
-
-            @contextmanager
-            def transaction() -> Iterator[Session]:
-                with sessions() as session, session.begin():
-                    yield session
+            owner = OwnerBatches(sessions, box, reader)
 
             def owner_round() -> None:
                 per_batch = max(1, args.batch_instances // (1 + REPLICAS_PER_CLUSTER))
                 for start in range(0, len(ids), per_batch):
-                    batch = ids[start : start + per_batch]
-                    done = poll_clusters(transaction, box, reader, batch, options, cache)
-                    if not args.rules:  # the owner looks for rules every few seconds
-                        continue
-                    figures = [
-                        TickFigures(t.cluster, t.sample_rows, t.instance_rows)
-                        for t in done.values()
-                        if t.cluster is not None
-                    ]
-                    judge(figures)  # as the owner's after-batch hook does
+                    # The owner looks for rules every few seconds: without, nothing judged.
+                    owner.tick(ids[start : start + per_batch], judged=bool(args.rules))
 
             def celery_round() -> None:
                 for cluster_id in ids:

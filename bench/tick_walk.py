@@ -21,26 +21,18 @@ import argparse
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 import lagscope
-from lagscope.alerts.tick_figures import TickFigures
 from lagscope.db import make_engine, make_session_factory
-from lagscope.engine.alert_judge import AlertJudge
 from lagscope.ingest.reader import ClusterReader
-from lagscope.ingest.tick import TickOptions
-from lagscope.ingest.tick_batch import poll_clusters
-from lagscope.ingest.tick_cache import TickCache
 from lagscope.lab import Lab, LabConfig
 from lagscope.models import Cluster
 from lagscope.security.secret_box import store_box
 from poll_throughput import SECRET, build_store  # bench/ is the script's dir
+from profile_tick import OwnerBatches
 
 ROOT = str(Path(lagscope.__file__).resolve().parent) + "/"
 
@@ -110,23 +102,10 @@ def main() -> None:
             reader = ClusterReader(max_threads=8)
             with sessions() as s:
                 ids = [c.id for c in s.query(Cluster)]
-            cache, options = TickCache(), TickOptions(params_every_s=5.0)
-            judge = AlertJudge(sessions, queue=lambda _delivery: None)
-
-            @contextmanager
-            def transaction() -> Iterator[Session]:
-                with sessions() as session, session.begin():
-                    yield session
+            owner = OwnerBatches(sessions, box, reader)
 
             def tick() -> None:
-                done = poll_clusters(transaction, box, reader, ids, options, cache)
-                judge(
-                    [
-                        TickFigures(t.cluster, t.sample_rows, t.instance_rows)
-                        for t in done.values()
-                        if t.cluster is not None
-                    ]
-                )
+                owner.tick(ids)
 
             for _ in range(args.warmup):
                 tick()

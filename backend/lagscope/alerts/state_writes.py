@@ -88,15 +88,11 @@ class LoadedStates:
         ]
         self._defer_s = defer_s
         self._clock = clock
-        self.deferred = 0
 
     @property
-    def rows(self) -> list[AlertState]:
-        return [row for row, _ in self._loaded]
-
-    @property
-    def stored(self) -> dict[int, StoredState]:
-        return {row.id: stored for row, stored in self._loaded}
+    def pairs(self) -> list[tuple[AlertState, StoredState]]:
+        """Each row with what the store holds of it (after :meth:`write`: as written)."""
+        return list(self._loaded)
 
     def write(self, session: Session) -> None:
         """Write the changed columns (those that may wait, once due). Raises Conflict when a
@@ -109,7 +105,6 @@ class LoadedStates:
             if not changed:
                 continue
             if changed.keys() <= DEFERRABLE and now - stored.written_at < self._defer_s:
-                self.deferred += 1
                 continue
             version = row.version
             groups[tuple(sorted(changed))].append(
@@ -179,13 +174,10 @@ class KeptStates:
         detached) are the clusters' states as its transaction leaves them. Call
         :meth:`forget` if it does not commit."""
         now = self.clock()
-        stored = loaded.stored
         by_cluster: dict[int, list[tuple[AlertState, StoredState]]] = {c: [] for c in cluster_ids}
-        for row in loaded.rows:
-            by_cluster.setdefault(row.cluster_id, []).append((row, stored[row.id]))
-        for row in new:
-            pair = (row, StoredState(loaded_values(row, _COLUMNS), now))
-            by_cluster.setdefault(row.cluster_id, []).append(pair)
+        fresh = [(row, StoredState(loaded_values(row, _COLUMNS), now)) for row in new]
+        for pair in [*loaded.pairs, *fresh]:
+            by_cluster.setdefault(pair[0].cluster_id, []).append(pair)
         with self._lock:
             self._by_cluster.update(by_cluster)
 

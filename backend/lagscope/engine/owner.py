@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -40,6 +40,7 @@ from lagscope.analysis.shards import shard_of, tick_batches
 from lagscope.engine.leases import Holdings, Leases, fence_all
 from lagscope.errors import FencingLost
 from lagscope.ingest.reader import ClusterReader
+from lagscope.ingest.recording import TickSummary
 from lagscope.ingest.tick import TickOptions, due_clusters, note_expired_tick
 from lagscope.ingest.tick_batch import poll_clusters
 from lagscope.ingest.tick_cache import TickCache
@@ -68,6 +69,15 @@ class OwnerStats:
     late: int = 0
     beats: int = 0
     holdings: Holdings = field(default_factory=Holdings)
+
+
+def batch_figures(summaries: Iterable[TickSummary]) -> list[TickFigures]:
+    """What a batch's recorded ticks give its after-batch hook (the clusters still there)."""
+    return [
+        TickFigures(summary.cluster, summary.sample_rows, summary.instance_rows, summary.params)
+        for summary in summaries
+        if summary.cluster is not None
+    ]
 
 
 class PollOwner:
@@ -296,15 +306,8 @@ class PollOwner:
         self.stats.batches += 1
         self.stats.ticks += len(summaries)
         if self.after_batch is not None and summaries:
-            figures = [
-                TickFigures(
-                    summary.cluster, summary.sample_rows, summary.instance_rows, summary.params
-                )
-                for summary in summaries.values()
-                if summary.cluster is not None
-            ]
             try:
-                self.after_batch(figures)
+                self.after_batch(batch_figures(summaries.values()))
             except Exception:  # the ticks are recorded; the next batch judges its own
                 log.exception("clusters %s: judging their alerts failed", sorted(summaries))
 
