@@ -27,6 +27,7 @@ from lagscope.analysis.codes import LagSource, Verdict
 from lagscope.config import Settings
 from lagscope.errors import Conflict
 from lagscope.ingest import recording
+from lagscope.ingest.tick_before import channel_state
 from lagscope.inventory import instances as inventory
 from lagscope.models import (
     AlertEvent,
@@ -112,9 +113,9 @@ class Store:
         at = datetime.fromtimestamp(self.t, UTC)
         with self.sessions() as s, s.begin():
             channel = s.get_one(Channel, self.channel_id)
-            metrics = unreachable_metrics(recording._state(channel), self.t)
+            metrics = unreachable_metrics(channel_state(channel), self.t)
             recording._remember(channel, metrics, at, keep_progress_time=True)
-            s.execute(insert(Sample), [recording._sample_row(self.channel_id, at, metrics)])
+            s.execute(insert(Sample), [recording.sample_row(self.channel_id, at, metrics)])
             s.add(InstanceSample(instance_id=self.instance_id, ts=at, reachable=False))
             inventory.get_instance(s, self.instance_id).last_polled_at = at
         with self.sessions() as s, s.begin():

@@ -16,6 +16,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from lagscope.analysis.tick import sources
+from lagscope.analysis.tick.sources import SourceProgressNow, judge_progress, judge_sources
+from lagscope.analysis.timeline import TimelineLag
 from lagscope.collectors.flavor import ServerFlavor
 from lagscope.collectors.snapshot import (
     ChannelStatus,
@@ -25,7 +28,8 @@ from lagscope.collectors.snapshot import (
     IoState,
 )
 from lagscope.ingest.reader import PollResult
-from lagscope.ingest.source_progress import channel_timeline, record_progress, record_sources
+from lagscope.ingest.source_progress import StoreHistory, write_progress
+from lagscope.ingest.tick_before import cluster_before, instance_before
 from lagscope.models import Cluster, Instance, SourceProgress
 from tests.factories import make_cluster, sqlite_store
 
@@ -85,6 +89,22 @@ def rows(session: Session, instance_id: int) -> int:
     )
 
 
+def record_progress(
+    session: Session, src: Instance, snapshot: InstanceSnapshot, retention_s: float = 3600.0
+) -> None:
+    """One source's point, judged (analysis/tick/sources.py) and written, as a tick does."""
+    history = StoreHistory(session.connection())
+    before = instance_before(src, (), {}, None, None)
+    judged = judge_progress(before, snapshot, history, retention_s)
+    write_progress(session.connection(), judged)
+
+
+def channel_timeline(
+    session: Session, progress: SourceProgressNow, status: ChannelStatus, now: float
+) -> TimelineLag:
+    return sources.channel_timeline(progress, StoreHistory(session.connection()), status, now)
+
+
 def tick(session: Session, cluster_id: int, second: float, src: str, src2: str, replica=()):
     """Record one tick: src (server 1), src2 (server 3), and r1 with ``replica`` channels."""
     named = instances(session, cluster_id)
@@ -94,7 +114,10 @@ def tick(session: Session, cluster_id: int, second: float, src: str, src2: str, 
         named["r1"].id: PollResult(named["r1"].id, 0, snap(second, 2, "", replica)),
     }
     # src2 is only recorded because a channel names it (multi-source); src is the cluster source.
-    progress = record_sources(session, session.get(Cluster, cluster_id), readings)  # type: ignore[arg-type]
+    before = cluster_before(session, session.get(Cluster, cluster_id))  # type: ignore[arg-type]
+    progress, judged = judge_sources(before, readings, StoreHistory(session.connection()))
+    for point in judged:
+        write_progress(session.connection(), point)
     for instance in named.values():  # as recording's _update_instance does after the tick
         reading = readings[instance.id]
         instance.server_id = reading.snapshot.server_id if reading.snapshot else None

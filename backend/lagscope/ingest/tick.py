@@ -18,7 +18,8 @@ from lagscope.config import Settings
 from lagscope.errors import CredentialsUnreadable
 from lagscope.ingest import login_backoff, tick_rows
 from lagscope.ingest.reader import ClusterReader, PollResult, Target
-from lagscope.ingest.recording import TickSummary, record_tick, stored_classes
+from lagscope.ingest.recording import TickSummary, record_tick
+from lagscope.ingest.tick_before import stored_classes
 from lagscope.ingest.tick_cache import TickCache
 from lagscope.ingest.tick_memory import TickMemory
 from lagscope.ingest.tick_writes import TickWrites

@@ -55,8 +55,6 @@ class TickMemory:
     counters: dict[int, KeptCounters] = field(default_factory=dict)
     # Channel id → the episode state JSON its last tick stored, and that state parsed.
     episodes: dict[int, tuple[Mapping[str, Any], EpisodeState]] = field(default_factory=dict)
-    # Instance id → the parameters its last read gave and their digest.
-    params: dict[int, tuple[Mapping[str, str | None], str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

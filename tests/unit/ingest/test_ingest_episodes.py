@@ -1,6 +1,6 @@
 """Episodes through ``record_tick`` on an in-memory store: the channel's current causes, the
 Episode and EpisodeCause rows on the tracker's events, how an episode ended, the ETA stored on
-the channel, and the parameters diagnosis gets (ingest/causes.py, ingest/episodes.py)."""
+the channel, and the parameters diagnosis gets (analysis/tick/causes.py, ingest/episodes.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.causes.model import Cause, CauseInputs, DiagnosisMemory, Finding
+from lagscope.analysis.tick import causes as tick_causes
 from lagscope.collectors.flavor import ServerFlavor
 from lagscope.collectors.snapshot import (
     ChannelStatus,
@@ -22,7 +23,7 @@ from lagscope.collectors.snapshot import (
     IoState,
     SourceStatus,
 )
-from lagscope.ingest import causes as ingest_causes
+from lagscope.ingest import tick_before
 from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.ingest.tick_memory import TickMemory
@@ -233,10 +234,10 @@ def test_diagnosis_gets_stored_parameters_when_the_poll_did_not_read_them(
         )
         return (), DiagnosisMemory.from_json({"polls": int(memory.data.get("polls", 0)) + 1})
 
-    monkeypatch.setattr(ingest_causes, "diagnose", spy)
+    monkeypatch.setattr(tick_causes, "diagnose", spy)
     params = {"sync_binlog": "1"}
     tick(session, cluster, 0, source_seq=10, applied_seq=10, replica_params=params)
-    ingest_causes._PARAMS_CACHE.clear()  # another worker process polls next
+    tick_before._PARAMS_CACHE.clear()  # another worker process polls next
     tick(session, cluster, 1, source_seq=11, applied_seq=11)
     tick(session, cluster, 2, source_seq=12, applied_seq=12)
     assert [s["params"] for s in seen] == [params] * 3
@@ -252,7 +253,7 @@ def test_a_failing_rule_does_not_stop_the_tick(
     def broken(inputs: CauseInputs, memory: DiagnosisMemory) -> Any:
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setattr(ingest_causes, "diagnose", broken)
+    monkeypatch.setattr(tick_causes, "diagnose", broken)
     tick(session, cluster, 0, source_seq=10, applied_seq=10)
     assert channel(session).verdict is not None and channel(session).current_causes == []
 

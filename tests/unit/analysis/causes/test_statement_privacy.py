@@ -8,8 +8,8 @@ from types import MappingProxyType
 from lagscope.analysis.causes import words
 from lagscope.analysis.causes.model import Cause, Finding
 from lagscope.analysis.causes.serial import finding_to_json
+from lagscope.analysis.tick.causes import without_full_text
 from lagscope.history.episodes import clean_evidence
-from lagscope.ingest.causes import without_full_text
 
 FULL = "UPDATE app.users SET email = 'alice@example.com', card = '4111\x00' WHERE id = 7"
 DIGEST = "UPDATE app.users SET email = ?, card = ? WHERE id = ?"
