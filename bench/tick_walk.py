@@ -8,7 +8,8 @@ the ticks' thread (the reading threads are not followed: reading a server is one
 Each Lagscope module is a room; third-party code (SQLAlchemy, the drivers) counts as part of the
 room that called it. A stay is a run of the walk in one room; the walk enters a room by a call
 from another room, or returns to it from one it called. Printed: the stays, the rooms, the
-moves that were returns, the same once the calls to helpers (rooms that call no other and
+moves that were returns, the moves between recording (ingest/) and the decisions (analysis/),
+the same once the calls to helpers (rooms that call no other and
 return to their caller) are folded into their callers' stays, and the rooms stayed in most.
 
     .venv/bin/python bench/tick_walk.py
@@ -18,6 +19,7 @@ return to their caller) are folded into their callers' stays, and the rooms stay
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 from collections import Counter
@@ -86,6 +88,13 @@ class Walk:
         return folded
 
 
+def crossings(rooms: list[str], floor: str, other: str) -> int:
+    """Moves between a room of one floor and a room of the other, either way: how often the
+    tick goes from recording (ingest/) to its decisions (analysis/) and back."""
+    moves = itertools.pairwise(rooms)
+    return sum(1 for a, b in moves if {a.split("/")[0], b.split("/")[0]} == {floor, other})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rules", type=int, default=0, help="alert rules (poll_throughput's)")
@@ -123,6 +132,13 @@ def main() -> None:
         f" {len(walk.rooms)} stays in {len(set(walk.rooms))} rooms ({walk.returns} of the moves"
         f" returns); without the calls to helpers: {len(walked)} stays in {len(set(walked))}"
         " rooms"
+    )
+    print(
+        "  moves between ingest/ and analysis/:"
+        f" {crossings(walk.rooms, 'ingest', 'analysis')},"
+        f" {crossings(walked, 'ingest', 'analysis')} without the calls to helpers;"
+        f" stays in ingest/recording.py: {walk.rooms.count('ingest/recording.py')},"
+        f" {walked.count('ingest/recording.py')}"
     )
     for room, n in Counter(walked).most_common(12):
         print(f"  {n:4d} × {room}")

@@ -25,7 +25,7 @@ from lagscope.analysis.channel_metrics import ChannelState
 from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import EtaMemory
 from lagscope.analysis.tick.before import ChannelBefore, ClusterBefore, InstanceBefore, Params
-from lagscope.analysis.tick.judge import STEP_GROUP_S
+from lagscope.analysis.tick.judge import STEP_GROUP_S, step_words
 from lagscope.ingest.tick_memory import TickMemory
 from lagscope.models import Channel, Cluster, Instance, ParamChange, ParamValue
 
@@ -205,18 +205,12 @@ def newest_step(session: Session, instance: Instance) -> StepSeen | None:
     if rows:
         newest = rows[0].first_new_at.timestamp()
         group = [r for r in rows if newest - r.first_new_at.timestamp() <= STEP_GROUP_S]
-        what = ", ".join(
-            f"{r.name} {_value(r.old_value)}→{_value(r.new_value)}" for r in reversed(group)
-        )
+        what = step_words((r.name, r.old_value, r.new_value) for r in reversed(group))
         found = StepSeen(newest, instance.name, words.bounded(what))
     if len(_STEP_CACHE) >= _PARAMS_CACHE_MAX:
         _STEP_CACHE.clear()
     _STEP_CACHE[key] = found
     return found
-
-
-def _value(value: str | None) -> str:
-    return "NULL" if value is None else words.bounded(value, 40)
 
 
 def _epoch(moment: datetime | None) -> float | None:

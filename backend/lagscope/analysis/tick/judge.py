@@ -11,7 +11,7 @@ recording step (ingest/recording.py) loads the before and writes the decisions.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from lagscope.analysis.causes import words
 from lagscope.analysis.causes.episodes import CAUGHT_UP_HOLD_S, EpisodeState
@@ -72,6 +72,7 @@ def judge_tick(
     params: dict[int, Params] = {}
     steps: dict[int, StepSeen | None] = {}
     judged: list[_Judged] = []
+    beat_s = before.heartbeat_interval_s if before.heartbeat_mode != "off" else None
     for instance in before.instances:
         poll = polls.get(instance.id)
         snap = poll.snapshot if poll else None
@@ -79,10 +80,9 @@ def judge_tick(
         if poll is None:
             continue
         if snap is None:
+            error = server_text(poll.error)
             decisions.instances.append(
-                InstanceJudged(
-                    instance.id, poll.read_at, None, server_text(poll.error), poll.error_kind
-                )
+                InstanceJudged(instance.id, poll.read_at, None, error, poll.error_kind)
             )
             judged.extend(_unreachable(instance, poll.read_at))
             continue
@@ -94,21 +94,13 @@ def judge_tick(
             params[instance.id] = snap.params
         if judged_instance.param_changes:
             steps[instance.id] = _step(instance, judged_instance)
-        interval = before.heartbeat_interval_s if before.heartbeat_mode != "off" else None
-        found, gone = _channels(instance, snap, poll.read_at, view, sources, history, interval)
+        found, gone = _channels(instance, snap, poll.read_at, view, sources, history, beat_s)
         judged.extend(found)
         decisions.gone.extend((instance.id, c) for c in gone)
     judge_causes(
-        before,
-        judged,
-        snapshots,
-        rates,
-        view,
-        params,
-        steps,
-        caught_up_hold_s,
+        before, judged, snapshots, rates, view, params, steps, caught_up_hold_s,
         keep_statement_text,
-    )
+    )  # fmt: skip
     decisions.channels = [t for _, _, t in judged]
     return decisions
 
@@ -209,12 +201,15 @@ def _instance(instance: InstanceBefore, snap: InstanceSnapshot, read_at: float) 
 def _step(instance: InstanceBefore, judged: InstanceJudged) -> StepSeen:
     """The instance's newest step once this tick's changes are made: they, with the stored step
     when it is within :data:`STEP_GROUP_S` (as the store will give it from the next tick)."""
-    what = ", ".join(
-        f"{c.name} {_value(c.old_value)}→{_value(c.new_value)}" for c in judged.param_changes
-    )
+    what = step_words((c.name, c.old_value, c.new_value) for c in judged.param_changes)
     if instance.step is not None and judged.at - instance.step.at <= STEP_GROUP_S:
         what = f"{instance.step.what}, {what}"
     return StepSeen(judged.at, instance.name, words.bounded(what))
+
+
+def step_words(changes: Iterable[tuple[str, str | None, str | None]]) -> str:
+    """A step's changes in words, oldest first: ``name old→new, …`` (unbounded)."""
+    return ", ".join(f"{name} {_value(old)}→{_value(new)}" for name, old, new in changes)
 
 
 def _value(value: str | None) -> str:
