@@ -17,12 +17,17 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
+from lagscope.analysis.tick.workers import judge_workers
+from lagscope.collectors.snapshot import InstanceSnapshot
 from lagscope.config import Retention
 from lagscope.demo.load import WriteLoad
 from lagscope.errors import AccessDenied
 from lagscope.ingest import rollups as maintenance
-from lagscope.ingest.workers import record_workers
+from lagscope.ingest.tick_memory import WorkerReading
+from lagscope.ingest.tick_writes import TickWrites
+from lagscope.ingest.workers import load_workers, workers_before, write_workers
 from lagscope.inventory import instances as inventory
 from lagscope.models import ApplierWorkerSample, Channel, Instance, Sample
 from lagscope.security.secret_box import store_box
@@ -256,6 +261,21 @@ def store_api(tmp_path) -> Iterator[ApiServer]:
         yield server
 
 
+def record_workers(
+    session: Session, replica: Instance, snap: InstanceSnapshot, at: datetime
+) -> int:
+    """One instance's workers judged and written as a tick does; returns the rows written."""
+    known: dict[int, WorkerReading | None] = {}
+    load_workers(session, known, [replica.id])
+    before = workers_before(known[replica.id])
+    judged = judge_workers(snap, at.timestamp(), before, replica.user)
+    assert judged is not None
+    writes = TickWrites()
+    write_workers(writes, known, replica.id, at, judged)
+    writes.send(session.connection())
+    return len(judged.rows)
+
+
 def test_mysql80_workers_from_recorded_result_sets_reach_the_api(store_api: ApiServer):
     fixture = load("mysql80_replica.json")
     _, poller = replay(fixture)
@@ -268,8 +288,8 @@ def test_mysql80_workers_from_recorded_result_sets_reach_the_api(store_api: ApiS
         replica = inventory.add_instance(
             session, box, cluster, "r80", "127.0.0.1", 2, "mon", "p", "replica"
         )
-        written = record_workers(session, [(replica, first, t0)])
-        written += record_workers(session, [(replica, second, t0 + timedelta(seconds=1))])
+        written = record_workers(session, replica, first, t0)
+        written += record_workers(session, replica, second, t0 + timedelta(seconds=1))
         cluster_id = cluster.id
     assert written == 2
     with store_api.client() as c:
@@ -310,7 +330,7 @@ def test_mysql_denied_table_is_stored_as_a_problem_with_the_users_grant(store_ap
             "p",
             "replica",
         )
-        record_workers(session, [(replica, snapshot, datetime(2031, 1, 1, tzinfo=UTC))])
+        record_workers(session, replica, snapshot, datetime(2031, 1, 1, tzinfo=UTC))
         cluster_id = cluster.id
     with store_api.client() as c:
         body = c.get(f"/api/v1/clusters/{cluster_id}/applier-workers").json()

@@ -39,7 +39,7 @@ from lagscope.ingest.tick_memory import (
     checkpoint_due,
 )
 from lagscope.ingest.tick_writes import TickWrites
-from lagscope.ingest.workers import record_workers
+from lagscope.ingest.workers import write_workers
 from lagscope.metrics_catalog import CHANNEL_COLUMNS
 from lagscope.models import (
     Channel,
@@ -83,7 +83,7 @@ def record_tick(
     writes = TickWrites() if writes is None else writes
     polls = {r.instance_id: r for r in readings}
     history = StoreHistory(session.connection(), memory)
-    before = cluster_before(session, cluster, memory)
+    before = cluster_before(session, cluster, memory, polls)
     decisions = judge_tick(before, polls, history, caught_up_hold_s, keep_statement_text)
     summary = write_tick(session, cluster, decisions, writes, memory)
     if send_now:
@@ -107,7 +107,7 @@ def write_tick(
         write_progress(db, progress, writes, memory)
     instances = {i.id: i for i in cluster.instances}
     instance_rows: list[dict[str, Any]] = []
-    polled: list[tuple[Instance, InstanceSnapshot, datetime]] = []
+    workers = memory.workers if memory is not None else {}
     for judged in decisions.instances:
         instance = instances[judged.id]
         if judged.snapshot is None:
@@ -115,7 +115,8 @@ def write_tick(
             instance_rows.append(_unreachable(instance, judged))
             continue
         instance_rows.append(_instance_row(judged))
-        polled.append((instance, judged.snapshot, _at(judged.at)))
+        if judged.workers is not None:
+            write_workers(writes, workers, judged.id, _at(judged.at), judged.workers)
         if judged.snapshot.params_read:
             summary.params[judged.id] = judged.snapshot.params
         if judged.params_digest is not None:
@@ -136,7 +137,6 @@ def write_tick(
     # Core rows, not the ORM's bulk path: that would autoflush first and convert each row again.
     writes.insert(_SAMPLES, samples)
     writes.insert(_INSTANCE_SAMPLES, instance_rows)
-    record_workers(session, polled, writes, memory)
     summary.samples = len(samples)
     summary.sample_rows = {row["channel_id"]: row for row in samples}
     summary.instance_rows = {row["instance_id"]: row for row in instance_rows}

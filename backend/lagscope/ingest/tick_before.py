@@ -26,7 +26,10 @@ from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import EtaMemory
 from lagscope.analysis.tick.before import ChannelBefore, ClusterBefore, InstanceBefore, Params
 from lagscope.analysis.tick.judge import STEP_GROUP_S, step_words
+from lagscope.analysis.tick.workers import WorkersBefore, reads_workers
+from lagscope.ingest.reader import PollResult
 from lagscope.ingest.tick_memory import TickMemory
+from lagscope.ingest.workers import load_workers, workers_before
 from lagscope.models import Channel, Cluster, Instance, ParamChange, ParamValue
 
 _NO_PARAMS: Params = MappingProxyType({})
@@ -39,10 +42,18 @@ _STEP_CHANGES_MAX = 8
 
 
 def cluster_before(
-    session: Session, cluster: Cluster, memory: TickMemory | None = None
+    session: Session,
+    cluster: Cluster,
+    memory: TickMemory | None = None,
+    polls: Mapping[int, PollResult] | None = None,
 ) -> ClusterBefore:
+    """``polls``: this tick's, which say whose applier workers were read (their last reading
+    is loaded; an owner's ``memory`` holds it after the first tick)."""
     instances = cluster.instances
     params = stored_params(session, instances)
+    workers = memory.workers if memory is not None else {}
+    read = [i for i, p in (polls or {}).items() if p.snapshot and reads_workers(p.snapshot)]
+    load_workers(session, workers, read)
     in_episode = False
     before = []
     for instance in instances:
@@ -62,6 +73,7 @@ def cluster_before(
                 params.get(i.id, _NO_PARAMS),
                 newest_step(session, i) if in_episode else None,
                 memory,
+                workers_before(workers.get(i.id)),
             )
             for i, channels in before
         ),
@@ -74,6 +86,7 @@ def instance_before(
     params: Params,
     step: StepSeen | None,
     memory: TickMemory | None,
+    workers: WorkersBefore | None = None,
 ) -> InstanceBefore:
     kept = memory.counters.get(instance.id) if memory is not None else None
     counters: Mapping[str, int] | None
@@ -101,6 +114,8 @@ def instance_before(
         params_digest=instance.params_digest,
         params_read_at=_epoch(instance.params_read_at),
         step=step,
+        user=instance.user,
+        workers=workers,
         channels=channels,
     )
 

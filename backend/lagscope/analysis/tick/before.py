@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from lagscope.analysis.causes.episodes import EpisodeState
 from lagscope.analysis.causes.model import DiagnosisMemory, StepSeen
 from lagscope.analysis.channel_metrics import ChannelState
+from lagscope.analysis.tick.workers import WorkersBefore
 from lagscope.analysis.timeline import ProgressPoint
 from lagscope.collectors.snapshot import InstanceSnapshot
 
@@ -81,6 +82,9 @@ class InstanceBefore:
     params_read_at: float | None = None
     # Its newest step (its latest parameter changes taken together), for episodes.
     step: StepSeen | None = None
+    user: str = ""  # the monitoring user, named in a grant it lacks
+    # Its newest stored applier-workers reading (loaded when this tick read its workers).
+    workers: WorkersBefore | None = None
     channels: tuple[ChannelBefore, ...] = ()
 
 

@@ -10,6 +10,7 @@ from lagscope.analysis.causes.episodes import EpisodeState, EpisodeStep
 from lagscope.analysis.causes.model import DiagnosisMemory, Finding
 from lagscope.analysis.channel_metrics import ChannelMetrics, SourceView
 from lagscope.analysis.rates import CounterRates
+from lagscope.analysis.tick.workers import WorkersJudged
 from lagscope.collectors.snapshot import ChannelStatus, InstanceSnapshot
 
 
@@ -37,6 +38,7 @@ class InstanceJudged:
     params_digest: str | None = None
     param_changes: tuple[ParamChangeSeen, ...] = ()
     params_added: tuple[str, ...] = ()
+    workers: WorkersJudged | None = None  # None: this poll read no workers
 
 
 @dataclass(slots=True)

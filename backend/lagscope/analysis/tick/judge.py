@@ -42,6 +42,7 @@ from lagscope.analysis.tick.decisions import (
     TickDecisions,
 )
 from lagscope.analysis.tick.sources import SourceProgressNow, channel_timeline, judge_sources
+from lagscope.analysis.tick.workers import judge_workers
 from lagscope.collectors.snapshot import InstanceSnapshot
 
 # Changes this close to the newest one are the same step (an operator typing a few SET GLOBAL).
@@ -180,6 +181,7 @@ def _instance(instance: InstanceBefore, snap: InstanceSnapshot, read_at: float) 
         server_text(problems),
         rates=counter_rates(instance.counters, instance.counters_at, snap.counters, at),
         gtid_progress=gtid_progress(snap),
+        workers=judge_workers(snap, read_at, instance.workers, instance.user),
     )
     if snap.params_read and snap.params != instance.params:
         digest = params_digest(snap.params)

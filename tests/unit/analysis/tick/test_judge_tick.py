@@ -18,9 +18,11 @@ from lagscope.analysis.codes import Verdict
 from lagscope.analysis.tick import causes as tick_causes
 from lagscope.analysis.tick.before import ChannelBefore, ClusterBefore, InstanceBefore
 from lagscope.analysis.tick.judge import judge_tick, params_digest
+from lagscope.analysis.tick.workers import WorkersBefore
 from lagscope.analysis.timeline import ProgressPoint
 from lagscope.collectors.flavor import ServerFlavor
 from lagscope.collectors.snapshot import (
+    ApplierWorker,
     ChannelStatus,
     ClockReading,
     GtidState,
@@ -278,3 +280,35 @@ def test_the_heartbeat_writer_judged_from_the_source_and_kept_when_it_is_not_rea
     assert judge_tick(kept, unread, History()).heartbeat_stopped_at == at(-30)
     off = cluster(channel(), heartbeat_stopped_at=at(-30))
     assert judge_tick(off, unread, History()).heartbeat_stopped_at is None
+
+
+def test_applier_workers_are_counted_against_the_last_reading() -> None:
+    workers = (
+        ApplierWorker("", 1, 11, "applying", last_applied_trx="0-1-7", busy=True, idle_s=0.0),
+        ApplierWorker("", 2, 12, "idle", last_applied_trx="0-1-5", busy=False, idle_s=30.0),
+        ApplierWorker("", 3, 13, "idle", last_applied_trx="0-1-6", busy=False, idle_s=30.0),
+    )
+    last = [
+        {"channel": "", "worker_id": 2, "last_applied_trx": "0-1-5"},
+        {"channel": "", "worker_id": 3, "last_applied_trx": "0-1-4"},
+    ]
+    kw = {"workers": WorkersBefore(at(4), None, last), "user": "mon"}
+    replica = snap(5, 2, "", (status(50, 50),), workers=workers)
+    decisions = judge_tick(cluster(channel(), replica_kw=kw), polls(5, 50, replica), History())
+    judged = decisions.instance(REPLICA)
+    assert judged is not None and judged.workers is not None
+    (row,) = judged.workers.rows
+    # Worker 1 holds a transaction; 3 applied one since the last read; 2 did nothing.
+    assert (row.workers, row.busy, row.active) == (3, 1, 2)
+    assert judged.workers.stored_before and judged.workers.problem is None
+    assert [w["worker_id"] for w in judged.workers.workers or []] == [1, 2, 3]
+
+
+def test_workers_hidden_by_a_missing_privilege_name_the_grant_for_the_user() -> None:
+    problems = MappingProxyType({"workers": "monitoring user lacks the privilege"})
+    replica = snap(5, 2, "", (status(50, 50),), problems=problems)
+    before = cluster(channel(), replica_kw={"user": "mon"})
+    judged = judge_tick(before, polls(5, 50, replica), History()).instance(REPLICA)
+    assert judged is not None and judged.workers is not None
+    assert judged.workers.workers is None and not judged.workers.stored_before
+    assert "'mon'@'<lagscope host>'" in (judged.workers.problem or "")
