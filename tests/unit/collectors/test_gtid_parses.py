@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import create_engine
@@ -20,17 +20,15 @@ from lagscope.collectors.flavor import ServerFlavor
 from lagscope.collectors.gtid import GtidPos, GtidSet, GtidTexts, count_gtids
 from lagscope.collectors.snapshot import (
     ChannelStatus,
-    ClockReading,
-    GtidState,
     InstanceSnapshot,
     IoState,
-    SourceStatus,
 )
 from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Cluster
 from lagscope.security.secret_box import SecretBox
+from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 U = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -60,20 +58,7 @@ def session() -> Iterator[Session]:
 
 def _snapshot(flavor: ServerFlavor, second: float, server_id: int, executed: str,
               channels: tuple[ChannelStatus, ...] = ()) -> InstanceSnapshot:  # fmt: skip
-    return InstanceSnapshot(
-        server=f"s{server_id}",
-        flavor=flavor,
-        dialect=flavor.product,
-        taken_at=T0 + timedelta(seconds=second),
-        round_trip_s=0.001,
-        server_id=server_id,
-        server_uuid=None,
-        read_only=server_id != 1,
-        clock=ClockReading(0.0, 0.001),
-        gtid=GtidState(executed=executed),
-        channels=channels,
-        source=SourceStatus("bin.000001", 4000),
-    )
+    return instance_snapshot(T0, second, server_id, executed, channels, flavor=flavor)
 
 
 def _tick(session: Session, cluster: Cluster, product: str, second: float) -> None:

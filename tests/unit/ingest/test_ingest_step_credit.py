@@ -10,14 +10,10 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from lagscope.collectors.flavor import ServerFlavor
 from lagscope.collectors.snapshot import (
     ChannelStatus,
-    ClockReading,
-    GtidState,
     InstanceSnapshot,
     IoState,
-    SourceStatus,
 )
 from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
@@ -25,9 +21,9 @@ from lagscope.inventory import instances as inventory
 from lagscope.models import Base, Channel, Cluster, Instance, ParamChange
 from lagscope.models.episodes import Episode
 from lagscope.security.secret_box import SecretBox
+from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
-FLAVOR = ServerFlavor("mariadb", (10, 11, 9))
 HOLD_S = 3.0
 REPLICAS = ("replica1", "replica2")
 
@@ -54,22 +50,7 @@ def cluster(session: Session) -> Cluster:
 
 def _snap(second: float, server_id: int, executed: str, channels: tuple[ChannelStatus, ...] = (),
           params: dict[str, str | None] | None = None) -> InstanceSnapshot:  # fmt: skip
-    return InstanceSnapshot(
-        server=f"s{server_id}",
-        flavor=FLAVOR,
-        dialect="mariadb",
-        taken_at=T0 + timedelta(seconds=second),
-        round_trip_s=0.001,
-        server_id=server_id,
-        server_uuid=None,
-        read_only=server_id != 1,
-        clock=ClockReading(0.0, 0.001),
-        gtid=GtidState(executed=executed),
-        channels=channels,
-        source=SourceStatus("bin.000001", 4000),
-        params=params or {},
-        params_read=params is not None,
-    )
+    return instance_snapshot(T0, second, server_id, executed, channels, params=params)
 
 
 def tick(

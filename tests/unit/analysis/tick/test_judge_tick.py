@@ -24,14 +24,12 @@ from lagscope.collectors.flavor import ServerFlavor
 from lagscope.collectors.snapshot import (
     ApplierWorker,
     ChannelStatus,
-    ClockReading,
-    GtidState,
     HeartbeatReading,
     HeartbeatRow,
     InstanceSnapshot,
     IoState,
-    SourceStatus,
 )
+from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 FLAVOR = ServerFlavor("mariadb", (10, 11, 9))
@@ -76,21 +74,7 @@ def at(second: float) -> float:
 
 
 def snap(second: float, server_id: int, executed: str, channels=(), **kw) -> InstanceSnapshot:
-    return InstanceSnapshot(
-        server=f"s{server_id}",
-        flavor=FLAVOR,
-        dialect="mariadb",
-        taken_at=T0 + timedelta(seconds=second),
-        round_trip_s=0.001,
-        server_id=server_id,
-        server_uuid=None,
-        read_only=server_id != 1,
-        clock=ClockReading(0.0, 0.001),
-        gtid=GtidState(executed=executed),
-        channels=tuple(channels),
-        source=SourceStatus("bin.000001", 4000),
-        **kw,
-    )
+    return instance_snapshot(T0, second, server_id, executed, channels, **kw)
 
 
 def status(source_seq: int, applied_seq: int, sql_running: bool = True, name: str = ""):
@@ -225,7 +209,7 @@ def test_a_parameter_change_is_seen_with_its_window_and_becomes_the_newest_step(
     in_episode = EpisodeState(started_at=at(1))
     before = cluster(channel(episode=in_episode), replica_kw=replica_kw)
     params = {"sync_binlog": "1", "slave_parallel_threads": "4", "sync_relay_log": "0"}
-    replica = snap(5, 2, "", (status(50, 20),), params=params, params_read=True)
+    replica = snap(5, 2, "", (status(50, 20),), params=params)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tick_causes, "diagnose", spy)
         decisions = judge_tick(before, polls(5, 50, replica), History())
@@ -243,7 +227,7 @@ def test_a_parameter_change_is_seen_with_its_window_and_becomes_the_newest_step(
 def test_the_same_parameters_change_nothing() -> None:
     stored = MappingProxyType({"sync_binlog": "1"})
     kw = {"params": stored, "params_digest": params_digest(stored), "params_read_at": at(3)}
-    replica = snap(5, 2, "", (status(50, 50),), params={"sync_binlog": "1"}, params_read=True)
+    replica = snap(5, 2, "", (status(50, 50),), params={"sync_binlog": "1"})
     decisions = judge_tick(cluster(channel(), replica_kw=kw), polls(5, 50, replica), History())
     judged = decisions.instance(REPLICA)
     assert judged is not None and judged.params_digest is None and not judged.param_changes
