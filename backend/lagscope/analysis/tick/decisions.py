@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,10 +83,3 @@ class TickDecisions:
 
     def instance(self, instance_id: int) -> InstanceJudged | None:
         return next((i for i in self.instances if i.id == instance_id), None)
-
-    @property
-    def channels_by_instance(self) -> Mapping[int, Sequence[ChannelJudged]]:
-        out: dict[int, list[ChannelJudged]] = {}
-        for c in self.channels:
-            out.setdefault(c.instance_id, []).append(c)
-        return out
