@@ -20,6 +20,7 @@ from lagscope.alerts.mutes import Mutes
 from lagscope.alerts.payloads import AM_RESEND_S, AM_VALID_FOR_S, context_to_json
 from lagscope.alerts.readings import Subject, at_datetime, finite
 from lagscope.models import AlertEvent, AlertRule, AlertState, Cluster, Delivery, WebhookTarget
+from lagscope.models.loaded import assign
 
 
 def _dc(row: AlertState | None) -> sm.AlertState:
@@ -73,13 +74,18 @@ def advance(
     was_notified = row.notified
     muted = mutes.reason(rule, subject)
     kind = _kind(note, new, was_notified, muted)
-    row.phase, row.breaching = new.phase.value, new.breaching
-    row.since, row.last_breach_at = _opt(new.since), _opt(new.last_breach_at)
-    row.last_notified_at = _opt(new.last_notified_at)
-    row.value, row.evaluated_at = finite(obs.value), at_datetime(obs.at)
+    moved = {
+        "phase": new.phase.value,
+        "breaching": new.breaching,
+        "since": _opt(new.since),
+        "last_breach_at": _opt(new.last_breach_at),
+        "last_notified_at": _opt(new.last_notified_at),
+        "value": finite(obs.value),
+        "evaluated_at": at_datetime(obs.at),
+    }
     if new.phase is not sm.Phase.FIRING:
-        row.notified = False
-        row.refreshed_at = None
+        moved.update(notified=False, refreshed_at=None)
+    assign(row, moved)
     if kind is None:
         if new.phase is sm.Phase.FIRING and row.notified:
             return _refresh(session, cluster, rule, subject, obs, row, now)

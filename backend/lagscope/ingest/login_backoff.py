@@ -20,6 +20,7 @@ from lagscope.inventory.server_logins import (
     gave_up,
 )
 from lagscope.models import Instance
+from lagscope.models.loaded import assign
 
 # Error kinds (reading.error_kind) raised after the login worked: whatever failed, the
 # credentials are good and no lock-out is counting. ServerUnreachable says nothing either way.
@@ -70,7 +71,8 @@ def note(instance: Instance, reading: PollResult, backoff: Backoff) -> PollResul
     record (the refusal that makes polling give up says so)."""
     kind = reading.error_kind
     if reading.ok or kind in _LOGGED_IN_KINDS:
-        instance.login_state, instance.login_failures, instance.next_attempt_at = OK, 0, None
+        # Every good poll: set only what differs (models/loaded.py).
+        assign(instance, {"login_state": OK, "login_failures": 0, "next_attempt_at": None})
     elif kind in _REFUSED_KINDS:
         instance.login_failures += 1
         instance.login_state = ACCESS_DENIED

@@ -50,6 +50,7 @@ from lagscope.models import (
     ParamValue,
     Sample,
 )
+from lagscope.models.loaded import assign
 
 
 @dataclass(slots=True)
@@ -101,7 +102,7 @@ def write_tick(
     """Write what the tick decided; the appended rows go to ``writes``."""
     summary = TickSummary(cluster=cluster)
     stopped = decisions.heartbeat_stopped_at
-    cluster.heartbeat_stopped_at = None if stopped is None else _at(stopped)
+    assign(cluster, {"heartbeat_stopped_at": None if stopped is None else _at(stopped)})
     db = session.connection()
     for progress in decisions.progress:
         write_progress(db, progress, writes, memory)
@@ -168,18 +169,24 @@ def _update_instance(instance: Instance, judged: InstanceJudged, memory: TickMem
     snap = judged.snapshot
     assert snap is not None
     at = _at(judged.at)
-    instance.flavor = snap.flavor.product
-    instance.version = snap.flavor.version_string or str(snap.flavor)
-    instance.server_id, instance.server_uuid = snap.server_id, snap.server_uuid
-    instance.last_polled_at = instance.last_ok_at = at
-    instance.last_error, instance.last_error_kind = judged.error, None
-    instance.clock_offset_s = snap.clock.offset_s
-    instance.clock_resolution_s = snap.clock.resolution_s
-    instance.gtid_executed = snap.gtid.executed
-    instance.gtid_progress = judged.gtid_progress
-    _remember_counters(instance, snap, memory)
+    values = {
+        "flavor": snap.flavor.product,
+        "version": snap.flavor.version_string or str(snap.flavor),
+        "server_id": snap.server_id,
+        "server_uuid": snap.server_uuid,
+        "last_polled_at": at,
+        "last_ok_at": at,
+        "last_error": judged.error,
+        "last_error_kind": None,
+        "clock_offset_s": snap.clock.offset_s,
+        "clock_resolution_s": snap.clock.resolution_s,
+        "gtid_executed": snap.gtid.executed,
+        "gtid_progress": judged.gtid_progress,
+    }
     if snap.params_read:
-        instance.params_read_at = at
+        values["params_read_at"] = at
+    assign(instance, values)
+    _remember_counters(instance, snap, memory)
 
 
 def _remember_counters(
@@ -287,9 +294,7 @@ def _write_channel(
     at = _at(judged.at)
     reachable = judged.status is not None
     if judged.status is not None:
-        channel.gone_at = None
-        _remember_status(channel, judged.status)
-        channel.errant_gtids = judged.metrics.errant_gtids
+        _remember_status(channel, judged.status, judged.metrics.errant_gtids)
     _remember(channel, judged.metrics, at, memory, keep_progress_time=not reachable)
     return sample_row(channel.id, at, judged.metrics, judged.status)
 
@@ -301,7 +306,8 @@ def _write_causes(
     judged: ChannelJudged,
     memory: TickMemory | None,
 ) -> None:
-    channel.current_causes = judged.causes
+    if channel.current_causes != judged.causes:
+        channel.current_causes = judged.causes
     if judged.diagnosis is not None:
         held = memory.diagnosis.get(channel.id) if memory is not None else None
         stored_at = held.stored_at if held else None
@@ -319,19 +325,22 @@ def _write_causes(
         memory.episodes[channel.id] = (stored, state)
 
 
-def _remember_status(channel: Channel, status: ChannelStatus) -> None:
-    channel.retrieved_gtids, channel.executed_gtids = status.retrieved_gtids, status.executed_gtids
-    channel.last_io_errno, channel.last_io_error = (
-        status.last_io_errno,
-        server_text(status.last_io_error),
-    )
-    channel.last_sql_errno, channel.last_sql_error = (
-        status.last_sql_errno,
-        server_text(status.last_sql_error),
-    )
-    channel.source_server_id = status.source_server_id
-    channel.source_host, channel.source_port = status.source_host, status.source_port
-    channel.sql_delay_s = status.sql_delay
+def _remember_status(channel: Channel, status: ChannelStatus, errant: str | None) -> None:
+    values = {
+        "gone_at": None,
+        "retrieved_gtids": status.retrieved_gtids,
+        "executed_gtids": status.executed_gtids,
+        "last_io_errno": status.last_io_errno,
+        "last_io_error": server_text(status.last_io_error),
+        "last_sql_errno": status.last_sql_errno,
+        "last_sql_error": server_text(status.last_sql_error),
+        "source_server_id": status.source_server_id,
+        "source_host": status.source_host,
+        "source_port": status.source_port,
+        "sql_delay_s": status.sql_delay,
+        "errant_gtids": errant,
+    }
+    assign(channel, values)
 
 
 def _remember(
@@ -344,9 +353,15 @@ def _remember(
     """The channel's state for the next tick; an owner's ``memory`` keeps the ETA band's memory
     and hands it to the store only every checkpoint (tick_memory.py)."""
     state = metrics.state
-    channel.recent_classes = ",".join(str(int(v)) for v in state.recent_classes)
-    channel.verdict = int(metrics.verdict)
-    channel.eta = eta_to_json(metrics.eta)
+    values = {
+        "recent_classes": ",".join(str(int(v)) for v in state.recent_classes),
+        "verdict": int(metrics.verdict),
+        "eta": eta_to_json(metrics.eta),
+    }
+    if not keep_progress_time:
+        values["applied_progress"] = state.applied_progress
+        values["last_sample_at"] = at
+    assign(channel, values)
     kept = memory.eta.get(channel.id) if memory is not None else None
     stored_at = kept.stored_at if kept else None
     poll_at = at.timestamp()
@@ -355,9 +370,6 @@ def _remember(
         stored_at = poll_at
     if memory is not None:
         memory.eta[channel.id] = KeptEta(state.eta_memory, stored_at)
-    if not keep_progress_time:
-        channel.applied_progress = state.applied_progress
-        channel.last_sample_at = at
 
 
 # (column, copied from the channel status as read?) for every stored per-channel value.

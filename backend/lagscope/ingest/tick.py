@@ -26,6 +26,7 @@ from lagscope.ingest.tick_writes import TickWrites
 from lagscope.inventory import server_logins as logins
 from lagscope.inventory.instances import connection_spec, heartbeat_table
 from lagscope.models import Channel, Cluster, Instance, PollGap
+from lagscope.models.loaded import assign
 from lagscope.security.secret_box import SecretBox
 
 # Share of the poll interval the readers may take: the rest is for the write, so a tick ends
@@ -211,8 +212,10 @@ def record_prepared(
         tick.memory,
     )
     took = tick.prepare_s + read_s + (options.clock() - recording)
-    cluster.last_tick_at = datetime.fromtimestamp(tick.started, UTC)
-    cluster.last_tick_s, cluster.last_tick_by = took, options.worker
+    last_tick = datetime.fromtimestamp(tick.started, UTC)
+    assign(
+        cluster, {"last_tick_at": last_tick, "last_tick_s": took, "last_tick_by": options.worker}
+    )
     tick.rows.collect(writes)
     if send_now:
         writes.send(session.connection())

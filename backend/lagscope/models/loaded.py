@@ -35,3 +35,13 @@ def take_changes(row: object, before: dict[str, Any]) -> dict[str, Any]:
     changed = changes(row, before)
     before.update(changed)
     return changed
+
+
+def assign(row: object, values: dict[str, Any]) -> None:
+    """Set the columns of ``row`` whose value differs. An equal value set through the ORM's
+    instrumentation costs its history bookkeeping (a few µs each, for some forty columns a
+    poll that mostly do not change) and writes nothing, detached or not."""
+    now = row.__dict__
+    for key, value in values.items():
+        if now.get(key, _MISSING) != value:
+            setattr(row, key, value)
