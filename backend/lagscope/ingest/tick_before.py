@@ -26,7 +26,7 @@ from lagscope.analysis.codes import Verdict
 from lagscope.analysis.eta import EtaMemory
 from lagscope.analysis.tick.before import ChannelBefore, ClusterBefore, InstanceBefore, Params
 from lagscope.analysis.tick.judge import STEP_GROUP_S, step_words
-from lagscope.analysis.tick.workers import WorkersBefore, reads_workers
+from lagscope.analysis.tick.workers import WorkersBefore
 from lagscope.ingest.reader import PollResult
 from lagscope.ingest.tick_memory import TickMemory
 from lagscope.ingest.workers import load_workers, workers_before
@@ -47,13 +47,13 @@ def cluster_before(
     memory: TickMemory | None = None,
     polls: Mapping[int, PollResult] | None = None,
 ) -> ClusterBefore:
-    """``polls``: this tick's, which say whose applier workers were read (their last reading
-    is loaded; an owner's ``memory`` holds it after the first tick)."""
+    """``polls``: this tick's; each replica that answered gets its last applier-workers
+    reading (an owner's ``memory`` holds them after its first tick, none stored included)."""
     instances = cluster.instances
     params = stored_params(session, instances)
     workers = memory.workers if memory is not None else {}
-    read = [i for i, p in (polls or {}).items() if p.snapshot and reads_workers(p.snapshot)]
-    load_workers(session, workers, read)
+    answered = [i for i, p in (polls or {}).items() if p.snapshot and p.snapshot.is_replica]
+    load_workers(session, workers, answered)
     in_episode = False
     before = []
     for instance in instances:
