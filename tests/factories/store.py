@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from sqlalchemy import create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from lagscope.db import make_engine, make_session_factory
@@ -57,6 +58,16 @@ def sqlite_file(path: Path) -> Iterator[sessionmaker[Session]]:
         yield make_session_factory(engine)
     finally:
         engine.dispose()
+
+
+def memory_session() -> Iterator[Session]:
+    """A session on a new in-memory store, tables by ``create_all``; for a fixture to yield
+    from (the engine is disposed when the generator closes)."""
+    engine = create_engine("sqlite://")
+    Base.metadata.create_all(engine)
+    with Session(engine) as session:
+        yield session
+    engine.dispose()
 
 
 class InstanceSpec(NamedTuple):

@@ -8,26 +8,23 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from lagscope.alerts import rules as alert_rules
 from lagscope.alerts.evaluation import evaluate_cluster
 from lagscope.alerts.payloads import AlertContext, context_from_json
 from lagscope.inventory import instances as inventory
-from lagscope.models import AlertEvent, Base, Cluster
+from lagscope.models import AlertEvent, Cluster
 from lagscope.models.episodes import Episode
 from lagscope.security.secret_box import SecretBox
+from tests.factories import memory_session
 from tests.unit.ingest.test_ingest_episodes import T0, tick
 
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    engine = create_engine("sqlite://")
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
+    yield from memory_session()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from lagscope.collectors.flavor import ServerFlavor
@@ -26,8 +25,9 @@ from lagscope.collectors.snapshot import (
 from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.inventory import instances as inventory
-from lagscope.models import Base, Cluster
+from lagscope.models import Cluster
 from lagscope.security.secret_box import SecretBox
+from tests.factories import memory_session
 from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
@@ -49,11 +49,7 @@ CASES = {
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    engine = create_engine("sqlite://")
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
+    yield from memory_session()
 
 
 def _snapshot(flavor: ServerFlavor, second: float, server_id: int, executed: str,

@@ -14,13 +14,13 @@ from sqlalchemy.orm import Session
 
 from lagscope.ingest.tick_memory import DIAGNOSIS_CHECKPOINT_S, TickMemory
 from lagscope.models import Cluster, InstanceSample
+from tests.factories import memory_session
 from tests.unit.ingest.test_ingest_episodes import (
     T0,
     channel,
     cluster,
     make_cluster,
     session,
-    store,
     tick,
 )
 
@@ -56,7 +56,7 @@ def test_kept_in_memory_it_names_the_same_causes_and_is_stored_at_checkpoints(
     assert stored_each == [float(s) for s in range(20)]
     assert any("catching_up" in c for c in every_tick), every_tick
 
-    with _second_store() as (session2, cluster2):
+    with _second_memory_session() as (session2, cluster2):
         kept = TickMemory()
         in_memory, stored_kept = stopped_then_draining(session2, cluster2, kept)
         assert in_memory == every_tick
@@ -71,7 +71,7 @@ def test_an_owner_taking_over_from_the_stored_memory_names_the_same_causes(
     session: Session, cluster: Cluster
 ) -> None:
     every_tick, _ = stopped_then_draining(session, cluster, None)
-    with _second_store() as (session2, cluster2):
+    with _second_memory_session() as (session2, cluster2):
         taken_over, _ = stopped_then_draining(session2, cluster2, TickMemory(), new_owner_at=14)
     assert taken_over == every_tick
 
@@ -105,7 +105,7 @@ def test_the_eta_memory_kept_gives_the_same_eta_and_is_stored_at_checkpoints(
     rated = [s for s, n in enumerate(newest_each) if n is not None]
     assert rated and all(newest_each[s] == float(s) for s in rated), newest_each
 
-    with _second_store() as (session2, cluster2):
+    with _second_memory_session() as (session2, cluster2):
         kept = TickMemory()
         in_memory, newest_kept = _etas(session2, cluster2, kept)
         assert in_memory == every_tick
@@ -150,7 +150,7 @@ def test_the_counters_kept_give_the_same_rates_and_are_stored_at_checkpoints(
     assert stored_each == [float(s) for s in range(20)]
     assert every_tick[0] is None and every_tick[1:] == [100.0 * (1 + s // 3) for s in range(1, 20)]
 
-    with _second_store() as (session2, cluster2):
+    with _second_memory_session() as (session2, cluster2):
         kept = TickMemory()
         in_memory, stored_kept = _commit_rates(session2, cluster2, kept)
         assert in_memory == every_tick
@@ -159,9 +159,9 @@ def test_the_counters_kept_give_the_same_rates_and_are_stored_at_checkpoints(
 
 
 @contextmanager
-def _second_store() -> Iterator[tuple[Session, Cluster]]:
+def _second_memory_session() -> Iterator[tuple[Session, Cluster]]:
     """Another in-memory store with the same cluster (the fixtures make one per test)."""
-    sessions = store()
+    sessions = memory_session()
     session2 = next(sessions)
     try:
         yield session2, make_cluster(session2)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from lagscope.analysis.causes.model import Cause, CauseInputs, DiagnosisMemory, Finding
@@ -24,9 +24,10 @@ from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.ingest.tick_memory import TickMemory
 from lagscope.inventory import instances as inventory
-from lagscope.models import Base, Channel, Cluster, ParamChange
+from lagscope.models import Channel, Cluster, ParamChange
 from lagscope.models.episodes import Episode, EpisodeCause
 from lagscope.security.secret_box import SecretBox
+from tests.factories import memory_session
 from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
@@ -35,16 +36,7 @@ HOLD_S = 3.0
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    yield from store()
-
-
-def store() -> Iterator[Session]:
-    """A session on a new in-memory store (closed when the generator is)."""
-    engine = create_engine("sqlite://")
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
+    yield from memory_session()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from lagscope.collectors.snapshot import (
@@ -18,9 +18,10 @@ from lagscope.collectors.snapshot import (
 from lagscope.ingest.reader import PollResult
 from lagscope.ingest.recording import record_tick
 from lagscope.inventory import instances as inventory
-from lagscope.models import Base, Channel, Cluster, Instance, ParamChange
+from lagscope.models import Channel, Cluster, Instance, ParamChange
 from lagscope.models.episodes import Episode
 from lagscope.security.secret_box import SecretBox
+from tests.factories import memory_session
 from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
@@ -30,11 +31,7 @@ REPLICAS = ("replica1", "replica2")
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    engine = create_engine("sqlite://")
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
+    yield from memory_session()
 
 
 @pytest.fixture

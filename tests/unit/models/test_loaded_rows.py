@@ -6,21 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import inspect
 from sqlalchemy.orm import Session
 
 from lagscope.inventory import instances as inventory
-from lagscope.models import Base, Cluster
+from lagscope.models import Cluster
 from lagscope.models.loaded import assign, changes, loaded_values
+from tests.factories import memory_session
 
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    engine = create_engine("sqlite://")
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        yield session
-    engine.dispose()
+    yield from memory_session()
 
 
 def cluster(session: Session) -> Cluster:
