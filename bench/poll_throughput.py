@@ -27,6 +27,7 @@ store, and prints:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import statistics
@@ -348,7 +349,10 @@ def report(
 ) -> None:
     engine = make_engine(url)
     sessions = make_session_factory(engine)
-    window = (datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
+    # The whole seconds whose ticks fall in the window: a tick is due at its second and read
+    # just after it, so a window of 20.1 s can hold 21 ticks' readings but 20 due seconds.
+    first, last = math.ceil(start), math.floor(end)  # due: first … last − 1
+    window = (datetime.fromtimestamp(first, UTC), datetime.fromtimestamp(last, UTC))
     with sessions() as s:
         samples = (
             s.scalar(select(func.count()).select_from(Sample).where(Sample.ts.between(*window)))
@@ -370,7 +374,8 @@ def report(
             .where(InstanceSample.ts.between(*window), InstanceSample.reachable.is_(False))
         )  # fmt: skip
     engine.dispose()
-    seconds = end - start
+    seconds = last - first  # the polls' window; the CPU was measured over ``wall``
+    wall = end - start
     ideal = args.clusters * REPLICAS_PER_CLUSTER * seconds
     pattern = r"poll_clusters\[[^\]]+\] succeeded in ([0-9.]+)s: (\d+)"
     per_worker = [[(float(s), int(n)) for s, n in re.findall(pattern, log)] for log in logs]
@@ -395,13 +400,16 @@ def report(
     for n, (found, cpu_s) in enumerate(zip(per_worker, cpus, strict=True)):
         worker_ticks = sum(t for _, t in found)
         worker_polls = worker_ticks * (1 + REPLICAS_PER_CLUSTER)
-        per = f"{cpu_s / worker_polls * 1e3:.3f} ms per instance poll" if worker_polls else "-"
-        print(f"  worker{n}: {worker_ticks / seconds:.1f} ticks/s, {worker_polls / seconds:.0f}"
-              f" instance polls/s, {cpu_s / seconds:.2f} cores, {per}")  # fmt: skip
+        # The batches logged while the CPU was measured: both over the wall window.
+        per = "-"
+        if worker_polls:
+            per = f"{_per_poll_ms(cpu_s, wall, worker_polls, end - start):.3f} ms per instance poll"
+        print(f"  worker{n}: {worker_ticks / wall:.1f} ticks/s, {worker_polls / wall:.0f}"
+              f" instance polls/s, {cpu_s / wall:.2f} cores, {per}")  # fmt: skip
     if instance_polls:
         cpu_s = sum(cpus)
-        per_poll_ms = cpu_s / instance_polls * 1e3
-        print(f"worker CPU: {cpu_s / seconds:.2f} cores, {per_poll_ms:.3f} ms per instance poll")
+        per_poll_ms = _per_poll_ms(cpu_s, wall, instance_polls, seconds)
+        print(f"worker CPU: {cpu_s / wall:.2f} cores, {per_poll_ms:.3f} ms per instance poll")
         print(f"servers per core at 1 s (1 / CPU per poll): {1000 / per_poll_ms:.0f}")
         print(
             f"bare poll (same batches, plain PyMySQL): {bare_ms:.3f} ms client CPU per poll;"
@@ -414,14 +422,19 @@ def report(
         # With the owner engine the polls are the owner's alone: Celery's processes (the
         # default queue and the slow jobs') idle beside it, a fixed cost per worker, not per
         # poll.
-        shares = ", ".join(f"{role} {cpu / seconds:.3f} cores" for role, cpu in roles.items())
+        shares = ", ".join(f"{role} {cpu / wall:.3f} cores" for role, cpu in roles.items())
         print(f"by process: {shares}")
         if args.engine == "owner":
-            owner_ms = roles["owner"] / instance_polls * 1e3
+            owner_ms = _per_poll_ms(roles["owner"], wall, instance_polls, seconds)
             print(
                 f"poll owner CPU: {owner_ms:.3f} ms per instance poll; owner / bare ="
                 f" {owner_ms / bare_ms:.2f}x; servers per core at 1 s {1000 / owner_ms:.0f}"
             )
+
+
+def _per_poll_ms(cpu_s: float, cpu_window_s: float, polls: int, polls_window_s: float) -> float:
+    """CPU per poll as the CPU's rate over the polls' rate: each counted over its own window."""
+    return cpu_s / cpu_window_s / (polls / polls_window_s) * 1e3
 
 
 def _p50_p99(seconds: list[float], unit: str) -> str:
