@@ -29,20 +29,12 @@ from lagscope.collectors.snapshot import (
     InstanceSnapshot,
     IoState,
 )
+from lagscope.ingest.reader import PollResult as Poll
 from tests.factories.snapshots import instance_snapshot
 
 T0 = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 FLAVOR = ServerFlavor("mariadb", (10, 11, 9))
 SOURCE, REPLICA = 1, 2
-
-
-@dataclass(frozen=True)
-class Poll:
-    instance_id: int
-    read_at: float
-    snapshot: InstanceSnapshot | None = None
-    error: str | None = None
-    error_kind: str | None = None
 
 
 @dataclass
