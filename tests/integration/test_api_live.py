@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 
 from lagscope.analysis.codes import LagSource, Verdict
-from lagscope.analysis.eta import eta
+from lagscope.analysis.eta import eta_from_json
 from lagscope.db import make_engine, make_session_factory
 from lagscope.history.status import FEED_BATCH, FEED_LOOKBACK, eta_band, open_feed
 from lagscope.inventory import instances as inventory
@@ -72,11 +72,34 @@ def newest_ts(pipeline: Pipeline, channel_id: int) -> datetime | None:
         return s.scalar(select(func.max(Sample.ts)).where(Sample.channel_id == channel_id))
 
 
+def status_with_the_etas_stored(
+    client: httpx.Client, pipeline: Pipeline
+) -> tuple[dict, dict[int, dict]] | None:
+    """The status, and each channel's ETA as its newest poll stored it (``channels.eta``),
+    read in one transaction that still has the status's newest samples as its newest: the ETA
+    is rewritten every poll, so a poll in between cannot be told from a wrong ETA."""
+    body = status(client, pipeline)
+    with pipeline.session() as s:
+        etas = {}
+        for shown in body["channels"]:
+            newest = s.scalar(select(func.max(Sample.ts)).where(Sample.channel_id == shown["id"]))
+            if newest != datetime.fromisoformat(shown["sample_at"]):
+                return None  # another poll was stored since: ask again
+            channel = s.get(Channel, shown["id"])
+            assert channel is not None
+            etas[shown["id"]] = channel.eta
+    return body, etas
+
+
 def test_status_matches_the_store(client: httpx.Client, pipeline: Pipeline):
     wait_until(lambda: all_caught_up(client, pipeline), timeout_s=20, message="caught up")
     ids = {name: pipeline.channel_id(name) for name in REPLICAS}
     before = {name: newest_ts(pipeline, cid) for name, cid in ids.items() if cid is not None}
-    body = status(client, pipeline)
+    body, etas = wait_until(
+        lambda: status_with_the_etas_stored(client, pipeline),
+        timeout_s=20,
+        message="a status read between two polls",
+    )
     assert body["name"] == "lab" and body["stale_after_s"] == 3 * body["poll_interval_s"]
     instances = {i["name"]: i for i in body["instances"]}
     assert {n: (i["role"], i["region"]) for n, i in instances.items()} == {
@@ -117,7 +140,11 @@ def test_status_matches_the_store(client: httpx.Client, pipeline: Pipeline):
             assert shown["lag_s"] == shown["heartbeat_lag_s"] and shown["lag_s"] < 5
             assert shown["io_state"] == "yes" and shown["io_running"] is True
             assert shown["trx_behind"] == shown["not_received"] + shown["received_not_applied"]
-            expected = eta_band(eta(stored.trx_behind, stored.apply_rate, stored.source_rate))
+            # The ETA the poll worked out from its unrounded rates (the sample keeps them to
+            # 0.001/s, so an ETA recomputed from the sample may differ in its last digits).
+            found = eta_from_json(etas[shown["id"]])
+            assert found is not None, name
+            expected = eta_band(found)
             assert shown["eta"] == {
                 "seconds": expected.seconds,
                 "catching_up": expected.catching_up,
